@@ -1,0 +1,805 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/urfave/cli/v2"
+
+	rotdtemplate "github.com/rotd/coord"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/heartbeat"
+	"github.com/rotd/coord/registry"
+)
+
+func commands(e *env) []*cli.Command {
+	epochFlag := &cli.Int64Flag{Name: "epoch", Value: coord.NoEpoch, Usage: "refuse (exit 6) unless the task is still at this epoch"}
+	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS)"}
+	skillFlag := &cli.StringFlag{Name: "skill-level", Usage: "skill filter: '<=intermediate', '>=entry', '=expert'"}
+	return []*cli.Command{
+		{Name: "init", Usage: "create the coordination tree (idempotent, never overwrites)", Action: e.cmdInit},
+		{Name: "seed-tasks", Usage: "add tasks from JSON Lines (FILE or --stdin); one bad line rejects the batch", ArgsUsage: "[FILE]",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "stdin", Usage: "read the batch from standard input"},
+				&cli.BoolFlag{Name: "validate", Usage: "only check the batch; write nothing"},
+			}, Action: e.cmdSeed},
+		{Name: "claim", Usage: "atomically claim one task and print it as JSON",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "task", Usage: "claim this task or exit 3"},
+				capFlag, skillFlag,
+				&cli.BoolFlag{Name: "any", Usage: "first eligible task in registry order instead of by priority"},
+			}, Action: e.cmdClaim},
+		{Name: "release", Usage: "finish a task you hold (done, or review with the review gate)", ArgsUsage: "TASK",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "summary", Usage: "one-line summary for the log (default: git diff --shortstat)"}, epochFlag},
+			Action: e.cmdRelease},
+		{Name: "block", Usage: "mark a task you hold blocked", ArgsUsage: "TASK",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}, epochFlag},
+			Action: e.cmdBlock},
+		{Name: "unblock", Usage: "return a blocked task to its previous state", ArgsUsage: "TASK",
+			Flags: []cli.Flag{epochFlag}, Action: e.cmdUnblock},
+		{Name: "progress", Usage: "record progress (0-100) on a task you hold", ArgsUsage: "TASK PERCENT",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the log"}, epochFlag},
+			Action: e.cmdProgress},
+		{Name: "approve", Usage: "review gate: turn a task in review into done", ArgsUsage: "TASK",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "reviewer", Usage: "reviewer id (default: this agent)"}}, Action: e.cmdApprove},
+		{Name: "reject", Usage: "review gate: hand a task in review back to its owner", ArgsUsage: "TASK",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}}, Action: e.cmdReject},
+		{Name: "ls", Usage: "registry snapshot",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "status", Usage: "only tasks in this status (comma-separated)"}}, Action: e.cmdLs},
+		{Name: "msg", Usage: "append a message line to the log", ArgsUsage: "TEXT", Action: e.cmdMsg},
+		{Name: "log", Usage: "print or follow the log across rotations",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines"},
+				&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 20, Usage: "print the last N lines (0: all)"},
+			}, Action: e.cmdLog},
+		{Name: "beat", Usage: "touch this agent's heartbeat",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "every", Usage: "keep beating at this interval until stopped"}},
+			Action: e.cmdBeat},
+		{Name: "agents", Usage: "agents with last beat, alive or stale, tasks held",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"}}, Action: e.cmdAgents},
+		{Name: "clean-stale", Usage: "free the locks of agents whose heartbeat is older than the timeout",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after, 15m)"},
+				&cli.BoolFlag{Name: "dry-run", Usage: "only report"},
+			}, Action: e.cmdCleanStale},
+		{Name: "doctor", Usage: "check every invariant; --repair fixes what it can",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "repair", Usage: "fix and log each fix"}}, Action: e.cmdDoctor},
+	}
+}
+
+// --- helpers -------------------------------------------------------------
+
+func (e *env) args(c *cli.Context, names ...string) ([]string, error) {
+	a := c.Args().Slice()
+	if len(a) != len(names) {
+		return nil, strErr("%s needs %s (got %d arguments)", c.Command.Name, strings.Join(names, " "), len(a))
+	}
+	return a, nil
+}
+
+// printTask prints a task as JSON (with --json, or always when force).
+func (e *env) printTask(t *coord.Task, force bool, human string) error {
+	if e.json || force {
+		return e.printRaw(registry.TaskJSON(t))
+	}
+	if human != "" {
+		e.printf("%s\n", human)
+	}
+	return nil
+}
+
+func (e *env) printRaw(b []byte) error {
+	if len(b) > 0 && (strings.IndexByte(string(b), '\n') >= 0) {
+		v := jsontext.Value(append([]byte(nil), b...))
+		if err := v.Compact(); err == nil {
+			b = v
+		}
+	}
+	_, err := fmt.Fprintf(e.stdout, "%s\n", b)
+	return err
+}
+
+// agentInfo builds the heartbeat content for this agent's current state.
+func (e *env) agentInfo(c *cli.Context, held []*coord.Task) *heartbeat.Info {
+	in := &heartbeat.Info{Status: heartbeat.Idle, Capabilities: e.caps(c)}
+	if len(held) > 0 {
+		id := held[0].ID
+		in.CurrentTask = &id
+		in.Status = heartbeat.Working
+		if held[0].Status == coord.Blocked {
+			in.Status = heartbeat.Blocked
+		}
+	}
+	return in
+}
+
+func (e *env) caps(c *cli.Context) []string {
+	if c.IsSet("capability") {
+		return coord.ParseCaps(c.String("capability"))
+	}
+	return coord.ParseCaps(os.Getenv("COORD_AGENT_CAPS"))
+}
+
+// --- commands ------------------------------------------------------------
+
+func (e *env) cmdInit(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("init takes no arguments")
+	}
+	root, err := findRoot(e.rootFlag, e.rootSet, e.cwd, false)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, registry.RelDir)
+	created, err := registry.Init(dir, rotdtemplate.Coordination())
+	if err != nil {
+		return err
+	}
+	if e.json {
+		if created == nil {
+			created = []string{}
+		}
+		return e.printJSON(map[string]any{"root": dir, "created": created})
+	}
+	if len(created) == 0 {
+		e.printf("coordination tree already at %s\n", dir)
+	} else {
+		e.printf("initialized %s (%d entries)\n", dir, len(created))
+	}
+	return nil
+}
+
+func (e *env) cmdSeed(c *cli.Context) error {
+	var r io.Reader
+	name := "stdin"
+	switch {
+	case c.Bool("stdin") && c.NArg() == 0, c.NArg() == 1 && c.Args().First() == "-":
+		r = e.stdin
+	case c.NArg() == 1 && !c.Bool("stdin"):
+		name = c.Args().First()
+		f, err := os.Open(name)
+		if err != nil {
+			return coord.Errorf(coord.CodeUsage, "cannot read seed file %s: %v", name, errors.Unwrap(err)).WithHint("check the path")
+		}
+		defer f.Close()
+		r = f
+	default:
+		return strErr("seed-tasks needs FILE or --stdin")
+	}
+	batch, err := registry.ParseSeed(name, r)
+	if err != nil {
+		return err
+	}
+	if len(batch) == 0 {
+		return coord.Errorf(coord.CodeUsage, "%s: no tasks in the batch", name)
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	validate := c.Bool("validate")
+	check := func(tx *coord.Txn) error {
+		if err := tx.CheckSeed(batch); err != nil {
+			if ce, ok := err.(*coord.Error); ok {
+				ce.Msg = name + ": " + ce.Msg
+				return ce
+			}
+			return err
+		}
+		if validate {
+			return nil
+		}
+		agent := e.agentFlag
+		if agent == "" {
+			agent = coord.CoordinatorID
+		}
+		for _, sl := range batch {
+			if sl.Task.Priority == "" {
+				sl.Task.Priority = coord.Medium
+			}
+			tx.Tasks = append(tx.Tasks, sl.Task)
+		}
+		tx.Log(agent, "seeded %d tasks", len(batch))
+		return nil
+	}
+	if validate {
+		err = s.View(e.ctx, check)
+	} else {
+		err = s.Update(e.ctx, check)
+	}
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(batch))
+	for i, sl := range batch {
+		ids[i] = sl.Task.ID
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"validated": validate, "count": len(batch), "ids": ids})
+	}
+	if validate {
+		e.printf("valid: %d tasks\n", len(batch))
+	} else {
+		e.printf("seeded %d tasks\n", len(batch))
+	}
+	return nil
+}
+
+func (e *env) cmdClaim(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("claim takes no arguments (use --task ID)")
+	}
+	if id := c.String("task"); c.IsSet("task") {
+		if err := coord.ValidTaskID(id); err != nil {
+			return err
+		}
+	}
+	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
+	// Beat first, so that a sweep racing this claim sees a live agent.
+	if err := e.beats().Beat(agent, nil); err != nil {
+		return registry.IOError(err, "")
+	}
+	var got *coord.Task
+	var held []*coord.Task
+	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+		t, err := tx.Claim(a, coord.ClaimOptions{TaskID: c.String("task"), Any: c.Bool("any")})
+		got = t
+		held = tx.HeldBy(agent)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if got == nil {
+		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
+	}
+	e.beats().Beat(agent, e.agentInfo(c, []*coord.Task{got}))
+	_ = held
+	return e.printTask(got, true, "")
+}
+
+// heldOp runs an operation on a task this agent holds and refreshes its
+// heartbeat content afterwards.
+func (e *env) heldOp(c *cli.Context, op func(tx *coord.Txn, agent string) (*coord.Task, error), human func(*coord.Task) string) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	var got *coord.Task
+	var held []*coord.Task
+	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+		t, err := op(tx, agent)
+		got = t
+		held = tx.HeldBy(agent)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	e.beats().Beat(agent, e.agentInfo(c, held))
+	return e.printTask(got, false, human(got))
+}
+
+func (e *env) cmdRelease(c *cli.Context) error {
+	a, err := e.args(c, "TASK")
+	if err != nil {
+		return err
+	}
+	if err := coord.ValidTaskID(a[0]); err != nil {
+		return err
+	}
+	if _, err := e.open(); err != nil {
+		return err
+	}
+	summary := c.String("summary")
+	if !c.IsSet("summary") {
+		summary = gitSummary(e.ctx, e.root)
+	}
+	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
+		return tx.Release(agent, a[0], c.Int64("epoch"), summary, e.cfg.ReviewGate)
+	}, func(t *coord.Task) string { return fmt.Sprintf("released %s (%s)", t.ID, t.Status) })
+}
+
+// gitSummary is a one-line `git diff --shortstat` of the work tree, or ""
+// outside git (or if git is missing or slow).
+func gitSummary(ctx context.Context, root string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "diff", "--shortstat", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	s := strings.TrimSpace(string(out))
+	if s == "" {
+		return "no changes"
+	}
+	return s
+}
+
+func (e *env) cmdBlock(c *cli.Context) error {
+	a, err := e.args(c, "TASK")
+	if err != nil {
+		return err
+	}
+	if err := coord.ValidTaskID(a[0]); err != nil {
+		return err
+	}
+	if trimmed(c.String("reason")) == "" {
+		return strErr("block needs --reason TEXT")
+	}
+	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
+		return tx.Block(agent, a[0], c.Int64("epoch"), c.String("reason"))
+	}, func(t *coord.Task) string { return "blocked " + t.ID })
+}
+
+func (e *env) cmdUnblock(c *cli.Context) error {
+	a, err := e.args(c, "TASK")
+	if err != nil {
+		return err
+	}
+	if err := coord.ValidTaskID(a[0]); err != nil {
+		return err
+	}
+	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
+		return tx.Unblock(agent, a[0], c.Int64("epoch"))
+	}, func(t *coord.Task) string { return fmt.Sprintf("unblocked %s (%s)", t.ID, t.Status) })
+}
+
+func (e *env) cmdProgress(c *cli.Context) error {
+	a, err := e.args(c, "TASK", "PERCENT")
+	if err != nil {
+		return err
+	}
+	if err := coord.ValidTaskID(a[0]); err != nil {
+		return err
+	}
+	pct, err := strconv.Atoi(strings.TrimSuffix(a[1], "%"))
+	if err != nil || pct < 0 || pct > 100 {
+		return strErr("PERCENT must be an integer 0..100, got %q", a[1])
+	}
+	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
+		return tx.Progress(agent, a[0], c.Int64("epoch"), pct, c.String("note"))
+	}, func(t *coord.Task) string { return fmt.Sprintf("progress %s %d%%", t.ID, t.Progress) })
+}
+
+func (e *env) cmdApprove(c *cli.Context) error {
+	a, err := e.args(c, "TASK")
+	if err != nil {
+		return err
+	}
+	if err := coord.ValidTaskID(a[0]); err != nil {
+		return err
+	}
+	if c.IsSet("reviewer") {
+		if err := coord.ValidAgentID(c.String("reviewer")); err != nil {
+			return err
+		}
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	reviewer := c.String("reviewer")
+	if reviewer == "" {
+		if reviewer, err = e.who(); err != nil {
+			return err
+		}
+	}
+	var got *coord.Task
+	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+		got, err = tx.Approve(reviewer, a[0])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return e.printTask(got, false, "approved "+got.ID)
+}
+
+func (e *env) cmdReject(c *cli.Context) error {
+	a, err := e.args(c, "TASK")
+	if err != nil {
+		return err
+	}
+	if err := coord.ValidTaskID(a[0]); err != nil {
+		return err
+	}
+	if trimmed(c.String("reason")) == "" {
+		return strErr("reject needs --reason TEXT")
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	reviewer, err := e.who()
+	if err != nil {
+		return err
+	}
+	var got *coord.Task
+	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+		got, err = tx.Reject(reviewer, a[0], c.String("reason"))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return e.printTask(got, false, "rejected "+got.ID+" (back to "+got.ClaimedBy+")")
+}
+
+func (e *env) cmdLs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("ls takes no arguments")
+	}
+	want := map[coord.Status]bool{}
+	for _, st := range coord.ParseCaps(c.String("status")) {
+		if !coord.Status(st).Valid() {
+			return strErr("--status %q is not one of unclaimed, claimed, blocked, review, done", st)
+		}
+		want[coord.Status(st)] = true
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	return s.View(e.ctx, func(tx *coord.Txn) error {
+		var list []*coord.Task
+		for _, t := range tx.Tasks {
+			if len(want) == 0 || want[t.Status] {
+				list = append(list, t)
+			}
+		}
+		w := bufio.NewWriterSize(e.stdout, 64<<10)
+		defer w.Flush()
+		if e.json {
+			w.WriteByte('[')
+			for i, t := range list {
+				if i > 0 {
+					w.WriteByte(',')
+				}
+				raw := registry.TaskJSON(t)
+				if strings.IndexByte(string(raw), '\n') >= 0 {
+					v := jsontext.Value(append([]byte(nil), raw...))
+					v.Compact()
+					raw = v
+				}
+				w.Write(raw)
+			}
+			w.WriteString("]\n")
+			return nil
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATUS\tPRIORITY\tOWNER\tEPOCH\tPROGRESS\tTITLE")
+		for _, t := range list {
+			owner := t.ClaimedBy
+			if owner == "" {
+				owner = "-"
+			}
+			p := t.Priority
+			if p == "" {
+				p = coord.Medium
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d%%\t%s\n", t.ID, t.Status, p, owner, t.Epoch, t.Progress, coord.OneLine(t.Title))
+		}
+		return tw.Flush()
+	})
+}
+
+func (e *env) cmdMsg(c *cli.Context) error {
+	text := coord.OneLine(strings.Join(c.Args().Slice(), " "))
+	if text == "" {
+		return strErr("msg needs TEXT")
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	return s.AppendLog(e.ctx, coord.Event{Time: e.clock(), Agent: agent, Text: text})
+}
+
+func (e *env) cmdLog(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("log takes no arguments")
+	}
+	n := c.Int("lines")
+	if n < 0 {
+		return strErr("-n must be 0 or more")
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	print := func(lines []string) {
+		w := bufio.NewWriter(e.stdout)
+		for _, l := range lines {
+			if e.json {
+				ent, _ := coord.ParseLogLine(l)
+				b, _ := jsonMarshal(ent)
+				w.Write(b)
+				w.WriteByte('\n')
+			} else {
+				w.WriteString(l)
+				w.WriteByte('\n')
+			}
+		}
+		w.Flush()
+	}
+	var fl *registry.Follower
+	if c.Bool("follow") { // open before reading history so nothing falls between
+		if fl, err = s.Follow(); err != nil {
+			return err
+		}
+		defer fl.Close()
+	}
+	lines, skipped, err := s.LogLines(n)
+	if err != nil {
+		return err
+	}
+	print(lines)
+	if skipped > 0 && !e.json {
+		fmt.Fprintf(e.stderr, "coord: skipped %d torn or foreign log lines\n", skipped)
+	}
+	if fl == nil {
+		return nil
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-e.ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		lines, err := fl.Poll()
+		if err != nil {
+			return err
+		}
+		print(lines)
+	}
+}
+
+func (e *env) cmdBeat(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("beat takes no arguments")
+	}
+	var every time.Duration
+	if c.IsSet("every") {
+		d, err := parseDuration(c.String("every"))
+		if err != nil || d <= 0 {
+			return strErr("--every must be a positive duration")
+		}
+		every = d
+	}
+	if _, err := e.open(); err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	beats := e.beats()
+	beat := func() error {
+		if err := beats.Beat(agent, nil); err != nil {
+			return registry.IOError(err, "")
+		}
+		return nil
+	}
+	if err := beat(); err != nil {
+		return err
+	}
+	if every == 0 {
+		return nil
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.ctx.Done():
+			return nil // stopping a beat loop is its normal end
+		case <-t.C:
+			if err := beat(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (e *env) staleTimeout(c *cli.Context) (time.Duration, error) {
+	if !c.IsSet("timeout") {
+		return e.cfg.StaleAfter, nil
+	}
+	d, err := parseDuration(c.String("timeout"))
+	if err != nil || d <= 0 {
+		return 0, strErr("--timeout must be a positive duration")
+	}
+	return d, nil
+}
+
+func (e *env) cmdAgents(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	timeout, err := e.staleTimeout(c)
+	if err != nil {
+		return err
+	}
+	list, err := e.beats().List()
+	if err != nil {
+		return registry.IOError(err, "")
+	}
+	type row struct {
+		Agent    string   `json:"agent_id"`
+		LastBeat *string  `json:"last_beat"`
+		AgeS     *int64   `json:"age_seconds"`
+		Alive    bool     `json:"alive"`
+		Status   string   `json:"status,omitempty"`
+		Tasks    []string `json:"tasks"`
+	}
+	now := e.clock()
+	rows := map[string]*row{}
+	var order []string
+	for _, b := range list {
+		lb := coord.FormatTime(b.MTime)
+		age := int64(heartbeat.Age(b.MTime, now) / time.Second)
+		r := &row{Agent: b.Agent, LastBeat: &lb, AgeS: &age, Alive: heartbeat.Age(b.MTime, now) <= timeout, Tasks: []string{}}
+		if b.Info != nil {
+			r.Status = b.Info.Status
+		}
+		rows[b.Agent] = r
+		order = append(order, b.Agent)
+	}
+	err = s.View(e.ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.Tasks {
+			if !t.HoldsLock() {
+				continue
+			}
+			r := rows[t.ClaimedBy]
+			if r == nil {
+				r = &row{Agent: t.ClaimedBy, Tasks: []string{}}
+				if since, err := coord.ParseTime(t.ClaimedAt); err == nil {
+					r.Alive = now.Sub(since) <= timeout
+				}
+				rows[t.ClaimedBy] = r
+				order = append(order, t.ClaimedBy)
+			}
+			r.Tasks = append(r.Tasks, t.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if e.json {
+		out := make([]*row, 0, len(order))
+		for _, a := range order {
+			out = append(out, rows[a])
+		}
+		return e.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tLAST BEAT\tAGE\tSTATE\tTASKS")
+	for _, a := range order {
+		r := rows[a]
+		lb, age := "-", "-"
+		if r.LastBeat != nil {
+			lb, age = *r.LastBeat, (time.Duration(*r.AgeS) * time.Second).String()
+		}
+		state := "stale"
+		if r.Alive {
+			state = "alive"
+		}
+		tasks := strings.Join(r.Tasks, ",")
+		if tasks == "" {
+			tasks = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Agent, lb, age, state, tasks)
+	}
+	return tw.Flush()
+}
+
+func (e *env) cmdCleanStale(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("clean-stale takes no arguments")
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	timeout, err := e.staleTimeout(c)
+	if err != nil {
+		return err
+	}
+	sw := &heartbeat.Sweeper{Backend: s, Beats: e.beats(), Timeout: timeout, Policy: e.cfg.OnStale, Clock: e.clock, DryRun: c.Bool("dry-run")}
+	freed, err := sw.Sweep(e.ctx)
+	if err != nil {
+		return registry.IOError(err, "")
+	}
+	if e.json {
+		if freed == nil {
+			freed = []heartbeat.Freed{}
+		}
+		return e.printJSON(map[string]any{"dry_run": sw.DryRun, "freed": freed})
+	}
+	verb := "freed"
+	if sw.DryRun {
+		verb = "would free"
+	}
+	for _, f := range freed {
+		e.printf("%s %s (agent %s, idle %s) -> %s\n", verb, f.TaskID, f.Agent, f.Idle.Round(time.Second), f.Status)
+	}
+	if len(freed) == 0 {
+		e.printf("no stale locks\n")
+	}
+	return nil
+}
+
+func (e *env) cmdDoctor(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	probs, err := s.Doctor(e.ctx, c.Bool("repair"))
+	if err != nil {
+		return err
+	}
+	remaining := 0
+	for _, p := range probs {
+		if !p.Fixed {
+			remaining++
+		}
+	}
+	if e.json {
+		if probs == nil {
+			probs = []registry.Problem{}
+		}
+		if err := e.printJSON(map[string]any{"ok": remaining == 0, "problems": probs}); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range probs {
+			mark := "problem"
+			if p.Fixed {
+				mark = "fixed"
+			}
+			e.printf("%s: %s\n", mark, p.What)
+		}
+		if remaining == 0 {
+			e.printf("ok: every invariant holds\n")
+		}
+	}
+	if remaining > 0 {
+		return coord.Errorf(coord.CodeConflict, "doctor: %d problem(s) remain", remaining).WithHint("run 'coord doctor --repair'")
+	}
+	return nil
+}

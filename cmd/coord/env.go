@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/heartbeat"
+	"github.com/rotd/coord/registry"
+)
+
+// env is what every command needs, resolved lazily from the global flags.
+type env struct {
+	ctx                 context.Context
+	stdin               io.Reader
+	stdout, stderr      io.Writer
+	json, diagnose      bool
+	rootFlag, agentFlag string
+	rootSet, agentSet   bool
+	lockWait            time.Duration
+	lockWaitSet         bool
+	notFound            string
+	clock               coord.Clock
+	store               *registry.Store
+	cfg                 registry.Config
+	root, agent, cwd    string
+}
+
+func (e *env) before(c *cli.Context) error {
+	e.json = c.Bool("json")
+	e.diagnose = c.Bool("lock-diagnose")
+	e.rootFlag, e.rootSet = c.String("root"), c.IsSet("root")
+	e.agentFlag, e.agentSet = c.String("agent"), c.IsSet("agent")
+	e.clock = coord.SystemClock
+	if c.IsSet("lock-wait") {
+		d, err := parseDuration(c.String("lock-wait"))
+		if err != nil {
+			return strErr("--lock-wait: %v", err)
+		}
+		e.lockWait, e.lockWaitSet = d, true
+	}
+	if e.agentSet {
+		if err := coord.ValidAgentID(e.agentFlag); err != nil {
+			return err
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return registry.IOError(err, "")
+	}
+	e.cwd = wd
+	return nil
+}
+
+// parseDuration accepts a Go duration or a bare number of seconds.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		if n < 0 {
+			return 0, fmt.Errorf("%q is negative", s)
+		}
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 30s, 2m, or a number of seconds)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return d, nil
+}
+
+// open resolves the root and opens the store and config.
+func (e *env) open() (*registry.Store, error) {
+	if e.store != nil {
+		return e.store, nil
+	}
+	root, err := findRoot(e.rootFlag, e.rootSet, e.cwd, true)
+	if err != nil {
+		return nil, err
+	}
+	e.root = root
+	s, err := registry.Open(filepath.Join(root, registry.RelDir))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := registry.LoadConfig(s.Tree)
+	if err != nil {
+		s.Close()
+		return nil, registry.IOError(err, "")
+	}
+	e.cfg = cfg
+	s.LockWait = cfg.LockWait
+	if e.lockWaitSet {
+		s.LockWait = e.lockWait
+	}
+	s.Clock = e.clock
+	s.Holder = e.agentFlag
+	if v := os.Getenv("COORD_AGENT"); s.Holder == "" && v != "" {
+		s.Holder = v
+	}
+	e.store = s
+	return s, nil
+}
+
+// who resolves this agent's id (after open, so the root is known).
+func (e *env) who() (string, error) {
+	if e.agent != "" {
+		return e.agent, nil
+	}
+	id, err := agentID(e.agentFlag, e.agentSet, e.cwd, e.root)
+	if err != nil {
+		return "", err
+	}
+	e.agent = id
+	if e.store != nil {
+		e.store.Holder = id
+	}
+	return id, nil
+}
+
+func (e *env) beats() *heartbeat.Dir {
+	return &heartbeat.Dir{Tree: e.store.Tree, Clock: e.clock}
+}
+
+func (e *env) close() {
+	if e.store != nil {
+		e.store.Close()
+	}
+}
+
+func (e *env) printJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+	return err
+}
+
+func (e *env) printf(format string, args ...any) {
+	fmt.Fprintf(e.stdout, format, args...)
+}

@@ -1,0 +1,149 @@
+// Command coord coordinates AI coding agents that share one repository
+// through the file system: claim, beat, release. See README.md and
+// ../shared/spec/cli.md for the contract.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/rotd/coord/coord"
+)
+
+var version = "dev"
+
+func main() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
+
+// usageError marks errors that urfave reports about flags and arguments.
+type usageError struct{ error }
+
+// run is the whole program; tests call it. It returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		args = []string{"coord"}
+	}
+	// "rotd coord …" behaves exactly like "coord …".
+	if filepath.Base(args[0]) == "rotd" {
+		if len(args) < 2 || args[1] != "coord" {
+			fmt.Fprintln(stderr, "rotd: this binary provides only 'rotd coord …'; run 'rotd coord help'")
+			return int(coord.CodeUsage)
+		}
+		args = append([]string{"rotd coord"}, args[2:]...)
+	}
+	// A signal before a commit interrupts (130); during a commit it is
+	// held off until the command finishes (the handler is installed, so
+	// the process is not killed).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, ctx: ctx}
+	app := newApp(e)
+	argv := normalizeArgs(app, args)
+	if len(argv) >= 3 && argv[len(argv)-2] == "help" && argv[len(argv)-1] == "exit-codes" ||
+		len(argv) >= 4 && argv[1] == "help" && argv[len(argv)-1] == "exit-codes" {
+		printExitCodes(stdout)
+		return 0
+	}
+	err := app.RunContext(ctx, argv)
+	defer e.close()
+	if err == nil {
+		return 0
+	}
+	code := exitCode(err)
+	msg := err.Error()
+	if ue, ok := err.(usageError); ok {
+		msg = ue.error.Error()
+	}
+	var ce *coord.Error
+	if errors.As(err, &ce) && e.diagnose && ce.Detail != "" {
+		msg += "; holder " + ce.Detail
+	}
+	fmt.Fprintln(stderr, "coord: "+coord.OneLine(msg))
+	return int(code)
+}
+
+// exitCode is the one table from errors to exit codes.
+func exitCode(err error) coord.Code {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return coord.CodeUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		return coord.CodeInterrupted
+	}
+	return coord.CodeOf(err)
+}
+
+func printExitCodes(w io.Writer) {
+	fmt.Fprintf(w, "%-5s %-15s %s\n", "CODE", "NAME", "MEANING")
+	for _, c := range coord.ExitCodes {
+		fmt.Fprintf(w, "%-5d %-15s %s\n", c.Code, c.Name, c.Meaning)
+	}
+}
+
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return usageError{err}
+}
+
+func newApp(e *env) *cli.App {
+	app := &cli.App{
+		Name:                 "coord",
+		Usage:                "coordinate AI coding agents through the file system",
+		Version:              version,
+		Writer:               e.stdout,
+		ErrWriter:            e.stderr,
+		Reader:               e.stdin,
+		HideHelpCommand:      false,
+		EnableBashCompletion: true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // run maps errors; deferred unlocks run first
+		OnUsageError:         onUsageError,
+		Flags:                globalFlags(),
+		Before:               e.before,
+		Commands:             commands(e),
+		CommandNotFound: func(c *cli.Context, name string) {
+			e.notFound = name
+		},
+		After: func(c *cli.Context) error {
+			if e.notFound != "" {
+				return usageError{fmt.Errorf("unknown command %q; run 'coord help'", e.notFound)}
+			}
+			return nil
+		},
+	}
+	for _, c := range app.Commands {
+		setUsage(c)
+	}
+	return app
+}
+
+func setUsage(c *cli.Command) {
+	c.OnUsageError = onUsageError
+	for _, s := range c.Subcommands {
+		setUsage(s)
+	}
+}
+
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "root", Usage: "project root holding .rotd/coordination (env COORD_ROOT)"},
+		&cli.StringFlag{Name: "agent", Usage: "this agent's id (env COORD_AGENT; default: a UUID kept in .rotd/agent_id)"},
+		&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
+		&cli.StringFlag{Name: "lock-wait", Usage: "how long to wait for an artifact lock (Go duration; a bare number is seconds)"},
+		&cli.BoolFlag{Name: "lock-diagnose", Usage: "name the holder of a contended lock"},
+	}
+}
+
+func strErr(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+func trimmed(s string) string { return strings.TrimSpace(s) }

@@ -1,0 +1,21 @@
+// Package fsops is the only place coord touches the file system. It knows
+// nothing about tasks; it offers the mechanics every shared artifact needs:
+//
+//   - Tree: a directory opened as an os.Root, so no name can resolve outside
+//     it (".." and symlinks pointing out are refused), with the final path
+//     component never followed if it is a symlink (O_NOFOLLOW), and known
+//     subdirectories checked to be real directories when the tree is opened.
+//   - Lock: an exclusive flock (github.com/gofrs/flock) on a sidecar file that
+//     is never renamed or replaced, with a bounded wait; the holder writes a
+//     one-line description into the sidecar so a waiter can name it.
+//   - WriteFile: atomic replace via github.com/google/renameio/v2 (temp file
+//     in the target directory, fsync, rename) followed by an fsync of the
+//     directory, which renameio does not do.
+//   - CreateExcl: O_CREAT|O_EXCL|O_NOFOLLOW create.
+//   - AppendLine: one whole line in a single write(2) on an O_APPEND file;
+//     a short write is truncated away so the file never ends torn.
+//
+// Limits: flock is advisory and only trustworthy on local file systems
+// (see CheckLocalFS); a directory swapped for a symlink after the tree was
+// opened is still confined to the tree by os.Root.
+package fsops

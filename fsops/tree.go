@@ -1,0 +1,305 @@
+package fsops
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/renameio/v2"
+)
+
+// ErrSymlink reports a symlink where coord needs a real file or directory.
+var ErrSymlink = errors.New("is a symlink; coord never follows symlinks inside the coordination tree")
+
+// ErrTooLarge reports a file over the read bound.
+var ErrTooLarge = errors.New("file is larger than the read limit")
+
+// Tree is a directory that every operation is confined to.
+type Tree struct {
+	root *os.Root
+	dir  string
+}
+
+// OpenTree opens dir as a Tree. Each of subdirs that exists must be a real
+// directory, not a symlink.
+func OpenTree(dir string, subdirs ...string) (*Tree, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tree{root: r, dir: abs}
+	for _, s := range subdirs {
+		fi, err := r.Lstat(s)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			r.Close()
+			return nil, &fs.PathError{Op: "open", Path: t.Path(s), Err: ErrSymlink}
+		}
+		if !fi.IsDir() {
+			r.Close()
+			return nil, &fs.PathError{Op: "open", Path: t.Path(s), Err: syscall.ENOTDIR}
+		}
+	}
+	return t, nil
+}
+
+// Close releases the tree's directory handle.
+func (t *Tree) Close() error { return t.root.Close() }
+
+// Dir is the tree's absolute path.
+func (t *Tree) Dir() string { return t.dir }
+
+// Path returns the absolute path of a name inside the tree (for messages).
+func (t *Tree) Path(name string) string { return filepath.Join(t.dir, name) }
+
+// MkdirAll creates a directory (and parents) inside the tree.
+func (t *Tree) MkdirAll(name string, perm fs.FileMode) error {
+	if err := t.root.MkdirAll(name, perm); err != nil {
+		return err
+	}
+	fi, err := t.root.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return &fs.PathError{Op: "mkdir", Path: t.Path(name), Err: ErrSymlink}
+	}
+	return nil
+}
+
+// Lstat is os.Lstat inside the tree.
+func (t *Tree) Lstat(name string) (fs.FileInfo, error) { return t.root.Lstat(name) }
+
+// Open opens a file for reading, refusing a symlink as the final component.
+func (t *Tree) Open(name string) (*os.File, error) {
+	f, err := t.root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	return f, fixELOOP(t, name, err)
+}
+
+// ReadFile reads a whole file, refusing symlinks and files over max bytes.
+func (t *Tree) ReadFile(name string, max int64) ([]byte, error) {
+	f, err := t.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: t.Path(name), Err: errors.New("not a regular file")}
+	}
+	if fi.Size() > max {
+		return nil, &fs.PathError{Op: "read", Path: t.Path(name), Err: fmt.Errorf("%w (%d bytes, limit %d)", ErrTooLarge, fi.Size(), max)}
+	}
+	buf := make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(f, buf)
+	if err == nil { // grew past its stat size while we read
+		if int64(n) > max {
+			return nil, &fs.PathError{Op: "read", Path: t.Path(name), Err: ErrTooLarge}
+		}
+		rest, err := io.ReadAll(io.LimitReader(f, max-int64(n)+1))
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf[:n], rest...)
+		if int64(len(buf)) > max {
+			return nil, &fs.PathError{Op: "read", Path: t.Path(name), Err: ErrTooLarge}
+		}
+		return buf, nil
+	}
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return buf[:n], nil
+	}
+	return nil, err
+}
+
+// WriteFile atomically replaces name with data: a temp file in the same
+// directory, fsync, rename over name, fsync of the directory. On any error
+// the temp file is removed and name is unchanged.
+func (t *Tree) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	if err := t.refuseSymlink(name); err != nil {
+		return err
+	}
+	pf, err := renameio.NewPendingFile(name, renameio.WithRoot(t.root), renameio.WithPermissions(perm))
+	if err != nil {
+		return &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	defer pf.Cleanup()
+	if _, err := pf.Write(data); err != nil {
+		return &fs.PathError{Op: "write", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	return t.SyncDir(filepath.Dir(name))
+}
+
+// CreateExcl creates name with data, failing with fs.ErrExist if it exists
+// (O_CREAT|O_EXCL|O_NOFOLLOW). With sync it fsyncs the file and directory.
+func (t *Tree) CreateExcl(name string, data []byte, sync bool) error {
+	f, err := t.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if werr == nil && sync {
+		werr = f.Sync()
+	}
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		t.root.Remove(name)
+		return &fs.PathError{Op: "write", Path: t.Path(name), Err: werr}
+	}
+	if sync {
+		return t.SyncDir(filepath.Dir(name))
+	}
+	return nil
+}
+
+// AppendLine appends line (which must end in '\n') in one write(2). The
+// caller holds the file's lock. A short or failed write is truncated away.
+func (t *Tree) AppendLine(name string, line []byte) error {
+	f, err := t.root.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return fixELOOP(t, name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	n, err := f.Write(line)
+	if err != nil || n != len(line) {
+		if n > 0 {
+			f.Truncate(fi.Size())
+		}
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+		return &fs.PathError{Op: "append", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	return nil
+}
+
+// Remove removes name (never following a symlink; it removes the link).
+func (t *Tree) Remove(name string) error { return t.root.Remove(name) }
+
+// Rename renames inside the tree, replacing newname.
+func (t *Tree) Rename(oldname, newname string) error { return t.root.Rename(oldname, newname) }
+
+// Chtimes sets a file's access and modification times. It refuses a
+// symlink so that a planted link cannot be used to touch a file elsewhere.
+func (t *Tree) Chtimes(name string, at time.Time) error {
+	if err := t.refuseSymlink(name); err != nil {
+		return err
+	}
+	return t.root.Chtimes(name, at, at)
+}
+
+// SyncDir fsyncs a directory so that entries created, renamed or removed
+// in it survive a power loss.
+func (t *Tree) SyncDir(name string) error {
+	d, err := t.root.Open(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return &fs.PathError{Op: "fsync", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	return nil
+}
+
+// ReadDir lists a directory's entries sorted by name, without following
+// symlinks; a missing directory lists as empty.
+func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
+	d, err := t.root.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, err
+}
+
+func (t *Tree) refuseSymlink(name string) error {
+	fi, err := t.root.Lstat(name)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return &fs.PathError{Op: "write", Path: t.Path(name), Err: ErrSymlink}
+	}
+	return nil
+}
+
+func fixELOOP(t *Tree, name string, err error) error {
+	if err != nil && errors.Is(err, syscall.ELOOP) {
+		return &fs.PathError{Op: "open", Path: t.Path(name), Err: ErrSymlink}
+	}
+	return err
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// CreateFile creates name with data atomically and durably, but only if it
+// does not exist (fs.ErrExist otherwise): the data is written and fsynced
+// to a temp file that is then hard-linked to name (link(2) never
+// replaces), so name never exists half-written.
+func (t *Tree) CreateFile(name string, data []byte, perm fs.FileMode) error {
+	if _, err := t.root.Lstat(name); err == nil {
+		return &fs.PathError{Op: "create", Path: t.Path(name), Err: fs.ErrExist}
+	}
+	pf, err := renameio.NewPendingFile(name, renameio.WithRoot(t.root), renameio.WithPermissions(perm))
+	if err != nil {
+		return &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	defer pf.Cleanup()
+	if _, err := pf.Write(data); err != nil {
+		return &fs.PathError{Op: "write", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	if err := pf.Sync(); err != nil {
+		return &fs.PathError{Op: "fsync", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	rel, err := filepath.Rel(t.dir, pf.Name())
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = filepath.Join(filepath.Dir(name), filepath.Base(pf.Name()))
+	}
+	if err := t.root.Link(rel, name); err != nil {
+		return &fs.PathError{Op: "create", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	return t.SyncDir(filepath.Dir(name))
+}

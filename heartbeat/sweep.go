@@ -1,0 +1,137 @@
+package heartbeat
+
+import (
+	"context"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+// Freed is one lock the sweep freed (or, dry-run, would free).
+type Freed struct {
+	TaskID string        `json:"task"`
+	Agent  string        `json:"agent"`
+	Epoch  int64         `json:"epoch"`
+	Idle   time.Duration `json:"-"`
+	IdleS  int64         `json:"idle_seconds"`
+	Status coord.Status  `json:"status"` // the task's status afterwards
+
+	progress int
+}
+
+// Sweeper frees the locks of agents whose heartbeat is older than Timeout.
+type Sweeper struct {
+	Backend coord.Backend
+	Beats   *Dir
+	Timeout time.Duration
+	Policy  coord.StalePolicy
+	Clock   coord.Clock
+	DryRun  bool
+}
+
+// lastSeen is the agent's liveness instant: its heartbeat mtime (clamped to
+// now), or, with no heartbeat file, the lock's since (claimed_at).
+func (s *Sweeper) lastSeen(t *coord.Task, now time.Time) (time.Time, error) {
+	mt, ok, err := s.Beats.MTime(t.ClaimedBy)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if ok {
+		if mt.After(now) {
+			return now, nil
+		}
+		return mt, nil
+	}
+	since, err := coord.ParseTime(t.ClaimedAt)
+	if err != nil {
+		return time.Time{}, nil // no liveness at all: stale
+	}
+	if since.After(now) {
+		return now, nil
+	}
+	return since, nil
+}
+
+// Sweep judges every lock without the registry lock, then frees the stale
+// ones under it, re-checking each. It returns what it freed.
+func (s *Sweeper) Sweep(ctx context.Context) ([]Freed, error) {
+	now := s.Clock()
+	var cands []Freed
+	err := s.Backend.View(ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.Tasks {
+			if !t.HoldsLock() {
+				continue
+			}
+			seen, err := s.lastSeen(t, now)
+			if err != nil {
+				return err
+			}
+			if idle := now.Sub(seen); idle > s.Timeout {
+				cands = append(cands, Freed{TaskID: t.ID, Agent: t.ClaimedBy, Epoch: t.Epoch, Idle: idle, IdleS: int64(idle / time.Second), Status: t.Status, progress: t.Progress})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.DryRun {
+		for i, c := range cands {
+			switch {
+			case c.Status == coord.Blocked:
+			case s.Policy == coord.BlockIfProgress && c.progress > 0:
+				cands[i].Status = coord.Blocked
+			default:
+				cands[i].Status = coord.Unclaimed
+			}
+		}
+		return cands, nil
+	}
+	// Clamp future heartbeats so they age from now.
+	if err := s.clampAll(now); err != nil {
+		return nil, err
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	var freed []Freed
+	err = s.Backend.Update(ctx, func(tx *coord.Txn) error {
+		freed = freed[:0]
+		now := s.Clock()
+		for _, c := range cands {
+			t := tx.Task(c.TaskID)
+			if t == nil {
+				continue
+			}
+			// Re-check liveness under the lock: the agent may have revived.
+			seen, err := s.lastSeen(t, now)
+			if err != nil {
+				return err
+			}
+			if now.Sub(seen) <= s.Timeout {
+				continue
+			}
+			if tx.FreeStale(coord.LockRef{TaskID: c.TaskID, Agent: c.Agent, Epoch: c.Epoch}, s.Policy) {
+				c.Status = t.Status
+				freed = append(freed, c)
+			}
+		}
+		return nil
+	})
+	return freed, err
+}
+
+func (s *Sweeper) clampAll(now time.Time) error {
+	list, err := s.Beats.List()
+	if err != nil {
+		return err
+	}
+	for _, e := range list {
+		if e.MTime.After(now) {
+			if _, err := s.Beats.ClampFuture(e.Agent, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

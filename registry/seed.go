@@ -1,0 +1,70 @@
+package registry
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/rotd/coord/coord"
+)
+
+// MaxSeedLine bounds one seed line.
+const MaxSeedLine = 1 << 20
+
+// ParseSeed reads JSON Lines, one task per line (blank lines skipped),
+// strictly. Unknown fields are kept. Errors carry the line number.
+func ParseSeed(file string, r io.Reader) ([]coord.SeedLine, error) {
+	var out []coord.SeedLine
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > MaxSeedLine {
+			return nil, coord.Errorf(coord.CodeUsage, "%s: line %d: longer than %d bytes", file, n, MaxSeedLine)
+		}
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+			t, perr := ParseSeedLine(fmt.Sprintf("%s: line %d", file, n), trimmed)
+			if perr != nil {
+				return nil, perr
+			}
+			out = append(out, coord.SeedLine{Line: n, Task: t})
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, IOError(err, "")
+		}
+	}
+}
+
+// ParseSeedLine parses one seed line into a task (strict JSON, known
+// fields typed, status defaulting to unclaimed).
+func ParseSeedLine(where string, line []byte) (*coord.Task, error) {
+	d, err := newDecoder(where, line)
+	if err != nil {
+		return nil, coord.Errorf(coord.CodeUsage, "%v", err)
+	}
+	if d.PeekKind() != '{' {
+		return nil, coord.Errorf(coord.CodeUsage, "%s: a seed line must be one JSON object", where)
+	}
+	var keys keySet
+	t, err := parseTask(d, &keys, 1)
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		msg := err.Error()
+		if pe, ok := err.(*ParseError); ok {
+			msg = pe.File + ": " + trimTaskN(pe.Msg)
+		}
+		return nil, coord.Errorf(coord.CodeUsage, "%s", msg)
+	}
+	t.Raw = bytes.Clone(line)
+	t.Dirty = true
+	return t, nil
+}
+
+func trimTaskN(msg string) string {
+	return string(bytes.TrimPrefix([]byte(msg), []byte("task 1: ")))
+}

@@ -1,0 +1,341 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
+)
+
+// MaxRegistrySize bounds the registry read: a larger file is refused with a
+// clear error instead of exhausting memory.
+const MaxRegistrySize = 256 << 20
+
+// Store is the file-system backend of one coordination tree.
+type Store struct {
+	Tree     *fsops.Tree
+	LockWait time.Duration
+	Clock    coord.Clock
+	// Holder describes this process in the sidecar lock files it holds,
+	// for --lock-diagnose.
+	Holder string
+
+	loaded *File // the file most recently loaded by Update/View
+}
+
+var _ coord.Backend = (*Store)(nil)
+
+// Open opens the coordination directory dir (which must exist).
+func Open(dir string) (*Store, error) {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return nil, coord.Errorf(coord.CodeIO, "no coordination tree at %s", dir).
+			WithHint("run 'coord init' in the project root, or pass --root")
+	}
+	t, err := fsops.OpenTree(dir, Subdirs...)
+	if err != nil {
+		return nil, IOError(err, "remove the symlink or file and run 'coord init'")
+	}
+	return &Store{Tree: t, LockWait: 30 * time.Second, Clock: coord.SystemClock}, nil
+}
+
+// Close releases the tree.
+func (s *Store) Close() error { return s.Tree.Close() }
+
+// IOError turns a file-system error into a coded *coord.Error naming the
+// file, with a hint fitting the failure.
+func IOError(err error, hint string) error {
+	if err == nil {
+		return nil
+	}
+	var ce *coord.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	var lt *fsops.LockTimeoutError
+	if errors.As(err, &lt) {
+		return &coord.Error{Code: coord.CodeLockTimeout, Msg: lt.Error(), Err: coord.ErrLockTimeout, Detail: lt.Holder,
+			Hint: "another coord process holds it; retry, raise --lock-wait, or use --lock-diagnose to name the holder"}
+	}
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return &coord.Error{Code: coord.CodeIO, Msg: pe.Error(), Hint: "fix the file by hand or restore it from version control; 'coord doctor' lists problems"}
+	}
+	code := coord.CodeIO
+	switch {
+	case errors.Is(err, context.Canceled):
+		return &coord.Error{Code: coord.CodeInterrupted, Msg: "interrupted", Err: coord.ErrInterrupted}
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		hint = "the disk is full; free space and retry (nothing was changed)"
+	case errors.Is(err, syscall.EROFS):
+		hint = "the file system is read-only; remount it read-write (nothing was changed)"
+	case errors.Is(err, fs.ErrPermission):
+		hint = "check the permissions of the coordination tree"
+	case errors.Is(err, fsops.ErrSymlink):
+		hint = "remove the symlink; coord never follows symlinks inside the tree"
+	case errors.Is(err, fsops.ErrTooLarge):
+		hint = "the file is too large to be a registry; archive done tasks or restore it"
+	}
+	return &coord.Error{Code: code, Msg: strings.TrimPrefix(err.Error(), "openat "), Hint: hint}
+}
+
+// load reads and parses the registry, the dependency map and the lock
+// directory into a Txn.
+func (s *Store) load() (*coord.Txn, *File, error) {
+	data, err := s.Tree.ReadFile(RegistryFile, MaxRegistrySize)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, coord.Errorf(coord.CodeIO, "no registry at %s", s.Tree.Path(RegistryFile)).
+				WithHint("run 'coord init' in the project root")
+		}
+		return nil, nil, IOError(err, "")
+	}
+	f, err := Parse(s.Tree.Path(RegistryFile), data)
+	if err != nil {
+		return nil, nil, IOError(err, "")
+	}
+	deps, err := LoadDepMap(s.Tree)
+	if err != nil {
+		return nil, nil, IOError(err, "")
+	}
+	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.Clock().UTC()}
+	tx.Index()
+	if f.LastEpoch > tx.LastEpoch {
+		tx.LastEpoch = f.LastEpoch
+	}
+	return tx, f, nil
+}
+
+// View loads a snapshot without the lock: the registry is only ever
+// replaced by rename, so a reader sees the old or the new file, whole.
+func (s *Store) View(ctx context.Context, fn func(*coord.Txn) error) error {
+	tx, _, err := s.load()
+	if err != nil {
+		return err
+	}
+	return fn(tx)
+}
+
+// LockRegistry takes the registry's flock for the store's wait.
+func (s *Store) LockRegistry(ctx context.Context) (func(), error) {
+	holder := s.holderLine()
+	unlock, err := s.Tree.Lock(ctx, registryLock, s.LockWait, holder)
+	if err != nil {
+		return nil, IOError(err, "")
+	}
+	return unlock, nil
+}
+
+func (s *Store) holderLine() []byte {
+	b, _ := json.Marshal(struct {
+		Holder string `json:"holder"`
+		Since  string `json:"since"`
+		PID    int    `json:"pid"`
+	}{s.Holder, coord.FormatTime(s.Clock()), os.Getpid()})
+	return b
+}
+
+// Update implements coord.Backend.
+func (s *Store) Update(ctx context.Context, fn func(*coord.Txn) error) error {
+	unlock, err := s.LockRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.updateLocked(ctx, fn)
+}
+
+func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) error {
+	tx, f, err := s.load()
+	if err != nil {
+		return err
+	}
+	locks, err := s.listLocks()
+	if err != nil {
+		return err
+	}
+	fixes, err := s.reconcile(tx, locks)
+	if err != nil {
+		return err
+	}
+	before, n := tx.LastEpoch, len(tx.Tasks)
+	ferr := fn(tx)
+	if ferr != nil {
+		tx.Events = fixes
+		if lerr := s.AppendLog(ctx, tx.Events...); lerr != nil {
+			return lerr
+		}
+		return ferr
+	}
+	dirty := tx.LastEpoch != before || len(tx.Tasks) != n
+	for _, t := range tx.Tasks {
+		if t.Dirty {
+			dirty = true
+			break
+		}
+	}
+	if dirty {
+		if err := s.commit(tx, f, locks); err != nil {
+			return err
+		}
+	}
+	s.loaded = f
+	return s.AppendLog(ctx, append(fixes, tx.Events...)...)
+}
+
+// commit writes new locks, the registry, then removes unbacked locks.
+func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string) error {
+	var created []string
+	for _, t := range tx.Tasks {
+		if !t.Dirty || !t.HoldsLock() {
+			continue
+		}
+		if hasAgent(locks[t.ID], t.ClaimedBy) {
+			continue
+		}
+		name := LocksDir + "/" + LockName(t.ID, t.ClaimedBy)
+		err := s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			for _, c := range created {
+				s.Tree.Remove(c)
+			}
+			return IOError(err, "")
+		}
+		created = append(created, name)
+	}
+	f.Tasks = tx.Tasks
+	if tx.LastEpoch > f.LastEpoch {
+		f.LastEpoch = tx.LastEpoch
+	}
+	f.touch(tx.Now)
+	if err := s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644); err != nil {
+		for _, c := range created {
+			s.Tree.Remove(c)
+		}
+		return IOError(err, "")
+	}
+	for _, t := range tx.Tasks {
+		if !t.Dirty {
+			continue
+		}
+		for _, a := range locks[t.ID] {
+			if t.HoldsLock() && a == t.ClaimedBy {
+				continue
+			}
+			// Best effort: an unremoved lock is unbacked and the next
+			// reconcile removes it.
+			s.Tree.Remove(LocksDir + "/" + LockName(t.ID, a))
+		}
+	}
+	return nil
+}
+
+// touch refreshes a last_updated member if the file has one (ROTD's).
+func (f *File) touch(now time.Time) {
+	for i, m := range f.top {
+		if m.name == "last_updated" {
+			f.top[i].raw = []byte(`"` + coord.FormatTime(now) + `"`)
+		}
+	}
+}
+
+func hasAgent(agents []string, a string) bool {
+	for _, x := range agents {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// LockInfo is a lock file's content (a superset of ROTD's lock_file schema).
+type LockInfo struct {
+	Holder string `json:"holder"`
+	Since  string `json:"since"`
+	TaskID string `json:"task_id"`
+	Epoch  int64  `json:"epoch"`
+	PID    int    `json:"pid"`
+	Host   string `json:"host"`
+}
+
+func lockContent(t *coord.Task, host string, pid int) []byte {
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	if pid == 0 {
+		pid = os.Getpid()
+	}
+	since := t.ClaimedAt
+	if since == "" {
+		since = coord.FormatTime(time.Now())
+	}
+	b, _ := json.Marshal(LockInfo{t.ClaimedBy, since, t.ID, t.Epoch, pid, host})
+	return append(b, '\n')
+}
+
+// listLocks maps task id -> agents with a lock file for it. Names that
+// are not lock files are ignored here (doctor reports them).
+func (s *Store) listLocks() (map[string][]string, error) {
+	ents, err := s.Tree.ReadDir(LocksDir)
+	if err != nil {
+		return nil, IOError(err, "")
+	}
+	m := make(map[string][]string, len(ents))
+	for _, e := range ents {
+		task, agent, ok := SplitLockName(e.Name())
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		m[task] = append(m[task], agent)
+	}
+	return m, nil
+}
+
+// reconcile makes the lock files agree with the registry: an unbacked
+// lock is removed, a lock-holding task without its lock gets it back. It
+// returns the log events describing each fix and updates locks.
+func (s *Store) reconcile(tx *coord.Txn, locks map[string][]string) ([]coord.Event, error) {
+	var fixes []coord.Event
+	fix := func(format string, args ...any) {
+		fixes = append(fixes, coord.Event{Time: tx.Now, Agent: coord.CoordinatorID, Text: "reconciled: " + fmt.Sprintf(format, args...)})
+	}
+	for task, agents := range locks {
+		t := tx.Task(task)
+		kept := agents[:0]
+		for _, a := range agents {
+			if t != nil && t.HoldsLock() && t.ClaimedBy == a {
+				kept = append(kept, a)
+				continue
+			}
+			if err := s.Tree.Remove(LocksDir + "/" + LockName(task, a)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, IOError(err, "")
+			}
+			fix("removed lock %s not backed by the registry", LockName(task, a))
+		}
+		if len(kept) == 0 {
+			delete(locks, task)
+		} else {
+			locks[task] = kept
+		}
+	}
+	for _, t := range tx.Tasks {
+		if !t.HoldsLock() || hasAgent(locks[t.ID], t.ClaimedBy) {
+			continue
+		}
+		name := LocksDir + "/" + LockName(t.ID, t.ClaimedBy)
+		if err := s.Tree.CreateExcl(name, lockContent(t, "", 0), false); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, IOError(err, "")
+		}
+		locks[t.ID] = append(locks[t.ID], t.ClaimedBy)
+		fix("restored missing lock %s", LockName(t.ID, t.ClaimedBy))
+	}
+	return fixes, nil
+}
