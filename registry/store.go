@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -202,7 +203,7 @@ func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string) error 
 			continue
 		}
 		name := LocksDir + "/" + LockName(t.ID, t.ClaimedBy)
-		err := s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
+		err := s.createLock(name, t)
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			for _, c := range created {
 				s.Tree.Remove(c)
@@ -245,6 +246,19 @@ func (f *File) touch(now time.Time) {
 			f.top[i].raw = []byte(`"` + coord.FormatTime(now) + `"`)
 		}
 	}
+}
+
+// createLock creates a task's lock file (O_EXCL), recreating the lock
+// directory if someone removed it.
+func (s *Store) createLock(name string, t *coord.Task) error {
+	err := s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := s.Tree.MkdirAll(LocksDir, 0o755); err != nil {
+			return err
+		}
+		err = s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
+	}
+	return err
 }
 
 func hasAgent(agents []string, a string) bool {
@@ -307,7 +321,13 @@ func (s *Store) reconcile(tx *coord.Txn, locks map[string][]string) ([]coord.Eve
 	fix := func(format string, args ...any) {
 		fixes = append(fixes, coord.Event{Time: tx.Now, Agent: coord.CoordinatorID, Text: "reconciled: " + fmt.Sprintf(format, args...)})
 	}
-	for task, agents := range locks {
+	tasks := make([]string, 0, len(locks))
+	for task := range locks {
+		tasks = append(tasks, task)
+	}
+	sort.Strings(tasks)
+	for _, task := range tasks {
+		agents := locks[task]
 		t := tx.Task(task)
 		kept := agents[:0]
 		for _, a := range agents {
@@ -331,7 +351,7 @@ func (s *Store) reconcile(tx *coord.Txn, locks map[string][]string) ([]coord.Eve
 			continue
 		}
 		name := LocksDir + "/" + LockName(t.ID, t.ClaimedBy)
-		if err := s.Tree.CreateExcl(name, lockContent(t, "", 0), false); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := s.createLock(name, t); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, IOError(err, "")
 		}
 		locks[t.ID] = append(locks[t.ID], t.ClaimedBy)

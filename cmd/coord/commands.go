@@ -263,11 +263,9 @@ func (e *env) cmdClaim(c *cli.Context) error {
 		return registry.IOError(err, "")
 	}
 	var got *coord.Task
-	var held []*coord.Task
 	err = s.Update(e.ctx, func(tx *coord.Txn) error {
 		t, err := tx.Claim(a, coord.ClaimOptions{TaskID: c.String("task"), Any: c.Bool("any")})
 		got = t
-		held = tx.HeldBy(agent)
 		return err
 	})
 	if err != nil {
@@ -277,7 +275,6 @@ func (e *env) cmdClaim(c *cli.Context) error {
 		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
 	}
 	e.beats().Beat(agent, e.agentInfo(c, []*coord.Task{got}))
-	_ = held
 	return e.printTask(got, true, "")
 }
 
