@@ -16,6 +16,7 @@ type Config struct {
 	LockWait     time.Duration
 	ReviewGate   bool
 	OnStale      coord.StalePolicy
+	Quota        Limits // quota_daily_tokens, quota_daily_requests
 }
 
 // DefaultConfig is what an absent config.json means.
@@ -88,6 +89,10 @@ func LoadConfig(t *fsops.Tree) (Config, error) {
 			if err == nil && c.OnStale != coord.Requeue && c.OnStale != coord.BlockIfProgress {
 				err = d.errf(`"on_stale" must be "requeue" or "block-if-progress", found %q`, s)
 			}
+		case "quota_daily_tokens":
+			c.Quota.Tokens, err = d.integer(`"quota_daily_tokens"`, false)
+		case "quota_daily_requests":
+			c.Quota.Requests, err = d.integer(`"quota_daily_requests"`, false)
 		default: // keys of later features and other tools are kept, not read
 			err = d.fail(d.SkipValue())
 		}

@@ -319,9 +319,22 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	if !c.IsSet("summary") {
 		summary = gitSummary(e.ctx, e.root)
 	}
-	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Release(agent, a[0], c.Int64("epoch"), summary, e.cfg.ReviewGate)
+	stillHolds := false
+	var who string
+	err = e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
+		t, err := tx.Release(agent, a[0], c.Int64("epoch"), summary, e.cfg.ReviewGate)
+		stillHolds, who = len(tx.HeldBy(agent)) > 0, agent
+		return t, err
 	}, func(t *coord.Task) string { return fmt.Sprintf("released %s (%s)", t.ID, t.Status) })
+	if err != nil {
+		return err
+	}
+	// Path locks go with the task: those taken for it, or all of the
+	// agent's once it holds nothing.
+	_, err = e.store.ReleasePathLocks(e.ctx, who, func(l registry.PathLock) bool {
+		return l.Holder == who && (!stillHolds || l.TaskID == a[0])
+	})
+	return err
 }
 
 // gitSummary is a one-line `git diff --shortstat` of the work tree, or ""
@@ -741,6 +754,18 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	freed, err := sw.Sweep(e.ctx)
 	if err != nil {
 		return registry.IOError(err, "")
+	}
+	if !sw.DryRun {
+		gone := map[string]bool{}
+		for _, f := range freed {
+			gone[f.Agent] = true
+		}
+		now := e.clock()
+		if _, err := s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l registry.PathLock) bool {
+			return gone[l.Holder] || l.Expired(now)
+		}); err != nil {
+			return err
+		}
 	}
 	if e.json {
 		if freed == nil {

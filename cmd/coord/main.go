@@ -108,7 +108,7 @@ func newApp(e *env) *cli.App {
 		OnUsageError:         onUsageError,
 		Flags:                globalFlags(),
 		Before:               e.before,
-		Commands:             commands(e),
+		Commands:             append(commands(e), planningCommands(e)...),
 		CommandNotFound: func(c *cli.Context, name string) {
 			e.notFound = name
 		},

@@ -1,0 +1,460 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry"
+)
+
+func planningCommands(e *env) []*cli.Command {
+	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS)"}
+	skillFlag := &cli.StringFlag{Name: "skill-level", Usage: "skill filter: '<=intermediate', '>=entry', '=expert'"}
+	return []*cli.Command{
+		{Name: "ready", Usage: "tasks this agent could claim now, best first; --explain says why the others are not eligible",
+			Flags:  []cli.Flag{capFlag, skillFlag, &cli.BoolFlag{Name: "explain", Usage: "also list ineligible tasks with the reason"}},
+			Action: e.cmdReady},
+		{Name: "deps", Usage: "show the merged dependency graph (text, --json, --dot)",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "dot", Usage: "Graphviz output"}}, Action: e.cmdDeps},
+		{Name: "lock-file", Usage: "lock repository paths (all or nothing; exit 3 naming the holder)", ArgsUsage: "PATH…",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "ttl", Usage: "expire after this duration (default: until released)"}}, Action: e.cmdLockFile},
+		{Name: "unlock-file", Usage: "release path locks you hold", ArgsUsage: "PATH…", Action: e.cmdUnlockFile},
+		{Name: "locks", Usage: "list path locks", Action: e.cmdLocks},
+		{Name: "guard", Usage: "pre-commit hook: exit 3 if staged files are locked by another agent", Action: e.cmdGuard},
+		{Name: "quota", Usage: "shared token / request counters", Subcommands: []*cli.Command{
+			{Name: "add", Usage: "add usage for this agent",
+				Flags: []cli.Flag{&cli.Int64Flag{Name: "tokens"}, &cli.Int64Flag{Name: "requests"}}, Action: e.cmdQuotaAdd},
+			{Name: "show", Usage: "usage per agent and total for the current UTC day", Action: e.cmdQuotaShow},
+		}},
+		{Name: "artifact", Usage: "locked, atomic writes of ROTD artifacts under .rotd/", Subcommands: []*cli.Command{
+			{Name: "append", Usage: "append one line from stdin (one JSON object for .jsonl)", ArgsUsage: "FILE", Action: e.cmdArtifact},
+			{Name: "write", Usage: "replace FILE with stdin atomically (valid JSON for .json)", ArgsUsage: "FILE", Action: e.cmdArtifact},
+		}},
+	}
+}
+
+func (e *env) cmdReady(c *cli.Context) error {
+	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
+	type row struct {
+		ID       string `json:"id"`
+		Priority string `json:"priority"`
+		Title    string `json:"title,omitempty"`
+		Reason   string `json:"reason,omitempty"`
+	}
+	var ready, not []row
+	err = s.View(e.ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.Tasks {
+			p := string(t.Priority)
+			if p == "" {
+				p = string(coord.Medium)
+			}
+			if why := tx.Ineligible(t, a); why != "" {
+				not = append(not, row{t.ID, p, t.Title, why})
+			} else {
+				ready = append(ready, row{ID: t.ID, Priority: p, Title: t.Title})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(ready, func(i, j int) bool {
+		return coord.Priority(ready[i].Priority).Rank() < coord.Priority(ready[j].Priority).Rank()
+	})
+	if e.json {
+		out := map[string]any{"ready": nonNil(ready)}
+		if c.Bool("explain") {
+			out["not_ready"] = nonNil(not)
+		}
+		return e.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, r := range ready {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Priority, coord.OneLine(r.Title))
+	}
+	if len(ready) == 0 {
+		fmt.Fprintln(tw, "no task is eligible for "+agent)
+	}
+	if c.Bool("explain") {
+		for _, r := range not {
+			fmt.Fprintf(tw, "%s\tnot eligible\t%s\n", r.ID, r.Reason)
+		}
+	}
+	return tw.Flush()
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func (e *env) cmdDeps(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	type node struct {
+		ID     string   `json:"id"`
+		Status string   `json:"status"`
+		Deps   []string `json:"deps"`
+	}
+	var nodes []node
+	var unknown []string
+	var cycle []string
+	err = s.View(e.ctx, func(tx *coord.Txn) error {
+		graph := map[string][]string{}
+		seen := map[string]bool{}
+		for _, t := range tx.Tasks {
+			d := tx.Deps(t)
+			graph[t.ID] = d
+			nodes = append(nodes, node{t.ID, string(t.Status), nonNil(d)})
+		}
+		for id, d := range tx.DepMap {
+			if tx.Task(id) == nil {
+				graph[id] = d
+				nodes = append(nodes, node{id, "unknown", nonNil(d)})
+			}
+		}
+		for _, n := range nodes {
+			for _, d := range n.Deps {
+				if _, ok := graph[d]; !ok && !seen[d] {
+					seen[d] = true
+					unknown = append(unknown, d)
+				}
+			}
+		}
+		cycle = coord.FindCycle(graph)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+	sort.Strings(unknown)
+	switch {
+	case e.json:
+		if err := e.printJSON(map[string]any{"tasks": nonNil(nodes), "unknown": nonNil(unknown), "cycle": nonNil(cycle)}); err != nil {
+			return err
+		}
+	case c.Bool("dot"):
+		e.printf("digraph deps {\n  rankdir=LR;\n")
+		for _, n := range nodes {
+			e.printf("  %q [label=%q];\n", n.ID, n.ID+"\\n"+n.Status)
+			for _, d := range n.Deps {
+				e.printf("  %q -> %q;\n", d, n.ID)
+			}
+		}
+		for _, u := range unknown {
+			e.printf("  %q [style=dashed,label=%q];\n", u, u+"\\nunknown")
+		}
+		e.printf("}\n")
+	default:
+		for _, n := range nodes {
+			d := "-"
+			if len(n.Deps) > 0 {
+				d = strings.Join(n.Deps, ", ")
+			}
+			e.printf("%s (%s) <- %s\n", n.ID, n.Status, d)
+		}
+		for _, u := range unknown {
+			e.printf("unknown task %s (counts as not done)\n", u)
+		}
+	}
+	if len(cycle) > 0 {
+		return coord.Errorf(coord.CodeConflict, "dependency cycle %s", strings.Join(cycle, " -> ")).WithHint("edit the deps or dependency_map.json to break it")
+	}
+	if len(unknown) > 0 {
+		return coord.Errorf(coord.CodeConflict, "%d dependency id(s) name no task: %s", len(unknown), strings.Join(unknown, ", ")).
+			WithHint("seed the missing tasks or fix the deps")
+	}
+	return nil
+}
+
+func (e *env) repoPaths(c *cli.Context) ([]string, error) {
+	if c.NArg() == 0 {
+		return nil, strErr("%s needs at least one PATH", c.Command.Name)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range c.Args().Slice() {
+		if filepath.IsAbs(p) && e.root != "" {
+			if rel, err := filepath.Rel(e.root, p); err == nil {
+				p = rel
+			}
+		}
+		cp, err := registry.CleanRepoPath(p)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[cp] {
+			seen[cp] = true
+			out = append(out, cp)
+		}
+	}
+	return out, nil
+}
+
+func (e *env) cmdLockFile(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	paths, err := e.repoPaths(c)
+	if err != nil {
+		return err
+	}
+	var ttl time.Duration
+	if c.IsSet("ttl") {
+		if ttl, err = parseDuration(c.String("ttl")); err != nil || ttl <= 0 {
+			return strErr("--ttl must be a positive duration")
+		}
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	task := ""
+	s.View(e.ctx, func(tx *coord.Txn) error {
+		if held := tx.HeldBy(agent); len(held) > 0 {
+			task = held[0].ID
+		}
+		return nil
+	})
+	if err := s.LockPaths(e.ctx, agent, task, paths, ttl); err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"locked": paths, "holder": agent})
+	}
+	e.printf("locked %s\n", strings.Join(paths, " "))
+	return nil
+}
+
+func (e *env) cmdUnlockFile(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	paths, err := e.repoPaths(c)
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	return s.UnlockPaths(e.ctx, agent, paths)
+}
+
+func (e *env) cmdLocks(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	locks, err := s.PathLocks()
+	if err != nil {
+		return err
+	}
+	now := e.clock()
+	var live []registry.PathLock
+	for _, l := range locks {
+		if !l.Expired(now) {
+			live = append(live, l)
+		}
+	}
+	if e.json {
+		return e.printJSON(nonNil(live))
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATH\tHOLDER\tSINCE\tEXPIRES\tTASK")
+	for _, l := range live {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Path, l.Holder, l.Since, dash(l.Expires), dash(l.TaskID))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// cmdGuard checks the staged change against path locks and against the
+// files patterns of tasks other agents hold.
+func (e *env) cmdGuard(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "-C", e.cwd, "diff", "--cached", "--name-only", "-z", "--relative=").Output()
+	if err != nil {
+		return coord.Errorf(coord.CodeIO, "guard: git diff --cached failed: %v", err).WithHint("run guard inside a git work tree")
+	}
+	top, _ := gitTop(e.cwd)
+	var staged []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p == "" {
+			continue
+		}
+		if top != "" && top != e.root {
+			if rel, err := filepath.Rel(e.root, filepath.Join(top, p)); err == nil {
+				p = rel
+			}
+		}
+		staged = append(staged, filepath.ToSlash(p))
+	}
+	locks, err := s.PathLocks()
+	if err != nil {
+		return err
+	}
+	now := e.clock()
+	var hits []string
+	for _, p := range staged {
+		for _, l := range locks {
+			if l.Holder != agent && !l.Expired(now) && l.Path == p {
+				hits = append(hits, p+" (locked by "+l.Holder+")")
+			}
+		}
+	}
+	err = s.View(e.ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.Tasks {
+			if !t.HoldsLock() || t.ClaimedBy == agent || len(t.Files) == 0 {
+				continue
+			}
+			for _, p := range staged {
+				if coord.AnyOverlap([]string{p}, t.Files) {
+					hits = append(hits, p+" (task "+t.ID+" of "+t.ClaimedBy+")")
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(hits) > 0 {
+		return coord.Errorf(coord.CodeConflict, "guard: staged files held by another agent: %s", strings.Join(hits, ", ")).
+			WithHint("unstage them or coordinate with the holder")
+	}
+	return nil
+}
+
+func (e *env) cmdQuotaAdd(c *cli.Context) error {
+	tokens, requests := c.Int64("tokens"), c.Int64("requests")
+	if tokens < 0 || requests < 0 || (tokens == 0 && requests == 0) {
+		return strErr("quota add needs --tokens N and/or --requests N (non-negative, not both zero)")
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	q, err := s.AddQuota(e.ctx, agent, tokens, requests, e.cfg.Quota)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(q)
+	}
+	e.printf("today: %d tokens, %d requests\n", q.TokensUsed, q.Requests)
+	return nil
+}
+
+func (e *env) cmdQuotaShow(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	q, err := s.LoadQuota()
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(q)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "DAY %s\tTOKENS\tREQUESTS\n", q.LastReset[:min(10, len(q.LastReset))])
+	agents := make([]string, 0, len(q.AgentBreakdown))
+	for a := range q.AgentBreakdown {
+		agents = append(agents, a)
+	}
+	sort.Strings(agents)
+	for _, a := range agents {
+		u := q.AgentBreakdown[a]
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", a, u.Tokens, u.Requests)
+	}
+	fmt.Fprintf(tw, "total\t%d\t%d\n", q.TokensUsed, q.Requests)
+	if l := e.cfg.Quota; l.Tokens > 0 || l.Requests > 0 {
+		fmt.Fprintf(tw, "limit\t%d\t%d\n", l.Tokens, l.Requests)
+	}
+	return tw.Flush()
+}
+
+func (e *env) cmdArtifact(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return strErr("artifact %s needs FILE", c.Command.Name)
+	}
+	name := c.Args().First()
+	if _, err := registry.ArtifactName(name); err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(e.root, ".rotd")
+	t, err := fsops.OpenTree(dir, ".lock")
+	if err != nil {
+		return registry.IOError(err, "")
+	}
+	defer t.Close()
+	a := &registry.Artifacts{Tree: t, LockWait: s.LockWait, Holder: []byte(fmt.Sprintf(`{"holder":%q,"pid":%d}`, s.Holder, os.Getpid()))}
+	data, err := io.ReadAll(io.LimitReader(e.stdin, registry.MaxArtifact+1))
+	if err != nil {
+		return registry.IOError(err, "")
+	}
+	if len(data) > registry.MaxArtifact {
+		return coord.Errorf(coord.CodeUsage, "stdin is larger than %d bytes", registry.MaxArtifact)
+	}
+	if c.Command.Name == "append" {
+		return a.Append(e.ctx, name, data)
+	}
+	return a.Write(e.ctx, name, data)
+}

@@ -1,0 +1,92 @@
+package coord
+
+import (
+	"strings"
+)
+
+// SkillFilter restricts the skill level of tasks an agent takes:
+// "<=intermediate", ">=entry", "=expert", "<expert", ">entry", or a bare
+// level meaning "=". The zero filter accepts every level.
+type SkillFilter struct {
+	Op    string // "", "<=", ">=", "=", "<", ">"
+	Level SkillLevel
+}
+
+// ParseSkillFilter parses a --skill-level argument.
+func ParseSkillFilter(s string) (SkillFilter, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return SkillFilter{}, nil
+	}
+	op := "="
+	for _, p := range []string{"<=", ">=", "=", "<", ">"} {
+		if strings.HasPrefix(s, p) {
+			op, s = p, strings.TrimSpace(s[len(p):])
+			break
+		}
+	}
+	lvl := SkillLevel(s)
+	if lvl.Rank() <= 0 {
+		return SkillFilter{}, Errorf(CodeUsage, "invalid skill level filter %q", clip(s)).WithHint("use e.g. '<=intermediate', '>=entry' or '=expert' with entry, intermediate or expert")
+	}
+	return SkillFilter{Op: op, Level: lvl}, nil
+}
+
+// Accepts reports whether a task of level l passes the filter. A task with
+// no skill level passes every filter.
+func (f SkillFilter) Accepts(l SkillLevel) bool {
+	if f.Op == "" || l == "" {
+		return true
+	}
+	a, b := l.Rank(), f.Level.Rank()
+	switch f.Op {
+	case "<=":
+		return a <= b
+	case ">=":
+		return a >= b
+	case "<":
+		return a < b
+	case ">":
+		return a > b
+	}
+	return a == b
+}
+
+func (f SkillFilter) String() string {
+	if f.Op == "" {
+		return ""
+	}
+	return f.Op + string(f.Level)
+}
+
+// Agent is who asks for work: its id, its capabilities and its skill filter.
+type Agent struct {
+	ID    string
+	Caps  []string
+	Skill SkillFilter
+}
+
+// ParseCaps splits "a,b, c" into capabilities, dropping empties.
+func ParseCaps(s string) []string {
+	var out []string
+	for _, c := range strings.Split(s, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// HasCap reports whether the agent can do work needing capability c. A task
+// with no capability suits everyone; otherwise c must be in the agent's set.
+func (a Agent) HasCap(c string) bool {
+	if c == "" {
+		return true
+	}
+	for _, x := range a.Caps {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,14 @@
+// Package coord holds the domain of multi-agent coordination: tasks and their
+// states, identifiers, eligibility and priority rules, path-pattern overlap,
+// the fencing epoch, log-line format, the error type with its documented exit
+// codes, and the clock.
+//
+// It does no I/O. Storage lives behind the Backend interface (implemented for
+// the local file system by package registry); the operations in this package
+// (Claim, Release, Sweep, …) mutate an in-memory Txn that the backend loaded
+// under its exclusive lock and will commit atomically.
+//
+// Promises: every operation validates its ids before it returns a Txn change;
+// an operation that returns an error has left the Txn unchanged; the epoch
+// issued by Claim is strictly greater than every epoch the registry has seen.
+package coord

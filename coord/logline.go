@@ -1,0 +1,109 @@
+package coord
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LogSep separates the agent from the message in a log line.
+const LogSep = " ▶ "
+
+// FormatLogLine renders an event as one log line without its newline:
+// "[2025-07-06T12:34:01Z] agent-a ▶ claimed task 4.2".
+func FormatLogLine(e Event) string {
+	return "[" + FormatTime(e.Time) + "] " + e.Agent + LogSep + OneLine(e.Text)
+}
+
+// LogEntry is a parsed log line in the shape of ROTD's
+// coordination_log.schema.json.
+type LogEntry struct {
+	Timestamp string         `json:"timestamp"`
+	AgentID   string         `json:"agent_id"`
+	EventType string         `json:"event_type"`
+	Message   string         `json:"message"`
+	TaskID    *string        `json:"task_id,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+}
+
+// ParseLogLine parses one log line; ok is false for a torn or foreign line.
+func ParseLogLine(line string) (LogEntry, bool) {
+	var e LogEntry
+	if len(line) < 23 || line[0] != '[' || line[21] != ']' || line[22] != ' ' {
+		return e, false
+	}
+	ts := line[1:21]
+	if _, err := time.Parse(TimeFormat, ts); err != nil {
+		return e, false
+	}
+	rest := line[23:]
+	i := strings.Index(rest, LogSep)
+	if i <= 0 {
+		return e, false
+	}
+	e.Timestamp, e.AgentID, e.Message = ts, rest[:i], rest[i+len(LogSep):]
+	if strings.ContainsAny(e.AgentID, " \t") {
+		return e, false
+	}
+	e.EventType, e.TaskID, e.Metadata = classify(e.Message)
+	return e, true
+}
+
+// classify maps a message to a ROTD event type, the task it names and any
+// metadata. Messages are produced by this package, so prefixes are stable.
+func classify(msg string) (string, *string, map[string]any) {
+	word := func(prefix string) *string {
+		rest := strings.TrimPrefix(msg, prefix)
+		if j := strings.IndexAny(rest, " :"); j >= 0 {
+			rest = rest[:j]
+		}
+		if ValidTaskID(rest) != nil {
+			return nil
+		}
+		return &rest
+	}
+	for _, k := range []struct{ prefix, typ string }{
+		{"claimed task ", "task_claimed"},
+		{"released task ", "task_completed"},
+		{"submitted for review task ", "task_review"},
+		{"blocked task ", "task_blocked"},
+		{"unblocked task ", "task_unblocked"},
+		{"approved task ", "task_approved"},
+		{"rejected task ", "task_review"},
+		{"archived task ", "task_completed"},
+		{"freed stale lock task ", "lock_stale"},
+	} {
+		if strings.HasPrefix(msg, k.prefix) {
+			var meta map[string]any
+			if k.typ == "task_blocked" {
+				if j := strings.Index(msg, ": "); j >= 0 {
+					meta = map[string]any{"blocked_reason": msg[j+2:]}
+				}
+			}
+			return k.typ, word(k.prefix), meta
+		}
+	}
+	if strings.HasPrefix(msg, "progress task ") {
+		id := word("progress task ")
+		var meta map[string]any
+		f := strings.Fields(strings.TrimPrefix(msg, "progress task "))
+		if len(f) >= 2 {
+			if n, err := strconv.Atoi(strings.TrimRight(strings.TrimSuffix(f[1], "%:"), "%")); err == nil {
+				meta = map[string]any{"progress_percent": n}
+			}
+		}
+		return "progress_update", id, meta
+	}
+	for _, k := range []struct{ prefix, typ string }{
+		{"locked file ", "lock_acquired"},
+		{"unlocked file ", "lock_released"},
+		{"repaired: ", "warning"},
+		{"reconciled: ", "warning"},
+		{"error: ", "error"},
+	} {
+		if strings.HasPrefix(msg, k.prefix) {
+			return k.typ, nil, nil
+		}
+	}
+	return "message", nil, nil
+}

@@ -1,0 +1,266 @@
+package coord
+
+import (
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// PatternsOverlap reports whether some path could match both glob patterns.
+// Patterns use path.Match syntax per segment ('*', '?', '[...]', '\\'
+// escapes) plus '**' as a whole segment matching zero or more segments; a
+// trailing '/' means the whole directory ("src/" is "src/**"). The decision
+// is conservative: where exactness would need more than a per-character
+// comparison (negated classes against classes), it answers true.
+func PatternsOverlap(a, b string) bool {
+	return segsOverlap(splitPattern(a), splitPattern(b))
+}
+
+// AnyOverlap reports whether any pattern of as overlaps any of bs.
+func AnyOverlap(as, bs []string) bool {
+	for _, a := range as {
+		for _, b := range bs {
+			if PatternsOverlap(a, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CleanPath normalises a repository-relative path or pattern: slashes,
+// no "./", no duplicate separators, keeping a trailing "/".
+func CleanPath(p string) string {
+	p = strings.ReplaceAll(p, "\\", "/")
+	dir := strings.HasSuffix(p, "/")
+	p = path.Clean("/" + p)[1:]
+	if dir && p != "" {
+		p += "/"
+	}
+	return p
+}
+
+// HasDotDot reports whether a slash- or backslash-separated path has a
+// ".." segment (which CleanPath would silently resolve away).
+func HasDotDot(p string) bool {
+	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+func splitPattern(p string) []string {
+	p = CleanPath(p)
+	segs := strings.Split(strings.TrimSuffix(p, "/"), "/")
+	if strings.HasSuffix(p, "/") {
+		segs = append(segs, "**")
+	}
+	// Collapse runs of "**".
+	out := segs[:0]
+	for _, s := range segs {
+		if s == "**" && len(out) > 0 && out[len(out)-1] == "**" {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// segsOverlap decides whether two segment sequences share a path, with
+// "**" matching any number of segments. Memoised over (i, j).
+func segsOverlap(a, b []string) bool {
+	memo := make(map[[2]int]bool)
+	var rec func(i, j int) bool
+	rec = func(i, j int) bool {
+		k := [2]int{i, j}
+		if v, ok := memo[k]; ok {
+			return v
+		}
+		memo[k] = false
+		var r bool
+		switch {
+		case i == len(a) && j == len(b):
+			r = true
+		case i < len(a) && a[i] == "**":
+			r = rec(i+1, j) || (j < len(b) && rec(i, j+1))
+		case j < len(b) && b[j] == "**":
+			r = rec(i, j+1) || (i < len(a) && rec(i+1, j))
+		case i == len(a) || j == len(b):
+			r = false
+		default:
+			r = segmentOverlap(a[i], b[j]) && rec(i+1, j+1)
+		}
+		memo[k] = r
+		return r
+	}
+	return rec(0, 0)
+}
+
+// A glob token within a segment.
+type gtok struct {
+	star   bool
+	any    bool // '?'
+	lit    rune
+	class  [][2]rune // ranges, for '[...]'
+	negate bool
+	isCls  bool
+}
+
+func tokenize(s string) []gtok {
+	var out []gtok
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch c {
+		case '*':
+			if len(out) == 0 || !out[len(out)-1].star {
+				out = append(out, gtok{star: true})
+			}
+			i++
+		case '?':
+			out = append(out, gtok{any: true})
+			i++
+		case '[':
+			t, n, ok := parseClass(s[i:])
+			if !ok { // malformed: treat the rest as matching anything
+				return append(out, gtok{star: true})
+			}
+			out = append(out, t)
+			i += n
+		case '\\':
+			if i+1 < len(s) {
+				r, n := utf8.DecodeRuneInString(s[i+1:])
+				out = append(out, gtok{lit: r})
+				i += 1 + n
+			} else {
+				out = append(out, gtok{lit: '\\'})
+				i++
+			}
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			out = append(out, gtok{lit: r})
+			i += n
+		}
+	}
+	return out
+}
+
+func parseClass(s string) (gtok, int, bool) {
+	t := gtok{isCls: true}
+	i := 1
+	if i < len(s) && (s[i] == '^' || s[i] == '!') {
+		t.negate = true
+		i++
+	}
+	first := true
+	for i < len(s) {
+		if s[i] == ']' && !first {
+			return t, i + 1, true
+		}
+		first = false
+		lo, n := readClassRune(s[i:])
+		if n == 0 {
+			return t, 0, false
+		}
+		i += n
+		hi := lo
+		if i+1 < len(s) && s[i] == '-' && s[i+1] != ']' {
+			hi, n = readClassRune(s[i+1:])
+			if n == 0 {
+				return t, 0, false
+			}
+			i += 1 + n
+		}
+		t.class = append(t.class, [2]rune{lo, hi})
+	}
+	return t, 0, false
+}
+
+func readClassRune(s string) (rune, int) {
+	if s == "" {
+		return 0, 0
+	}
+	if s[0] == '\\' {
+		if len(s) < 2 {
+			return 0, 0
+		}
+		r, n := utf8.DecodeRuneInString(s[1:])
+		return r, n + 1
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return r, n
+}
+
+func (t gtok) has(r rune) bool {
+	if t.any {
+		return true
+	}
+	if !t.isCls {
+		return t.lit == r
+	}
+	in := false
+	for _, rg := range t.class {
+		if r >= rg[0] && r <= rg[1] {
+			in = true
+			break
+		}
+	}
+	return in != t.negate
+}
+
+// charsOverlap: can one character match both single-character tokens?
+func charsOverlap(x, y gtok) bool {
+	switch {
+	case x.any || y.any:
+		return true
+	case !x.isCls:
+		return y.has(x.lit)
+	case !y.isCls:
+		return x.has(y.lit)
+	case x.negate || y.negate:
+		return true // conservative
+	}
+	for _, a := range x.class {
+		for _, b := range y.class {
+			if a[0] <= b[1] && b[0] <= a[1] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// segmentOverlap decides whether one path segment could match both globs.
+func segmentOverlap(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, y := tokenize(a), tokenize(b)
+	memo := make(map[[2]int]bool)
+	var rec func(i, j int) bool
+	rec = func(i, j int) bool {
+		k := [2]int{i, j}
+		if v, ok := memo[k]; ok {
+			return v
+		}
+		memo[k] = false
+		var r bool
+		switch {
+		case i == len(x) && j == len(y):
+			r = true
+		case i < len(x) && x[i].star:
+			// star matches empty, or absorbs one char of y's next token.
+			r = rec(i+1, j) || (j < len(y) && (y[j].star && rec(i, j+1) || !y[j].star && rec(i, j+1)))
+		case j < len(y) && y[j].star:
+			r = rec(i, j+1) || (i < len(x) && rec(i+1, j))
+		case i == len(x) || j == len(y):
+			r = false
+		default:
+			r = charsOverlap(x[i], y[j]) && rec(i+1, j+1)
+		}
+		memo[k] = r
+		return r
+	}
+	return rec(0, 0)
+}

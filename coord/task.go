@@ -1,0 +1,222 @@
+package coord
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Status is a task's coordination state.
+type Status string
+
+// The task states (contract §2).
+const (
+	Unclaimed Status = "unclaimed"
+	Claimed   Status = "claimed"
+	Blocked   Status = "blocked"
+	Review    Status = "review"
+	Done      Status = "done"
+)
+
+// Statuses lists every valid status in lifecycle order.
+var Statuses = []Status{Unclaimed, Claimed, Blocked, Review, Done}
+
+// Valid reports whether s is one of the five states.
+func (s Status) Valid() bool {
+	switch s {
+	case Unclaimed, Claimed, Blocked, Review, Done:
+		return true
+	}
+	return false
+}
+
+// Priority orders claims: urgent before high before medium before low.
+type Priority string
+
+// The priorities; an empty priority means Medium.
+const (
+	Urgent Priority = "urgent"
+	High   Priority = "high"
+	Medium Priority = "medium"
+	Low    Priority = "low"
+)
+
+// Rank is 0 for urgent … 3 for low; an empty priority ranks as medium and
+// an unknown one as -1.
+func (p Priority) Rank() int {
+	switch p {
+	case Urgent:
+		return 0
+	case High:
+		return 1
+	case Medium, "":
+		return 2
+	case Low:
+		return 3
+	}
+	return -1
+}
+
+// SkillLevel is the experience a task needs.
+type SkillLevel string
+
+// The skill levels, in increasing order.
+const (
+	Entry        SkillLevel = "entry"
+	Intermediate SkillLevel = "intermediate"
+	Expert       SkillLevel = "expert"
+)
+
+// Rank is 1 for entry, 2 intermediate, 3 expert, 0 for empty, -1 unknown.
+func (l SkillLevel) Rank() int {
+	switch l {
+	case "":
+		return 0
+	case Entry:
+		return 1
+	case Intermediate:
+		return 2
+	case Expert:
+		return 3
+	}
+	return -1
+}
+
+// Task is one registry entry with the fields coord understands. Fields it
+// does not understand are kept by the backend, never by Task.
+type Task struct {
+	ID            string
+	Title         string
+	Status        Status
+	Priority      Priority
+	Deps          []string
+	Capability    string
+	SkillLevel    SkillLevel
+	Files         []string
+	ConflictGroup string
+	ClaimedBy     string // "" is JSON null
+	ClaimedAt     string // RFC 3339 UTC; "" is null
+	CompletedAt   string
+	Epoch         int64
+	Progress      int
+	BlockedReason string
+	ReviewerID    string
+	RejectReason  string
+
+	// Dirty is set by every operation that changes the task; the backend
+	// re-encodes only dirty tasks.
+	Dirty bool
+	// Raw is the backend's original encoding of the task (unknown fields
+	// included); the domain never reads it.
+	Raw []byte
+}
+
+// HoldsLock reports whether the task must be backed by exactly one lock
+// file: it has an owner and is claimed or blocked (a blocked task keeps its
+// owner's lock until the owner goes stale).
+func (t *Task) HoldsLock() bool {
+	return t.ClaimedBy != "" && (t.Status == Claimed || t.Status == Blocked)
+}
+
+// Check validates a task's fields (used for seeded and loaded tasks).
+func (t *Task) Check() error {
+	if err := ValidTaskID(t.ID); err != nil {
+		return err
+	}
+	if !t.Status.Valid() {
+		return Errorf(CodeUsage, "task %q: status %q is not one of unclaimed, claimed, blocked, review, done", t.ID, t.Status)
+	}
+	if t.Priority.Rank() < 0 {
+		return Errorf(CodeUsage, "task %q: priority %q is not one of urgent, high, medium, low", t.ID, t.Priority)
+	}
+	if t.SkillLevel.Rank() < 0 {
+		return Errorf(CodeUsage, "task %q: skill_level %q is not one of entry, intermediate, expert", t.ID, t.SkillLevel)
+	}
+	for _, d := range t.Deps {
+		if err := ValidTaskID(d); err != nil {
+			return Errorf(CodeUsage, "task %q: dep: %v", t.ID, err)
+		}
+		if d == t.ID {
+			return Errorf(CodeUsage, "task %q depends on itself", t.ID)
+		}
+	}
+	if t.ClaimedBy != "" {
+		if err := ValidAgentID(t.ClaimedBy); err != nil {
+			return Errorf(CodeUsage, "task %q: claimed_by: %v", t.ID, err)
+		}
+	}
+	if t.Progress < 0 || t.Progress > 100 {
+		return Errorf(CodeUsage, "task %q: progress %d is outside 0..100", t.ID, t.Progress)
+	}
+	if t.Epoch < 0 {
+		return Errorf(CodeUsage, "task %q: epoch %d is negative", t.ID, t.Epoch)
+	}
+	for _, f := range t.Files {
+		if f == "" || strings.ContainsRune(f, 0) {
+			return Errorf(CodeUsage, "task %q: files: empty or NUL-containing pattern", t.ID)
+		}
+	}
+	return nil
+}
+
+const maxIDLen = 64
+
+// ValidTaskID checks a task id: [A-Za-z0-9][A-Za-z0-9._-]{0,63}.
+func ValidTaskID(id string) error { return validID("task", id, true) }
+
+// ValidAgentID checks an agent id: [A-Za-z0-9][A-Za-z0-9_-]{0,63} (no dots,
+// so a lock name <task>.<agent>.lock splits at its last dot).
+func ValidAgentID(id string) error { return validID("agent", id, false) }
+
+func validID(kind, id string, dots bool) error {
+	bad := func(why string) error {
+		return &Error{Code: CodeUsage, Msg: fmt.Sprintf("invalid %s id %q: %s", kind, clip(id), why)}
+	}
+	if id == "" {
+		return bad("empty")
+	}
+	if len(id) > maxIDLen {
+		return bad(fmt.Sprintf("longer than %d bytes", maxIDLen))
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if alnum {
+			continue
+		}
+		if i > 0 && (c == '_' || c == '-' || (dots && c == '.')) {
+			continue
+		}
+		if i == 0 {
+			return bad("must start with a letter or digit")
+		}
+		allowed := "letters, digits, '_' and '-'"
+		if dots {
+			allowed = "letters, digits, '.', '_' and '-'"
+		}
+		return bad("only " + allowed + " are allowed")
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 70 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// TimeFormat is the contract's time format: RFC 3339, UTC, to the second.
+const TimeFormat = "2006-01-02T15:04:05Z"
+
+// FormatTime renders t in TimeFormat.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// ParseTime parses any RFC 3339 time (ROTD writes offsets and fractions too).
+func ParseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+// Clock returns the current time; tests inject their own.
+type Clock func() time.Time
+
+// SystemClock is the real clock.
+func SystemClock() time.Time { return time.Now() }

@@ -1,0 +1,469 @@
+package coord
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Event is one coordination-log event.
+type Event struct {
+	Time  time.Time
+	Agent string // "coordinator" for the sweep and repairs
+	Text  string
+}
+
+// CoordinatorID is the agent name under which sweeps and repairs are logged.
+const CoordinatorID = "coordinator"
+
+// Txn is the registry as loaded under the backend's exclusive lock. The
+// operations below change it in memory; the backend then commits it
+// atomically (lock files first, then the registry, then removals, then the
+// log). An operation that returns an error leaves the Txn unchanged.
+type Txn struct {
+	Tasks  []*Task
+	DepMap map[string][]string // dependency_map.json
+	// Archived reports whether an id names an archived (hence done) task;
+	// nil means nothing is archived.
+	Archived func(id string) bool
+	// LastEpoch is the highest epoch issued in the tree.
+	LastEpoch int64
+	Now       time.Time
+	Events    []Event
+
+	index map[string]int
+}
+
+// Index rebuilds the id index; backends call it after loading.
+func (tx *Txn) Index() {
+	tx.index = make(map[string]int, len(tx.Tasks))
+	for i, t := range tx.Tasks {
+		tx.index[t.ID] = i
+		if t.Epoch > tx.LastEpoch {
+			tx.LastEpoch = t.Epoch
+		}
+	}
+}
+
+// Task returns the task with the given id, or nil.
+func (tx *Txn) Task(id string) *Task {
+	if tx.index == nil {
+		tx.Index()
+	}
+	if i, ok := tx.index[id]; ok {
+		return tx.Tasks[i]
+	}
+	return nil
+}
+
+// Log records an event to be appended to the log on commit.
+func (tx *Txn) Log(agent, format string, args ...any) {
+	tx.Events = append(tx.Events, Event{Time: tx.Now, Agent: agent, Text: fmt.Sprintf(format, args...)})
+}
+
+// Deps returns a task's prerequisites: its own deps merged with the
+// dependency map's, without duplicates, in order.
+func (tx *Txn) Deps(t *Task) []string {
+	extra := tx.DepMap[t.ID]
+	if len(extra) == 0 {
+		return t.Deps
+	}
+	out := append([]string(nil), t.Deps...)
+	for _, d := range extra {
+		dup := false
+		for _, x := range out {
+			if x == d {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// IsDone reports whether the id names a done task (in the registry or the
+// archive). An id that names no task is a prerequisite not done.
+func (tx *Txn) IsDone(id string) bool {
+	if t := tx.Task(id); t != nil {
+		return t.Status == Done
+	}
+	return tx.Archived != nil && tx.Archived(id)
+}
+
+// holders summarises what claimed (and owner-held blocked) tasks occupy.
+type holders struct {
+	groups map[string]string // conflict group -> task id
+	files  []*Task
+}
+
+func (tx *Txn) holders() holders {
+	h := holders{groups: map[string]string{}}
+	for _, t := range tx.Tasks {
+		if t.Status != Claimed && t.Status != Blocked {
+			continue
+		}
+		if t.ConflictGroup != "" {
+			h.groups[t.ConflictGroup] = t.ID
+		}
+		if len(t.Files) > 0 {
+			h.files = append(h.files, t)
+		}
+	}
+	return h
+}
+
+// Ineligible returns why agent a may not claim t now, or "" if it may.
+func (tx *Txn) Ineligible(t *Task, a Agent) string {
+	return tx.ineligible(t, a, tx.holders())
+}
+
+func (tx *Txn) ineligible(t *Task, a Agent, h holders) string {
+	if t.Status != Unclaimed {
+		return "status is " + string(t.Status)
+	}
+	for _, d := range tx.Deps(t) {
+		if !tx.IsDone(d) {
+			return "dependency " + d + " is not done"
+		}
+	}
+	if !a.HasCap(t.Capability) {
+		return "needs capability " + t.Capability
+	}
+	if !a.Skill.Accepts(t.SkillLevel) {
+		return "skill level " + string(t.SkillLevel) + " is outside " + a.Skill.String()
+	}
+	if t.ConflictGroup != "" {
+		if other, ok := h.groups[t.ConflictGroup]; ok && other != t.ID {
+			return "conflict group " + t.ConflictGroup + " is held by task " + other
+		}
+	}
+	if len(t.Files) > 0 {
+		for _, o := range h.files {
+			if o.ID != t.ID && AnyOverlap(t.Files, o.Files) {
+				return "files overlap those of task " + o.ID
+			}
+		}
+	}
+	return ""
+}
+
+// ClaimOptions selects what Claim takes.
+type ClaimOptions struct {
+	TaskID string // a specific task, or "" for the best eligible one
+	Any    bool   // first eligible in registry order instead of by priority
+}
+
+// Claim gives agent a one task: the named one, or the eligible task of
+// highest priority (registry order breaking ties), or with Any the first
+// eligible. It returns (nil, nil) when nothing is eligible.
+func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
+	if err := ValidAgentID(a.ID); err != nil {
+		return nil, err
+	}
+	h := tx.holders()
+	var pick *Task
+	if opt.TaskID != "" {
+		if err := ValidTaskID(opt.TaskID); err != nil {
+			return nil, err
+		}
+		t := tx.Task(opt.TaskID)
+		if t == nil {
+			return nil, Errorf(CodeConflict, "task %q not found", opt.TaskID).WithHint("run 'coord ls' to see the task ids")
+		}
+		if t.Status == Claimed && t.ClaimedBy == a.ID {
+			return nil, Errorf(CodeConflict, "task %q is already claimed by you (epoch %d)", t.ID, t.Epoch)
+		}
+		if why := tx.ineligible(t, a, h); why != "" {
+			if t.ClaimedBy != "" && t.Status == Claimed {
+				why = "held by " + t.ClaimedBy
+			}
+			return nil, Errorf(CodeConflict, "task %q cannot be claimed: %s", t.ID, why)
+		}
+		pick = t
+	} else {
+		best := 99
+		for _, t := range tx.Tasks {
+			if t.Status != Unclaimed {
+				continue
+			}
+			r := t.Priority.Rank()
+			if !opt.Any && r >= best {
+				continue
+			}
+			if tx.ineligible(t, a, h) != "" {
+				continue
+			}
+			pick, best = t, r
+			if opt.Any || r == 0 {
+				break
+			}
+		}
+		if pick == nil {
+			return nil, nil
+		}
+	}
+	tx.LastEpoch++
+	pick.Status = Claimed
+	pick.ClaimedBy = a.ID
+	pick.ClaimedAt = FormatTime(tx.Now)
+	pick.CompletedAt = ""
+	pick.Epoch = tx.LastEpoch
+	pick.Progress = 0
+	pick.BlockedReason = ""
+	pick.ReviewerID = ""
+	pick.RejectReason = ""
+	pick.Dirty = true
+	tx.Log(a.ID, "claimed task %s (epoch %d)", pick.ID, pick.Epoch)
+	return pick, nil
+}
+
+// NoEpoch means "no --epoch given": ownership is checked by agent alone.
+const NoEpoch int64 = -1
+
+// owned returns the task if agent holds it (and, when epoch >= 0, at that
+// epoch); otherwise a CodeLost error.
+func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
+	if err := ValidAgentID(agent); err != nil {
+		return nil, err
+	}
+	if err := ValidTaskID(id); err != nil {
+		return nil, err
+	}
+	t := tx.Task(id)
+	switch {
+	case t == nil:
+		return nil, Errorf(CodeLost, "task %q not found: you do not hold it", id).WithHint("stop working on it; run 'coord ls' to see the task ids")
+	case t.ClaimedBy != agent || !t.HoldsLock():
+		holder := "nobody"
+		if t.ClaimedBy != "" {
+			holder = t.ClaimedBy
+		}
+		return nil, Errorf(CodeLost, "task %q is not held by %s (status %s, held by %s)", id, agent, t.Status, holder).WithHint("stop working on it; claim another task")
+	case epoch >= 0 && t.Epoch != epoch:
+		return nil, Errorf(CodeLost, "task %q was reclaimed: epoch is %d, yours is %d", id, t.Epoch, epoch).WithHint("stop working on it; claim another task")
+	}
+	return t, nil
+}
+
+// Release finishes a task held by agent: done, or review when the review
+// gate is on. The summary goes to the log.
+func (tx *Txn) Release(agent, id string, epoch int64, summary string, reviewGate bool) (*Task, error) {
+	t, err := tx.owned(agent, id, epoch)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != Claimed {
+		return nil, Errorf(CodeConflict, "task %q is %s, not claimed", id, t.Status).WithHint("run 'coord unblock %s' first", id)
+	}
+	t.CompletedAt = FormatTime(tx.Now)
+	t.Dirty = true
+	verb := "released"
+	if reviewGate {
+		t.Status = Review
+		verb = "submitted for review"
+	} else {
+		t.Status = Done
+		t.Progress = 100
+	}
+	tx.Log(agent, "%s task %s%s", verb, id, suffix(summary))
+	return t, nil
+}
+
+// Block marks a held task blocked with a reason; it keeps owner and lock.
+func (tx *Txn) Block(agent, id string, epoch int64, reason string) (*Task, error) {
+	if strings.TrimSpace(reason) == "" {
+		return nil, Errorf(CodeUsage, "block needs --reason TEXT")
+	}
+	t, err := tx.owned(agent, id, epoch)
+	if err != nil {
+		return nil, err
+	}
+	t.Status = Blocked
+	t.BlockedReason = OneLine(reason)
+	t.Dirty = true
+	tx.Log(agent, "blocked task %s: %s", id, t.BlockedReason)
+	return t, nil
+}
+
+// Unblock returns a blocked task to claimed (its owner still holds it) or,
+// when the sweep cleared its owner, to unclaimed; any agent may unblock an
+// ownerless task.
+func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
+	if err := ValidAgentID(agent); err != nil {
+		return nil, err
+	}
+	if err := ValidTaskID(id); err != nil {
+		return nil, err
+	}
+	t := tx.Task(id)
+	if t != nil && t.Status == Blocked && t.ClaimedBy == "" {
+		t.Status = Unclaimed
+		t.BlockedReason = ""
+		t.Dirty = true
+		tx.Log(agent, "unblocked task %s", id)
+		return t, nil
+	}
+	t, err := tx.owned(agent, id, epoch)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != Blocked {
+		return nil, Errorf(CodeConflict, "task %q is %s, not blocked", id, t.Status)
+	}
+	t.Status = Claimed
+	t.BlockedReason = ""
+	t.Dirty = true
+	tx.Log(agent, "unblocked task %s", id)
+	return t, nil
+}
+
+// Progress records a held task's progress (0–100).
+func (tx *Txn) Progress(agent, id string, epoch int64, pct int, note string) (*Task, error) {
+	if pct < 0 || pct > 100 {
+		return nil, Errorf(CodeUsage, "progress %d is outside 0..100", pct)
+	}
+	t, err := tx.owned(agent, id, epoch)
+	if err != nil {
+		return nil, err
+	}
+	t.Progress = pct
+	t.Dirty = true
+	tx.Log(agent, "progress task %s %d%%%s", id, pct, suffix(note))
+	return t, nil
+}
+
+// Approve turns a task in review into done; the reviewer must not be the
+// agent that claimed it.
+func (tx *Txn) Approve(reviewer, id string) (*Task, error) {
+	if err := ValidAgentID(reviewer); err != nil {
+		return nil, err
+	}
+	t, err := tx.inReview(id)
+	if err != nil {
+		return nil, err
+	}
+	if t.ClaimedBy == reviewer {
+		return nil, Errorf(CodeConflict, "task %q: %s claimed it and cannot approve it", id, reviewer).WithHint("another agent must approve (--reviewer ID)")
+	}
+	t.Status = Done
+	t.ReviewerID = reviewer
+	t.Progress = 100
+	t.Dirty = true
+	tx.Log(reviewer, "approved task %s", id)
+	return t, nil
+}
+
+// Reject hands a task in review back to its owner as claimed.
+func (tx *Txn) Reject(reviewer, id, reason string) (*Task, error) {
+	if strings.TrimSpace(reason) == "" {
+		return nil, Errorf(CodeUsage, "reject needs --reason TEXT")
+	}
+	if err := ValidAgentID(reviewer); err != nil {
+		return nil, err
+	}
+	t, err := tx.inReview(id)
+	if err != nil {
+		return nil, err
+	}
+	if t.ClaimedBy == "" {
+		return nil, Errorf(CodeConflict, "task %q has no owner to hand it back to", id)
+	}
+	t.Status = Claimed
+	t.CompletedAt = ""
+	t.RejectReason = OneLine(reason)
+	t.Dirty = true
+	tx.Log(reviewer, "rejected task %s: %s", id, t.RejectReason)
+	return t, nil
+}
+
+func (tx *Txn) inReview(id string) (*Task, error) {
+	if err := ValidTaskID(id); err != nil {
+		return nil, err
+	}
+	t := tx.Task(id)
+	if t == nil {
+		return nil, Errorf(CodeConflict, "task %q not found", id)
+	}
+	if t.Status != Review {
+		return nil, Errorf(CodeConflict, "task %q is %s, not in review", id, t.Status)
+	}
+	return t, nil
+}
+
+// StalePolicy says what the sweep does with a dead agent's task.
+type StalePolicy string
+
+// The stale policies of config.json's on_stale.
+const (
+	Requeue         StalePolicy = "requeue"
+	BlockIfProgress StalePolicy = "block-if-progress"
+)
+
+// LockRef names one task lock as the sweep judged it.
+type LockRef struct {
+	TaskID string
+	Agent  string
+	Epoch  int64
+}
+
+// FreeStale frees a lock judged stale, after re-checking that the task is
+// still held by the same agent at the same epoch. It returns false (and
+// changes nothing) when the lock has changed since it was judged.
+func (tx *Txn) FreeStale(ref LockRef, policy StalePolicy) bool {
+	t := tx.Task(ref.TaskID)
+	if t == nil || !t.HoldsLock() || t.ClaimedBy != ref.Agent || t.Epoch != ref.Epoch {
+		return false
+	}
+	switch {
+	case t.Status == Blocked:
+		// stays blocked with its reason; only the owner goes
+	case policy == BlockIfProgress && t.Progress > 0:
+		t.Status = Blocked
+		t.BlockedReason = fmt.Sprintf("agent %s went stale at %d%% progress", ref.Agent, t.Progress)
+	default:
+		t.Status = Unclaimed
+		t.Progress = 0
+	}
+	t.ClaimedBy = ""
+	t.ClaimedAt = ""
+	t.Dirty = true
+	tx.Log(CoordinatorID, "freed stale lock task %s (agent %s)", t.ID, ref.Agent)
+	return true
+}
+
+// HeldBy lists the tasks whose lock agent holds.
+func (tx *Txn) HeldBy(agent string) []*Task {
+	var out []*Task
+	for _, t := range tx.Tasks {
+		if t.ClaimedBy == agent && t.HoldsLock() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func suffix(s string) string {
+	s = OneLine(s)
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+// OneLine flattens text to one line: control characters (newlines
+// included) become spaces, surrounding space is trimmed.
+func OneLine(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
+		return strings.TrimSpace(s)
+	}
+	b := []rune(s)
+	for i, r := range b {
+		if r < 0x20 || r == 0x7f {
+			b[i] = ' '
+		}
+	}
+	return strings.TrimSpace(string(b))
+}
