@@ -28,8 +28,6 @@ type Store struct {
 	// Holder describes this process in the sidecar lock files it holds,
 	// for --lock-diagnose.
 	Holder string
-
-	loaded *File // the file most recently loaded by Update/View
 }
 
 var _ coord.Backend = (*Store)(nil)
@@ -188,7 +186,6 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 			return err
 		}
 	}
-	s.loaded = f
 	return s.AppendLog(ctx, append(fixes, tx.Events...)...)
 }
 
@@ -252,6 +249,16 @@ func (f *File) touch(now time.Time) {
 // directory if someone removed it.
 func (s *Store) createLock(name string, t *coord.Task) error {
 	err := s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
+	if errors.Is(err, fs.ErrExist) {
+		// Something that is not a lock file (a planted symlink, a
+		// directory) sits at the name: remove it, never follow it.
+		if fi, lerr := s.Tree.Lstat(name); lerr == nil && !fi.Mode().IsRegular() {
+			if err := s.Tree.Remove(name); err != nil {
+				return err
+			}
+			return s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := s.Tree.MkdirAll(LocksDir, 0o755); err != nil {
 			return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -554,7 +555,7 @@ func (e *env) cmdLog(c *cli.Context) error {
 		for _, l := range lines {
 			if e.json {
 				ent, _ := coord.ParseLogLine(l)
-				b, _ := jsonMarshal(ent)
+				b, _ := json.Marshal(ent)
 				w.Write(b)
 				w.WriteByte('\n')
 			} else {
