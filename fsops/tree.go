@@ -71,6 +71,12 @@ func (t *Tree) Path(name string) string { return filepath.Join(t.dir, name) }
 
 // MkdirAll creates a directory (and parents) inside the tree.
 func (t *Tree) MkdirAll(name string, perm fs.FileMode) error {
+	if fi, err := t.root.Lstat(name); err == nil && fi.IsDir() {
+		return nil
+	}
+	if err := step(OpMkdir, name); err != nil {
+		return &fs.PathError{Op: "mkdir", Path: t.Path(name), Err: err}
+	}
 	if err := t.root.MkdirAll(name, perm); err != nil {
 		return err
 	}
@@ -139,13 +145,14 @@ func (t *Tree) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	if err := t.refuseSymlink(name); err != nil {
 		return err
 	}
-	pf, err := renameio.NewPendingFile(name, renameio.WithRoot(t.root), renameio.WithPermissions(perm))
+	pf, err := t.pending(name, data, perm)
 	if err != nil {
-		return &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: unwrapPath(err)}
+		return err
 	}
 	defer pf.Cleanup()
-	if _, err := pf.Write(data); err != nil {
-		return &fs.PathError{Op: "write", Path: t.Path(name), Err: unwrapPath(err)}
+	// Never rename a file whose fsync failed: pending returns before.
+	if err := step(OpRename, name); err != nil {
+		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: err}
 	}
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: unwrapPath(err)}
@@ -153,16 +160,53 @@ func (t *Tree) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	return t.SyncDir(filepath.Dir(name))
 }
 
+// pending writes data to a renameio temp file beside name and fsyncs it.
+// Each step passes the fault seam.
+func (t *Tree) pending(name string, data []byte, perm fs.FileMode) (*renameio.PendingFile, error) {
+	if err := step(OpCreate, name+".tmp"); err != nil {
+		return nil, &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: err}
+	}
+	pf, err := renameio.NewPendingFile(name, renameio.WithRoot(t.root), renameio.WithPermissions(perm))
+	if err != nil {
+		return nil, &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	fail := func(op string, err error) (*renameio.PendingFile, error) {
+		pf.Cleanup()
+		return nil, &fs.PathError{Op: op, Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	if err := step(OpWrite, name+".tmp"); err != nil {
+		return fail("write", err)
+	}
+	if _, err := pf.Write(data); err != nil {
+		return fail("write", err)
+	}
+	if err := step(OpSync, name+".tmp"); err != nil {
+		return fail("fsync", err)
+	}
+	if err := pf.Sync(); err != nil {
+		return fail("fsync", err)
+	}
+	return pf, nil
+}
+
 // CreateExcl creates name with data, failing with fs.ErrExist if it exists
 // (O_CREAT|O_EXCL|O_NOFOLLOW). With sync it fsyncs the file and directory.
 func (t *Tree) CreateExcl(name string, data []byte, sync bool) error {
+	if err := step(OpCreate, name); err != nil {
+		return &fs.PathError{Op: "create", Path: t.Path(name), Err: err}
+	}
 	f, err := t.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(data)
+	werr := step(OpWrite, name)
+	if werr == nil {
+		_, werr = f.Write(data)
+	}
 	if werr == nil && sync {
-		werr = f.Sync()
+		if werr = step(OpSync, name); werr == nil {
+			werr = f.Sync()
+		}
 	}
 	cerr := f.Close()
 	if werr == nil {
@@ -181,6 +225,9 @@ func (t *Tree) CreateExcl(name string, data []byte, sync bool) error {
 // AppendLine appends line (which must end in '\n') in one write(2). The
 // caller holds the file's lock. A short or failed write is truncated away.
 func (t *Tree) AppendLine(name string, line []byte) error {
+	if err := step(OpCreate, name); err != nil {
+		return &fs.PathError{Op: "append", Path: t.Path(name), Err: err}
+	}
 	f, err := t.root.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fixELOOP(t, name, err)
@@ -189,6 +236,9 @@ func (t *Tree) AppendLine(name string, line []byte) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
+	}
+	if err := step(OpWrite, name); err != nil {
+		return &fs.PathError{Op: "append", Path: t.Path(name), Err: err}
 	}
 	n, err := f.Write(line)
 	if err != nil || n != len(line) {
@@ -204,10 +254,20 @@ func (t *Tree) AppendLine(name string, line []byte) error {
 }
 
 // Remove removes name (never following a symlink; it removes the link).
-func (t *Tree) Remove(name string) error { return t.root.Remove(name) }
+func (t *Tree) Remove(name string) error {
+	if err := step(OpRemove, name); err != nil {
+		return &fs.PathError{Op: "remove", Path: t.Path(name), Err: err}
+	}
+	return t.root.Remove(name)
+}
 
 // Rename renames inside the tree, replacing newname.
-func (t *Tree) Rename(oldname, newname string) error { return t.root.Rename(oldname, newname) }
+func (t *Tree) Rename(oldname, newname string) error {
+	if err := step(OpRename, newname); err != nil {
+		return &fs.PathError{Op: "rename", Path: t.Path(oldname), Err: err}
+	}
+	return t.root.Rename(oldname, newname)
+}
 
 // Chtimes sets a file's access and modification times. It refuses a
 // symlink so that a planted link cannot be used to touch a file elsewhere.
@@ -215,12 +275,18 @@ func (t *Tree) Chtimes(name string, at time.Time) error {
 	if err := t.refuseSymlink(name); err != nil {
 		return err
 	}
+	if err := step(OpChtimes, name); err != nil {
+		return &fs.PathError{Op: "chtimes", Path: t.Path(name), Err: err}
+	}
 	return t.root.Chtimes(name, at, at)
 }
 
 // SyncDir fsyncs a directory so that entries created, renamed or removed
 // in it survive a power loss.
 func (t *Tree) SyncDir(name string) error {
+	if err := step(OpSyncDir, name); err != nil {
+		return &fs.PathError{Op: "fsync", Path: t.Path(name), Err: err}
+	}
 	d, err := t.root.Open(name)
 	if err != nil {
 		return err
@@ -283,16 +349,13 @@ func (t *Tree) CreateFile(name string, data []byte, perm fs.FileMode) error {
 	if _, err := t.root.Lstat(name); err == nil {
 		return &fs.PathError{Op: "create", Path: t.Path(name), Err: fs.ErrExist}
 	}
-	pf, err := renameio.NewPendingFile(name, renameio.WithRoot(t.root), renameio.WithPermissions(perm))
+	pf, err := t.pending(name, data, perm)
 	if err != nil {
-		return &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: unwrapPath(err)}
+		return err
 	}
 	defer pf.Cleanup()
-	if _, err := pf.Write(data); err != nil {
-		return &fs.PathError{Op: "write", Path: t.Path(name), Err: unwrapPath(err)}
-	}
-	if err := pf.Sync(); err != nil {
-		return &fs.PathError{Op: "fsync", Path: t.Path(name), Err: unwrapPath(err)}
+	if err := step(OpRename, name); err != nil {
+		return &fs.PathError{Op: "create", Path: t.Path(name), Err: err}
 	}
 	rel, err := filepath.Rel(t.dir, pf.Name())
 	if err != nil || strings.HasPrefix(rel, "..") {
