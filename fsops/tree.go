@@ -1,6 +1,8 @@
 package fsops
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -365,4 +368,41 @@ func (t *Tree) CreateFile(name string, data []byte, perm fs.FileMode) error {
 		return &fs.PathError{Op: "create", Path: t.Path(name), Err: unwrapPath(err)}
 	}
 	return t.SyncDir(filepath.Dir(name))
+}
+
+// ReplaceFile atomically replaces name with data without making the
+// change durable: readers see the old or the new content, whole, but a
+// power loss may bring back the old one. For advisory content only
+// (heartbeat descriptions), where two fsyncs per state change buy nothing.
+func (t *Tree) ReplaceFile(name string, data []byte, perm fs.FileMode) error {
+	if err := t.refuseSymlink(name); err != nil {
+		return err
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+strconv.FormatUint(binary.LittleEndian.Uint64(rnd[:])>>1, 10))
+	if err := step(OpCreate, tmp); err != nil {
+		return &fs.PathError{Op: "create", Path: t.Path(tmp), Err: err}
+	}
+	f, err := t.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
+	if err != nil {
+		return err
+	}
+	werr := step(OpWrite, tmp)
+	if werr == nil {
+		_, werr = f.Write(data)
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		if werr = step(OpRename, name); werr == nil {
+			werr = t.root.Rename(tmp, name)
+		}
+	}
+	if werr != nil {
+		t.root.Remove(tmp)
+		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: unwrapPath(werr)}
+	}
+	return nil
 }

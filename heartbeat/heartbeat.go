@@ -79,7 +79,8 @@ func (d *Dir) Beat(agent string, info *Info) error {
 	if err := d.Tree.MkdirAll(DirName, 0o755); err != nil {
 		return err
 	}
-	if err := d.Tree.WriteFile(name, append(b, '\n'), 0o644); err != nil {
+	// Content is advisory (the mtime is the liveness): atomic, not durable.
+	if err := d.Tree.ReplaceFile(name, append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	return d.Tree.Chtimes(name, now)
