@@ -143,6 +143,9 @@ func (e *env) cmdInit(c *cli.Context) error {
 		return err
 	}
 	dir := filepath.Join(root, registry.RelDir)
+	if err := e.checkFS(root); err != nil {
+		return err
+	}
 	created, err := registry.Init(dir, rotdtemplate.Coordination())
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/heartbeat"
 	"github.com/rotd/coord/registry"
 )
@@ -29,6 +31,7 @@ type env struct {
 	lockWait            time.Duration
 	lockWaitSet         bool
 	notFound            string
+	allowUnsafeFS       bool
 	clock               coord.Clock
 	store               *registry.Store
 	cfg                 registry.Config
@@ -41,6 +44,7 @@ func (e *env) before(c *cli.Context) error {
 	e.rootFlag, e.rootSet = c.String("root"), c.IsSet("root")
 	e.agentFlag, e.agentSet = c.String("agent"), c.IsSet("agent")
 	e.clock = coord.SystemClock
+	e.allowUnsafeFS = c.Bool("allow-unsafe-fs") || os.Getenv("COORD_ALLOW_UNSAFE_FS") == "1"
 	if c.IsSet("lock-wait") {
 		d, err := parseDuration(c.String("lock-wait"))
 		if err != nil {
@@ -90,7 +94,11 @@ func (e *env) open() (*registry.Store, error) {
 		return nil, err
 	}
 	e.root = root
-	s, err := registry.Open(filepath.Join(root, registry.RelDir))
+	dir := filepath.Join(root, registry.RelDir)
+	if err := e.checkFS(dir); err != nil {
+		return nil, err
+	}
+	s, err := registry.Open(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +119,19 @@ func (e *env) open() (*registry.Store, error) {
 	}
 	e.store = s
 	return s, nil
+}
+
+// checkFS refuses network and user-space file systems unless allowed.
+func (e *env) checkFS(dir string) error {
+	if e.allowUnsafeFS {
+		return nil
+	}
+	err := fsops.CheckLocalFS(dir)
+	if errors.Is(err, fsops.ErrUnsafeFS) {
+		return coord.Errorf(coord.CodeIO, "%v", err).
+			WithHint("flock and rename are not trustworthy there; put the tree on a local disk, or pass --allow-unsafe-fs if every agent runs on this one machine")
+	}
+	return nil // statfs failures surface on first use with a better message
 }
 
 // who resolves this agent's id (after open, so the root is known).

@@ -139,6 +139,7 @@ func globalFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 		&cli.StringFlag{Name: "lock-wait", Usage: "how long to wait for an artifact lock (Go duration; a bare number is seconds)"},
 		&cli.BoolFlag{Name: "lock-diagnose", Usage: "name the holder of a contended lock"},
+		&cli.BoolFlag{Name: "allow-unsafe-fs", Usage: "run on NFS, 9p/WSL, FUSE or SMB even though flock and rename are not trustworthy there (env COORD_ALLOW_UNSAFE_FS=1)"},
 	}
 }
 
