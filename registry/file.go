@@ -168,7 +168,9 @@ func parseTask(d *decoder, keys *keySet, n int) (*coord.Task, error) {
 }
 
 func decodeTaskField(d *decoder, t *coord.Task, name string, n int) error {
-	what := func() string { return "task " + strconv.Itoa(n) + ` "` + name + `"` }
+	// Labels are built only on error: this runs for every field of
+	// every task on every read.
+	what := func() string { return name }
 	var err error
 	var s string
 	var i int64
@@ -205,7 +207,7 @@ func decodeTaskField(d *decoder, t *coord.Task, name string, n int) error {
 	case "progress":
 		i, err = d.integer(what(), true)
 		if err == nil && i > 100 {
-			return d.errf("%s must be 0..100, found %d", what(), i)
+			err = d.errf("%s must be 0..100, found %d", name, i)
 		}
 		t.Progress = int(i)
 	case "blocked_reason":
@@ -215,8 +217,10 @@ func decodeTaskField(d *decoder, t *coord.Task, name string, n int) error {
 	case "reject_reason":
 		t.RejectReason, err = d.str(what(), true)
 	default:
-		err = d.SkipValue()
-		err = d.fail(err)
+		err = d.fail(d.SkipValue())
+	}
+	if pe, ok := err.(*ParseError); ok {
+		pe.Msg = "task " + strconv.Itoa(n) + " " + pe.Msg
 	}
 	return err
 }

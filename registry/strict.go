@@ -32,7 +32,7 @@ func newDecoder(file string, data []byte) (*decoder, error) {
 	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
 		return nil, &ParseError{file, "starts with a byte-order mark; save it as plain UTF-8"}
 	}
-	return &decoder{Decoder: jsontext.NewDecoder(bytes.NewReader(data)), data: data, file: file}, nil
+	return &decoder{Decoder: jsontext.NewDecoder(bytes.NewBuffer(data)), data: data, file: file}, nil
 }
 
 func (d *decoder) fail(err error) error {
