@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -36,193 +37,190 @@ var taskFieldOrder = []string{
 	"epoch", "progress", "blocked_reason", "reviewer_id", "reject_reason",
 }
 
-// Parse reads a registry strictly. file names it in errors.
+// Parse reads a registry strictly. file names it in errors. The returned
+// tasks keep views into data, which must not be modified afterwards.
 func Parse(file string, data []byte) (*File, error) {
-	d, err := newDecoder(file, data)
-	if err != nil {
-		return nil, err
+	if len(data) >= 3 && string(data[:3]) == "\xef\xbb\xbf" {
+		return nil, &ParseError{file, "starts with a byte-order mark; save it as plain UTF-8"}
 	}
+	s := &scanner{data: data, file: file}
 	f := &File{tasksAt: -1}
-	if err := d.expect('{', "the registry"); err != nil {
-		return nil, err
+	if s.peek() != '{' {
+		return nil, s.errf("the registry must be a JSON object, found %s", s.kindName())
 	}
-	var keys keySet
 	sawTasks := false
-	for {
-		name, ok, err := d.name()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		if c := keys.add(name); c != "" {
-			return nil, d.errf("top-level keys %q and %q differ only in case", c, name)
-		}
+	err := s.object(func(name string) error {
 		switch name {
 		case "tasks":
 			sawTasks = true
 			f.tasksAt = len(f.top)
-			if err := f.parseTasks(d); err != nil {
-				return nil, err
-			}
+			return f.parseTasks(s)
 		case "version":
-			v, err := d.integer(`"version"`, false)
+			v, err := s.intVal(`"version"`, false)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if v != FormatVersion {
-				return nil, d.errf(`"version" is %d; this coord reads version %d (upgrade coord)`, v, FormatVersion)
+				return s.errf(`"version" is %d; this coord reads version %d (upgrade coord)`, v, FormatVersion)
 			}
 			f.top = append(f.top, member{name, []byte(strconv.FormatInt(v, 10))})
 		case "last_epoch":
-			if f.LastEpoch, err = d.integer(`"last_epoch"`, false); err != nil {
-				return nil, err
-			}
+			var err error
+			f.LastEpoch, err = s.intVal(`"last_epoch"`, false)
 			f.hasEpoch = true
+			return err
 		default:
-			raw, err := d.raw()
-			if err != nil {
-				return nil, err
+			if k := caseTwin(name, topFields); k != "" {
+				return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
 			}
-			f.top = append(f.top, member{name, raw})
+			s.ws()
+			a := s.i
+			if err := s.value(); err != nil {
+				return err
+			}
+			f.top = append(f.top, member{name, s.data[a:s.i]})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := d.end(); err != nil {
+	if err := s.end(); err != nil {
 		return nil, err
 	}
 	if !sawTasks {
-		return nil, d.errf(`has no "tasks" array`)
+		return nil, &ParseError{file, `has no "tasks" array`}
 	}
 	return f, nil
 }
 
-func (f *File) parseTasks(d *decoder) error {
-	if d.PeekKind() == 'n' {
-		_, err := d.ReadToken()
-		return d.fail(err)
+func (f *File) parseTasks(s *scanner) error {
+	if s.peek() == 'n' {
+		return s.literal("null")
 	}
-	if err := d.expect('[', `"tasks"`); err != nil {
-		return err
+	if s.peek() != '[' {
+		return s.errf(`"tasks" must be an array, found %s`, s.kindName())
 	}
-	seen := make(map[string]int)
-	var keys keySet
-	for d.PeekKind() != ']' {
-		if d.PeekKind() != '{' {
-			return d.errf("task %d must be an object", len(f.Tasks)+1)
+	seen := make(map[string]int, len(s.data)/256+8)
+	return s.array(func() error {
+		n := len(f.Tasks) + 1
+		if s.peek() != '{' {
+			return s.errf("task %d must be an object, found %s", n, s.kindName())
 		}
-		start := d.InputOffset()
-		t, err := parseTask(d, &keys, len(f.Tasks)+1)
+		a := s.i
+		t, err := parseTask(s, n)
 		if err != nil {
 			return err
 		}
-		end := d.InputOffset()
-		raw := bytes.TrimLeft(d.data[start:end], " \t\r\n,")
 		if prev, dup := seen[t.ID]; dup {
-			return d.errf("task id %q appears twice (tasks %d and %d)", t.ID, prev, len(f.Tasks)+1)
+			return s.errf("task id %q appears twice (tasks %d and %d)", t.ID, prev, n)
 		}
-		seen[t.ID] = len(f.Tasks) + 1
-		t.Raw = raw
+		seen[t.ID] = n
+		t.Raw = s.data[a:s.i]
 		f.Tasks = append(f.Tasks, t)
-	}
-	_, err := d.ReadToken()
-	return d.fail(err)
+		return nil
+	})
 }
 
-// parseTask decodes one task object's known fields, skipping (but
-// validating) the rest.
-func parseTask(d *decoder, keys *keySet, n int) (*coord.Task, error) {
-	if _, err := d.ReadToken(); err != nil {
-		return nil, d.fail(err)
-	}
-	keys.reset()
+// parseTask decodes one task object's known fields, validating (and
+// skipping) the rest.
+func parseTask(s *scanner, n int) (*coord.Task, error) {
 	t := &coord.Task{}
 	hasID, hasStatus := false, false
-	for {
-		name, ok, err := d.name()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		if c := keys.add(name); c != "" {
-			return nil, d.errf("task %d: keys %q and %q differ only in case", n, c, name)
-		}
-		if err := decodeTaskField(d, t, name, n); err != nil {
-			return nil, err
-		}
+	err := s.object(func(name string) error {
 		hasID = hasID || name == "id"
 		hasStatus = hasStatus || name == "status"
+		if err := decodeTaskField(s, t, name); err != nil {
+			if pe, ok := err.(*ParseError); ok {
+				pe.Msg = "task " + strconv.Itoa(n) + " " + pe.Msg
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !hasID {
-		return nil, d.errf(`task %d has no "id"`, n)
+		return nil, s.errf(`task %d has no "id"`, n)
 	}
 	if !hasStatus {
 		t.Status = coord.Unclaimed
 	}
 	if err := t.Check(); err != nil {
-		return nil, d.errf("%v", err)
+		return nil, s.errf("%v", err)
 	}
 	return t, nil
 }
 
-func decodeTaskField(d *decoder, t *coord.Task, name string, n int) error {
-	// Labels are built only on error: this runs for every field of
-	// every task on every read.
-	what := func() string { return name }
+func decodeTaskField(s *scanner, t *coord.Task, name string) error {
 	var err error
-	var s string
+	var str string
 	var i int64
 	switch name {
 	case "id":
-		t.ID, err = d.str(what(), false)
+		t.ID, err = s.strVal(name, false)
 	case "title":
-		t.Title, err = d.str(what(), true)
+		t.Title, err = s.strVal(name, true)
 	case "status":
-		s, err = d.str(what(), false)
-		t.Status = coord.Status(s)
+		str, err = s.strVal(name, false)
+		t.Status = coord.Status(str)
 	case "priority":
-		s, err = d.str(what(), true)
-		t.Priority = coord.Priority(s)
+		str, err = s.strVal(name, true)
+		t.Priority = coord.Priority(str)
 	case "deps":
-		t.Deps, err = d.strs(what())
+		t.Deps, err = s.strsVal(name)
 	case "capability":
-		t.Capability, err = d.str(what(), true)
+		t.Capability, err = s.strVal(name, true)
 	case "skill_level":
-		s, err = d.str(what(), true)
-		t.SkillLevel = coord.SkillLevel(s)
+		str, err = s.strVal(name, true)
+		t.SkillLevel = coord.SkillLevel(str)
 	case "files":
-		t.Files, err = d.strs(what())
+		t.Files, err = s.strsVal(name)
 	case "conflict_group":
-		t.ConflictGroup, err = d.str(what(), true)
+		t.ConflictGroup, err = s.strVal(name, true)
 	case "claimed_by":
-		t.ClaimedBy, err = d.str(what(), true)
+		t.ClaimedBy, err = s.strVal(name, true)
 	case "claimed_at":
-		t.ClaimedAt, err = d.str(what(), true)
+		t.ClaimedAt, err = s.strVal(name, true)
 	case "completed_at":
-		t.CompletedAt, err = d.str(what(), true)
+		t.CompletedAt, err = s.strVal(name, true)
 	case "epoch":
-		t.Epoch, err = d.integer(what(), true)
+		t.Epoch, err = s.intVal(name, true)
 	case "progress":
-		i, err = d.integer(what(), true)
+		i, err = s.intVal(name, true)
 		if err == nil && i > 100 {
-			err = d.errf("%s must be 0..100, found %d", name, i)
+			err = s.errf("%s must be 0..100, found %d", name, i)
 		}
 		t.Progress = int(i)
 	case "blocked_reason":
-		t.BlockedReason, err = d.str(what(), true)
+		t.BlockedReason, err = s.strVal(name, true)
 	case "reviewer_id":
-		t.ReviewerID, err = d.str(what(), true)
+		t.ReviewerID, err = s.strVal(name, true)
 	case "reject_reason":
-		t.RejectReason, err = d.str(what(), true)
+		t.RejectReason, err = s.strVal(name, true)
 	default:
-		err = d.fail(d.SkipValue())
-	}
-	if pe, ok := err.(*ParseError); ok {
-		pe.Msg = "task " + strconv.Itoa(n) + " " + pe.Msg
+		if k := caseTwin(name, taskFieldOrder); k != "" {
+			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
+		}
+		err = s.value()
 	}
 	return err
+}
+
+// topFields are the top-level members coord writes itself.
+var topFields = []string{"version", "last_epoch", "tasks"}
+
+// caseTwin returns the known name that name equals but for case, or "".
+// Such a member is refused: kept as an unknown field, it would clash with
+// the known one when coord writes it.
+func caseTwin(name string, known []string) string {
+	for _, k := range known {
+		if len(k) == len(name) && k != name && strings.EqualFold(k, name) {
+			return k
+		}
+	}
+	return ""
 }
 
 // Encode renders the registry: unchanged tasks byte for byte, changed
@@ -275,7 +273,7 @@ func (f *File) Encode() []byte {
 			writeTasks()
 		}
 		sep()
-		b = strconv.AppendQuote(b, m.name)
+		b = appendString(b, m.name)
 		b = append(b, ':')
 		b = append(b, m.raw...)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/rotd/coord/coord"
 )
@@ -39,32 +40,28 @@ func ParseSeed(file string, r io.Reader) ([]coord.SeedLine, error) {
 }
 
 // ParseSeedLine parses one seed line into a task (strict JSON, known
-// fields typed, status defaulting to unclaimed).
+// fields typed, status defaulting to unclaimed, unknown fields kept).
 func ParseSeedLine(where string, line []byte) (*coord.Task, error) {
-	d, err := newDecoder(where, line)
-	if err != nil {
-		return nil, coord.Errorf(coord.CodeUsage, "%v", err)
+	line = bytes.Clone(line)
+	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
+		return nil, coord.Errorf(coord.CodeUsage, "%s: starts with a byte-order mark", where)
 	}
-	if d.PeekKind() != '{' {
+	s := &scanner{data: line, file: where}
+	if s.peek() != '{' {
 		return nil, coord.Errorf(coord.CodeUsage, "%s: a seed line must be one JSON object", where)
 	}
-	var keys keySet
-	t, err := parseTask(d, &keys, 1)
+	t, err := parseTask(s, 1)
 	if err == nil {
-		err = d.end()
+		err = s.end()
 	}
 	if err != nil {
 		msg := err.Error()
 		if pe, ok := err.(*ParseError); ok {
-			msg = pe.File + ": " + trimTaskN(pe.Msg)
+			msg = pe.File + ": " + strings.TrimPrefix(pe.Msg, "task 1 ")
 		}
 		return nil, coord.Errorf(coord.CodeUsage, "%s", msg)
 	}
-	t.Raw = bytes.Clone(line)
+	t.Raw = line
 	t.Dirty = true
 	return t, nil
-}
-
-func trimTaskN(msg string) string {
-	return string(bytes.TrimPrefix([]byte(msg), []byte("task 1: ")))
 }

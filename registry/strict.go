@@ -254,10 +254,10 @@ func CheckStrict(file string, data []byte) error {
 	for {
 		tok, err := d.ReadToken()
 		if err == io.EOF {
-			if len(stack) == 0 {
-				return nil
+			if len(stack) > 0 || len(bytes.TrimSpace(data)) == 0 {
+				return d.errf("unexpected end of JSON (empty or truncated file?)")
 			}
-			return d.errf("unexpected end of JSON (truncated file?)")
+			return nil
 		}
 		if err != nil {
 			return d.fail(err)

@@ -1,0 +1,225 @@
+package registry
+
+import (
+	"bytes"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rotd/coord/coord"
+)
+
+// ROTD's own example registry (registry/testdata/rotd, MIT, see LICENSE
+// there) must be read as it is, and written back without losing anything.
+func TestParseROTDExample(t *testing.T) {
+	data, err := os.ReadFile("testdata/rotd/active_work_registry.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("example", data)
+	if err != nil {
+		t.Fatalf("ROTD example refused: %v", err)
+	}
+	if len(f.Tasks) < 4 {
+		t.Fatalf("got %d tasks, want at least 4", len(f.Tasks))
+	}
+	first := f.Tasks[0]
+	if first.ID != "2.1" || first.Status != coord.Claimed || first.ClaimedBy != "agent-12345-frontend" ||
+		first.Capability != "frontend_ts" || first.SkillLevel != coord.Intermediate || first.Priority != coord.High {
+		t.Fatalf("first task decoded as %+v", first)
+	}
+	// Unchanged tasks are written byte for byte.
+	out := f.Encode()
+	for _, task := range f.Tasks {
+		if !bytes.Contains(out, task.Raw) {
+			t.Errorf("task %s not kept verbatim", task.ID)
+		}
+	}
+	g, err := Parse("re-encoded", out)
+	if err != nil {
+		t.Fatalf("re-encoded registry refused: %v\n%s", err, out)
+	}
+	if !sameTasks(f.Tasks, g.Tasks) {
+		t.Fatal("tasks changed across a write")
+	}
+}
+
+func TestEncodeKeepsUnknownFields(t *testing.T) {
+	in := `{"version":1,"owner":{"team":"x"},"tasks":[` +
+		`{"id":"a","title":"A","x-note":[1,2,{"k":null}],"status":"unclaimed","epoch":0}` +
+		`],"trailer":"kept"}`
+	f, err := Parse("r", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := f.Tasks[0]
+	task.Status, task.ClaimedBy, task.Epoch, task.Dirty = coord.Claimed, "agent-1", 7, true
+	f.LastEpoch = 7
+	out := string(f.Encode())
+	for _, want := range []string{`"owner":{"team":"x"}`, `"x-note":[1,2,{"k":null}]`, `"trailer":"kept"`,
+		`"status":"claimed"`, `"claimed_by":"agent-1"`, `"epoch":7`, `"last_epoch":7`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("encoded registry lacks %s:\n%s", want, out)
+		}
+	}
+	// Unknown task fields keep their place before the known ones after them.
+	if strings.Index(out, `"x-note"`) > strings.Index(out, `"status"`) {
+		t.Errorf("member order changed:\n%s", out)
+	}
+	g, err := Parse("again", []byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Tasks[0].Status != coord.Claimed || g.Tasks[0].Epoch != 7 || g.LastEpoch != 7 {
+		t.Fatalf("round trip lost the change: %+v", g.Tasks[0])
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"empty", ``, "JSON object"},
+		{"array", `[]`, "JSON object"},
+		{"no tasks", `{"version":1}`, `no "tasks"`},
+		{"duplicate top key", `{"tasks":[],"tasks":[]}`, "duplicate key"},
+		{"case-variant top key", `{"tasks":[],"Tasks":[]}`, "differ only in case"},
+		{"duplicate task key", `{"tasks":[{"id":"a","id":"b"}]}`, "duplicate key"},
+		{"case-variant task key", `{"tasks":[{"id":"a","ID":"b"}]}`, "differ only in case"},
+		{"escaped duplicate", `{"tasks":[{"id":"a","\u0069d":"b"}]}`, "duplicate key"},
+		{"nested duplicate", `{"tasks":[{"id":"a","x":{"k":1,"k":2}}]}`, "duplicate key"},
+		{"nested case variant", `{"tasks":[],"x":[{"Ab":1,"aB":2}]}`, "differ only in case"},
+		{"kelvin sign fold", `{"tasks":[],"x":{"k":1,"\u212a":2}}`, "differ only in case"},
+		{"invalid utf-8", "{\"tasks\":[{\"id\":\"a\",\"title\":\"\xff\"}]}", "UTF-8"},
+		{"lone surrogate", `{"tasks":[{"id":"a","title":"\ud800"}]}`, "surrogate"},
+		{"trailing data", `{"tasks":[]} {}`, "trailing data"},
+		{"truncated", `{"tasks":[{"id":"a"`, ""},
+		{"byte-order mark", "\xef\xbb\xbf{\"tasks\":[]}", "byte-order mark"},
+		{"traversal id", `{"tasks":[{"id":"../../etc/passwd"}]}`, "task id"},
+		{"bad status", `{"tasks":[{"id":"a","status":"finished"}]}`, "status"},
+		{"bad priority", `{"tasks":[{"id":"a","priority":"asap"}]}`, "priority"},
+		{"duplicate id", `{"tasks":[{"id":"a"},{"id":"a"}]}`, "appears twice"},
+		{"future version", `{"version":2,"tasks":[]}`, "upgrade coord"},
+		{"epoch not a number", `{"tasks":[{"id":"a","epoch":"1"}]}`, "epoch"},
+		{"leading zero", `{"tasks":[],"n":01}`, ""},
+		{"deep nesting", `{"tasks":[],"x":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + `}`, "nesting"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("reg.json", []byte(c.in))
+			if err == nil {
+				t.Fatalf("accepted %q", c.in)
+			}
+			if !strings.HasPrefix(err.Error(), "reg.json: ") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestParseSeedLine(t *testing.T) {
+	task, err := ParseSeedLine("seed:1", []byte(`{"id":"4.2","title":"t","deps":["4.1"],"files":["src/**"],"x":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.ID != "4.2" || task.Status != coord.Unclaimed || !reflect.DeepEqual(task.Deps, []string{"4.1"}) || !task.Dirty {
+		t.Fatalf("decoded %+v", task)
+	}
+	for _, bad := range []string{``, `[]`, `{"id":"a"} x`, `{"title":"no id"}`, `{"id":"a/b"}`, `{"id":"a","id":"a"}`} {
+		if _, err := ParseSeedLine("seed:3", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "seed:3") {
+			t.Errorf("%q: err = %v, want an error naming seed:3", bad, err)
+		} else if coord.CodeOf(err) != coord.CodeUsage {
+			t.Errorf("%q: code %d, want usage", bad, coord.CodeOf(err))
+		}
+	}
+}
+
+func sameTasks(a, b []*coord.Task) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := *a[i], *b[i]
+		x.Raw, y.Raw, x.Dirty, y.Dirty = nil, nil, false, false
+		for _, t := range []*coord.Task{&x, &y} {
+			if t.Priority == "" {
+				t.Priority = coord.Medium // written out as the default it means
+			}
+		}
+		if !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzParse: the registry parser never panics; what it accepts is strict
+// JSON by the independent jsontext-based checker, and survives a write
+// and re-read unchanged.
+func FuzzParse(f *testing.F) {
+	if data, err := os.ReadFile("testdata/rotd/active_work_registry.json"); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"version":1,"last_epoch":3,"tasks":[{"id":"a","status":"claimed","claimed_by":"x","epoch":3,"files":["a/**"]}],"z":{}}`))
+	f.Add([]byte(`{"tasks":[{"id":"a","x":"\u00e9\ud83d\ude00"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		reg, err := Parse("fuzz", data)
+		if err != nil {
+			return
+		}
+		if err := CheckStrict("fuzz", data); err != nil && !bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+			t.Fatalf("Parse accepted what jsontext refuses (%v): %q", err, data)
+		}
+		for _, task := range reg.Tasks {
+			task.Dirty = true // force the re-encoding path too
+		}
+		out := reg.Encode()
+		again, err := Parse("re-encoded", out)
+		if err != nil {
+			t.Fatalf("encoding of accepted input is refused: %v\nin:  %q\nout: %q", err, data, out)
+		}
+		if !sameTasks(reg.Tasks, again.Tasks) || again.LastEpoch != reg.LastEpoch {
+			t.Fatalf("round trip changed the tasks\nin:  %q\nout: %q", data, out)
+		}
+	})
+}
+
+// FuzzScannerMatchesJSONText: the hand-written scanner accepts exactly the
+// documents that jsontext (with our case-variant rule) accepts.
+func FuzzScannerMatchesJSONText(f *testing.F) {
+	for _, s := range []string{`{}`, `[1,-0.5e+3,"x",true,false,null]`, `{"a":{"A":1}}`, `"\ud800"`, `"\ud83d\ude00"`,
+		`01`, `1.`, `-`, `{"a":1,"a":1}`, "\"\x7f\"", "\"\x1f\"", `[1,]`, ` 1 `, `{"k":1,"\u212a":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := &scanner{data: data, file: "fuzz"}
+		ours := s.value()
+		if ours == nil {
+			ours = s.end()
+		}
+		theirs := CheckStrict("fuzz", data)
+		if (ours == nil) != (theirs == nil) {
+			t.Fatalf("scanner: %v\njsontext: %v\ninput: %q", ours, theirs, data)
+		}
+	})
+}
+
+// FuzzParseSeedLine: never panics; an accepted line is a valid task.
+func FuzzParseSeedLine(f *testing.F) {
+	f.Add([]byte(`{"id":"4.2","title":"t","priority":"high","deps":["4.1"],"conflict_group":"g"}`))
+	f.Add([]byte(`{"id":"a","skill_level":"expert","files":["**/*.go"],"extra":{"n":[1]}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		task, err := ParseSeedLine("fuzz:1", line)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz:1") {
+				t.Fatalf("error does not name the line: %v", err)
+			}
+			return
+		}
+		if err := task.Check(); err != nil {
+			t.Fatalf("accepted an invalid task: %v", err)
+		}
+	})
+}
