@@ -1,0 +1,48 @@
+# coord — make targets. `make demo` and `make test` are the README's two
+# commands; CI (.ci/run) runs `make test`.
+export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
+GO ?= go
+BIN := bin
+FUZZTIME ?= 5s
+# package:Target for every fuzz target, run briefly by `make test`.
+FUZZ := ./registry:FuzzParse ./registry:FuzzScannerMatchesJSONText ./registry:FuzzParseSeedLine
+
+.PHONY: build demo test vet fmt-check unit fuzz bench stress install-rotd clean
+
+build:
+	$(GO) build -o $(BIN)/coord ./cmd/coord
+
+demo: build
+	./scripts/demo.sh
+
+test: vet fmt-check unit fuzz
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+fuzz:
+	@for t in $(FUZZ); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/coord-fuzz.log 2>&1 || { cat /tmp/coord-fuzz.log; exit 1; }; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+stress:
+	$(GO) test -race -count=1 -run 'Multi|Stress|Crash' -v ./...
+
+install-rotd: build
+	ln -sf coord $(BIN)/rotd
+	@echo "$(BIN)/rotd -> coord: 'rotd coord <command>' now works (put $(BIN) on PATH)"
+
+clean:
+	rm -rf $(BIN)
