@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary stand in for the coord binary (and for
+// rotd, to test 'rotd coord …') inside testscript scripts.
+func TestMain(m *testing.M) {
+	cmd := func() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
+	testscript.Main(m, map[string]func(){"coord": cmd, "rotd": cmd})
+}
+
+// TestScript runs every testdata/script/*.txtar end to end.
+//
+// Extra script commands:
+//
+//	code N PROG ARGS...   run PROG and require exit status N (stdout and
+//	                      stderr are then checked as after exec)
+//	snapshot              remember the contents of every file under
+//	                      .rotd/coordination (flock sidecars in .lock/ and
+//	                      heartbeats excluded: refused commands may take a
+//	                      lock or beat)
+//	unchanged             fail unless those files are exactly as snapshotted
+//	age PATH DUR          set PATH's mtime DUR into the past (e.g. 20m)
+//	future PATH DUR       set PATH's mtime DUR into the future
+//	lines FILE N          require FILE to have exactly N lines
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		RequireExplicitExec: true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("COORD_AGENT", "")
+			e.Vars = dropEnv(e.Vars, "COORD_AGENT", "COORD_ROOT", "COORD_AGENT_CAPS")
+			e.Setenv("GIT_AUTHOR_NAME", "t")
+			e.Setenv("GIT_AUTHOR_EMAIL", "t@example.com")
+			e.Setenv("GIT_COMMITTER_NAME", "t")
+			e.Setenv("GIT_COMMITTER_EMAIL", "t@example.com")
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "root":
+				return os.Geteuid() == 0, nil
+			case "git":
+				_, err := exec.LookPath("git")
+				return err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"code":      cmdCode,
+			"snapshot":  cmdSnapshot,
+			"unchanged": cmdUnchanged,
+			"age":       func(ts *testscript.TestScript, neg bool, args []string) { shiftMtime(ts, args, -1) },
+			"future":    func(ts *testscript.TestScript, neg bool, args []string) { shiftMtime(ts, args, +1) },
+			"lines":     cmdLines,
+		},
+	})
+}
+
+func dropEnv(vars []string, names ...string) []string {
+	out := vars[:0]
+	for _, v := range vars {
+		keep := true
+		for _, n := range names {
+			if strings.HasPrefix(v, n+"=") {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func cmdCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: code N PROG ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("code: %q is not a number", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	default:
+		ts.Fatalf("code: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+const snapshotFile = ".coord-test-snapshot"
+
+func treeDigest(ts *testscript.TestScript) string {
+	dir := ts.MkAbs(filepath.Join(".rotd", "coordination"))
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() && (rel == ".lock" || rel == "heartbeat") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			lines = append(lines, rel+"/")
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		lines = append(lines, rel+" "+hex.EncodeToString(sum[:8]))
+		return nil
+	})
+	if err != nil {
+		ts.Fatalf("snapshot: %v", err)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
+	if err := os.WriteFile(ts.MkAbs(snapshotFile), []byte(treeDigest(ts)), 0o644); err != nil {
+		ts.Fatalf("snapshot: %v", err)
+	}
+}
+
+func cmdUnchanged(ts *testscript.TestScript, neg bool, args []string) {
+	before, err := os.ReadFile(ts.MkAbs(snapshotFile))
+	if err != nil {
+		ts.Fatalf("unchanged: no snapshot taken")
+	}
+	now := treeDigest(ts)
+	if (string(before) == now) == neg {
+		if neg {
+			ts.Fatalf("the coordination tree did not change")
+		}
+		ts.Fatalf("the coordination tree changed:\nbefore:\n%snow:\n%s", before, now)
+	}
+}
+
+func shiftMtime(ts *testscript.TestScript, args []string, sign time.Duration) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: age|future PATH DURATION")
+	}
+	d, err := time.ParseDuration(args[1])
+	if err != nil {
+		ts.Fatalf("bad duration %q", args[1])
+	}
+	when := time.Now().Add(sign * d)
+	ts.Check(os.Chtimes(ts.MkAbs(args[0]), when, when))
+}
+
+func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: lines FILE N")
+	}
+	data := ts.ReadFile(args[0])
+	n := strings.Count(data, "\n")
+	want, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("lines: %q is not a number", args[1])
+	}
+	if (n == want) == neg {
+		ts.Fatalf("%s has %d lines, want %s%d", args[0], n, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
