@@ -23,6 +23,12 @@ func normalizeArgs(app *cli.App, args []string) []string {
 	var cmdFlagSet map[string]bool
 	var cur *cli.Command
 	rest := args[1:]
+	// A command flag may also stand before the command name
+	// (coord --capability go claim): find the command first so such flags
+	// are known, with their arity, from the start.
+	if c := guessCommand(app, rest, global); c != nil {
+		cmdFlagSet = flagArity(c.Flags)
+	}
 	for i := 0; i < len(rest); i++ {
 		tok := rest[i]
 		if tok == "--" {
@@ -76,6 +82,28 @@ func normalizeArgs(app *cli.App, args []string) []string {
 		out = append(out, pass...)
 	}
 	return out
+}
+
+// guessCommand returns the command named by the first token that is
+// neither a flag nor the value of a global flag and names a command.
+func guessCommand(app *cli.App, rest []string, global map[string]bool) *cli.Command {
+	for i := 0; i < len(rest); i++ {
+		tok := rest[i]
+		if tok == "--" {
+			return nil
+		}
+		if len(tok) > 1 && tok[0] == '-' {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
+			if global[name] && !hasValue {
+				i++
+			}
+			continue
+		}
+		if c := findCommand(app.Commands, tok); c != nil {
+			return c
+		}
+	}
+	return nil
 }
 
 // flagArity maps each flag name and alias to whether it takes a value.
