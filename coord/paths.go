@@ -28,10 +28,11 @@ func AnyOverlap(as, bs []string) bool {
 	return false
 }
 
-// CleanPath normalises a repository-relative path or pattern: slashes,
-// no "./", no duplicate separators, keeping a trailing "/".
+// CleanPath normalises a repository-relative path or pattern: no "./",
+// no duplicate separators, keeping a trailing "/". Separators are '/'
+// only: a backslash is a glob escape (or part of a file name), never a
+// separator.
 func CleanPath(p string) string {
-	p = strings.ReplaceAll(p, "\\", "/")
 	dir := strings.HasSuffix(p, "/")
 	p = path.Clean("/" + p)[1:]
 	if dir && p != "" {

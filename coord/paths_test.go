@@ -1,0 +1,128 @@
+package coord
+
+import (
+	"path"
+	"testing"
+)
+
+func TestPatternsOverlap(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want bool
+	}{
+		// literals
+		{"src/a.go", "src/a.go", true},
+		{"src/a.go", "src/b.go", false},
+		{"src/a.go", "./src//a.go", true},
+		{"src", "src/a.go", false}, // a file named src is not under it
+		{"src/", "src/a.go", true}, // trailing slash: the whole directory
+		{"src/", "srcx/a.go", false},
+		// single-segment wildcards
+		{"src/*.ts", "src/editor.ts", true},
+		{"src/*.ts", "src/editor.go", false},
+		{"src/*.ts", "src/x/editor.ts", false}, // * stays within one segment
+		{"src/*.ts", "src/*.go", false},
+		{"src/*", "src/*.go", true},
+		{"src/a*", "src/*b", true}, // "ab" matches both
+		{"src/a?c", "src/abc", true},
+		{"src/a?c", "src/ac", false},
+		{"*.md", "docs/x.md", false},
+		// ** across segments
+		{"src/**", "src/x/y/z.go", true},
+		{"src/**", "src", true}, // ** matches zero segments
+		{"src/**", "lib/x.go", false},
+		{"**/*.go", "cmd/coord/main.go", true},
+		{"**/*.go", "README.md", false},
+		{"**/test/*.go", "a/b/test/x.go", true},
+		{"a/**/z", "a/z", true},
+		{"a/**/z", "a/b/c/z", true},
+		{"a/**/z", "a/b/c/y", false},
+		{"**", "anything/at/all", true},
+		{"a/**/b/*.go", "a/**/c/*.go", false}, // the parent directory must be both b and c
+		{"a/**/b/**", "a/**/c/*.go", true},    // a/b/c/x.go
+		// character classes
+		{"src/[ab].go", "src/a.go", true},
+		{"src/[ab].go", "src/c.go", false},
+		{"src/[a-c].go", "src/[x-z].go", false},
+		{"src/[a-c].go", "src/[c-e].go", true},
+		{"src/[!a].go", "src/a.go", false},
+		{"src/[!a].go", "src/b.go", true},
+		{"src/[!a].go", "src/[!b].go", true}, // conservative, and really true (c)
+		// paths that only look alike
+		{"src/editor.ts", "src/editor.tsx", false},
+		{"src/editor", "src/editor.ts", false},
+		{"Src/a.go", "src/a.go", false}, // case matters
+		{"src/a\\*.go", "src/ab.go", false}, // escaped star is literal
+		{"src/a\\*.go", "src/a*.go", true},
+	}
+	for _, c := range cases {
+		if got := PatternsOverlap(c.a, c.b); got != c.want {
+			t.Errorf("PatternsOverlap(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+		if got := PatternsOverlap(c.b, c.a); got != c.want {
+			t.Errorf("PatternsOverlap(%q, %q) = %v, want %v (not symmetric)", c.b, c.a, got, c.want)
+		}
+	}
+}
+
+func TestHasDotDotAndCleanPath(t *testing.T) {
+	for p, want := range map[string]bool{"a/../b": true, "..": true, "a\\..\\b": true, "a/..b": false, "a/b..": false, "./a": false} {
+		if HasDotDot(p) != want {
+			t.Errorf("HasDotDot(%q) = %v", p, !want)
+		}
+	}
+	for in, want := range map[string]string{"./a//b/": "a/b/", "a\\b": "a\\b", "/a": "a", "a/./b": "a/b"} {
+		if got := CleanPath(in); got != want {
+			t.Errorf("CleanPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzPatternsOverlap: symmetric, reflexive, and never false when one side
+// is a literal path that the other matches (path.Match within a segment).
+func FuzzPatternsOverlap(f *testing.F) {
+	f.Add("src/*.ts", "src/a.ts")
+	f.Add("a/**/z", "a/b/z")
+	f.Add("[a-c]?", "b*")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ab, ba := PatternsOverlap(a, b), PatternsOverlap(b, a)
+		if ab != ba {
+			t.Fatalf("not symmetric: %q %q: %v vs %v", a, b, ab, ba)
+		}
+		if _, err := path.Match(a, ""); err == nil && !PatternsOverlap(a, a) && a != "" {
+			// A well-formed pattern that can match something overlaps itself;
+			// an unmatchable class like "[]" is the exception, so only check
+			// patterns without classes.
+			if !containsAny(a, "[\\") {
+				t.Fatalf("%q does not overlap itself", a)
+			}
+		}
+		// b as a literal path: if path.Match says a matches it segment-wise
+		// and neither uses ** or escapes, they overlap.
+		if !containsAny(b, "*?[\\") && !containsAny(a, "\\") && !hasDoubleStar(a) && CleanPath(a) == a && CleanPath(b) == b && a != "" {
+			if ok, err := path.Match(a, b); err == nil && ok && !PatternsOverlap(a, b) {
+				t.Fatalf("path.Match(%q, %q) but no overlap", a, b)
+			}
+		}
+	})
+}
+
+func containsAny(s, chars string) bool {
+	for i := 0; i < len(s); i++ {
+		for j := 0; j < len(chars); j++ {
+			if s[i] == chars[j] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasDoubleStar(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '*' && s[i+1] == '*' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,202 @@
+package coord
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func newTxn(tasks ...*Task) *Txn {
+	tx := &Txn{Tasks: tasks, Now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	for _, t := range tasks {
+		if t.Status == "" {
+			t.Status = Unclaimed
+		}
+	}
+	tx.Index()
+	return tx
+}
+
+func claimID(t *testing.T, tx *Txn, a Agent, opt ClaimOptions) string {
+	t.Helper()
+	task, err := tx.Claim(a, opt)
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if task == nil {
+		return ""
+	}
+	return task.ID
+}
+
+func TestClaimOrder(t *testing.T) {
+	tx := newTxn(&Task{ID: "low", Priority: Low}, &Task{ID: "m1"}, &Task{ID: "u", Priority: Urgent}, &Task{ID: "m2", Priority: Medium}, &Task{ID: "h", Priority: High})
+	var got []string
+	for i := 0; i < 6; i++ {
+		got = append(got, claimID(t, tx, Agent{ID: "a"}, ClaimOptions{}))
+	}
+	if want := "u h m1 m2 low "; strings.Join(got, " ") != want {
+		t.Fatalf("claim order %q, want %q", strings.Join(got, " "), want)
+	}
+	if tx.LastEpoch != 5 || tx.Task("low").Epoch != 5 || tx.Task("u").Epoch != 1 {
+		t.Fatalf("epochs: last %d, low %d, u %d", tx.LastEpoch, tx.Task("low").Epoch, tx.Task("u").Epoch)
+	}
+	tx = newTxn(&Task{ID: "low", Priority: Low}, &Task{ID: "u", Priority: Urgent})
+	if id := claimID(t, tx, Agent{ID: "a"}, ClaimOptions{Any: true}); id != "low" {
+		t.Fatalf("--any took %q, want the first in registry order", id)
+	}
+}
+
+func TestEligibility(t *testing.T) {
+	tx := newTxn(
+		&Task{ID: "dep", Status: Done},
+		&Task{ID: "open-dep"},
+		&Task{ID: "needs-open", Deps: []string{"open-dep"}},
+		&Task{ID: "needs-map"},
+		&Task{ID: "needs-ghost", Deps: []string{"ghost"}},
+		&Task{ID: "go", Capability: "go"},
+		&Task{ID: "expert", SkillLevel: Expert},
+		&Task{ID: "g1", ConflictGroup: "g", Status: Claimed, ClaimedBy: "b", Epoch: 1},
+		&Task{ID: "g2", ConflictGroup: "g"},
+		&Task{ID: "f1", Files: []string{"src/**"}, Status: Blocked, ClaimedBy: "b", Epoch: 2, BlockedReason: "x"},
+		&Task{ID: "f2", Files: []string{"src/a/*.go"}},
+		&Task{ID: "f3", Files: []string{"docs/*.md"}},
+	)
+	tx.DepMap = map[string][]string{"needs-map": {"open-dep", "dep"}}
+	skill, err := ParseSkillFilter("<=intermediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Agent{ID: "a", Skill: skill}
+	want := map[string]string{
+		"dep":         "status is done",
+		"open-dep":    "",
+		"needs-open":  "dependency open-dep is not done",
+		"needs-map":   "dependency open-dep is not done",
+		"needs-ghost": "dependency ghost is not done",
+		"go":          "needs capability go",
+		"expert":      "skill level expert",
+		"g2":          "conflict group g is held by task g1",
+		"f2":          "files overlap those of task f1",
+		"f3":          "",
+	}
+	for id, w := range want {
+		got := tx.Ineligible(tx.Task(id), a)
+		if (w == "") != (got == "") || !strings.HasPrefix(got, w) {
+			t.Errorf("%s: ineligible %q, want %q", id, got, w)
+		}
+	}
+	if got := tx.Ineligible(tx.Task("go"), Agent{ID: "a", Caps: []string{"ts", "go"}}); got != "" {
+		t.Errorf("agent with capability go refused: %s", got)
+	}
+	if _, err := tx.Claim(a, ClaimOptions{TaskID: "g2"}); CodeOf(err) != CodeConflict {
+		t.Errorf("claim --task of an ineligible task: %v, want conflict", err)
+	}
+	if _, err := tx.Claim(a, ClaimOptions{TaskID: "nope"}); CodeOf(err) != CodeConflict {
+		t.Errorf("claim --task of an unknown task: %v, want conflict", err)
+	}
+	if _, err := tx.Claim(Agent{ID: "a.b"}, ClaimOptions{}); CodeOf(err) != CodeUsage {
+		t.Errorf("claim by an invalid agent id: %v, want usage", err)
+	}
+}
+
+func TestFencing(t *testing.T) {
+	tx := newTxn(&Task{ID: "t", Progress: 0})
+	task, _ := tx.Claim(Agent{ID: "a"}, ClaimOptions{})
+	first := task.Epoch
+	if _, err := tx.Progress("a", "t", first, 30, ""); err != nil {
+		t.Fatal(err)
+	}
+	// a goes stale; the sweep requeues, b claims.
+	if !tx.FreeStale(LockRef{TaskID: "t", Agent: "a", Epoch: first}, Requeue) {
+		t.Fatal("FreeStale refused a matching lock")
+	}
+	if tx.FreeStale(LockRef{TaskID: "t", Agent: "a", Epoch: first}, Requeue) {
+		t.Fatal("FreeStale freed twice")
+	}
+	task, _ = tx.Claim(Agent{ID: "b"}, ClaimOptions{})
+	if task.Epoch <= first {
+		t.Fatalf("new epoch %d not above %d", task.Epoch, first)
+	}
+	for name, op := range map[string]func() error{
+		"release":  func() error { _, err := tx.Release("a", "t", first, "", false); return err },
+		"progress": func() error { _, err := tx.Progress("a", "t", first, 50, ""); return err },
+		"block":    func() error { _, err := tx.Block("a", "t", first, "r"); return err },
+		"stale epoch by the new holder": func() error {
+			_, err := tx.Release("b", "t", first, "", false)
+			return err
+		},
+	} {
+		if err := op(); CodeOf(err) != CodeLost {
+			t.Errorf("%s by the old holder: %v, want lost (6)", name, err)
+		}
+	}
+	// A stale sweep does not clear the new holder's lock either.
+	if tx.FreeStale(LockRef{TaskID: "t", Agent: "b", Epoch: first}, Requeue) {
+		t.Fatal("FreeStale freed a lock with another epoch")
+	}
+	if _, err := tx.Release("b", "t", task.Epoch, "ok", true); err != nil {
+		t.Fatal(err)
+	}
+	if task.Status != Review {
+		t.Fatalf("review gate: status %s", task.Status)
+	}
+	if _, err := tx.Approve("b", "t"); CodeOf(err) != CodeConflict {
+		t.Fatalf("self-approval: %v, want conflict", err)
+	}
+	if _, err := tx.Approve("c", "t"); err != nil || task.Status != Done || task.ReviewerID != "c" {
+		t.Fatalf("approve: %v, status %s reviewer %q", err, task.Status, task.ReviewerID)
+	}
+}
+
+func TestStalePolicyBlockIfProgress(t *testing.T) {
+	tx := newTxn(&Task{ID: "p"}, &Task{ID: "z"})
+	p, _ := tx.Claim(Agent{ID: "a"}, ClaimOptions{TaskID: "p"})
+	z, _ := tx.Claim(Agent{ID: "a"}, ClaimOptions{TaskID: "z"})
+	if _, err := tx.Progress("a", "p", -1, 40, ""); err != nil {
+		t.Fatal(err)
+	}
+	tx.FreeStale(LockRef{TaskID: "p", Agent: "a", Epoch: p.Epoch}, BlockIfProgress)
+	tx.FreeStale(LockRef{TaskID: "z", Agent: "a", Epoch: z.Epoch}, BlockIfProgress)
+	if p.Status != Blocked || p.ClaimedBy != "" || !strings.Contains(p.BlockedReason, "40%") {
+		t.Fatalf("task with progress: %s by %q (%q)", p.Status, p.ClaimedBy, p.BlockedReason)
+	}
+	if z.Status != Unclaimed || z.ClaimedBy != "" {
+		t.Fatalf("task without progress: %s by %q", z.Status, z.ClaimedBy)
+	}
+	if p.HoldsLock() {
+		t.Fatal("an ownerless blocked task must not need a lock")
+	}
+	if _, err := tx.Unblock("c", "p", -1); err != nil || p.Status != Unclaimed {
+		t.Fatalf("unblock of an ownerless blocked task: %v, %s", err, p.Status)
+	}
+}
+
+func TestIDs(t *testing.T) {
+	for _, id := range []string{"4.2", "a", "A-b_c.d", strings.Repeat("x", 64)} {
+		if err := ValidTaskID(id); err != nil {
+			t.Errorf("task id %q refused: %v", id, err)
+		}
+	}
+	for _, id := range []string{"", ".a", "-a", "../../etc/passwd", "a/b", "a b", "a\x00", strings.Repeat("x", 65), "é"} {
+		if err := ValidTaskID(id); CodeOf(err) != CodeUsage {
+			t.Errorf("task id %q: %v, want usage error", id, err)
+		}
+	}
+	if err := ValidAgentID("a.b"); CodeOf(err) != CodeUsage {
+		t.Error("agent ids must not contain dots")
+	}
+	if err := ValidAgentID("agent-12345-frontend"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFindCycle(t *testing.T) {
+	c := FindCycle(map[string][]string{"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+	if len(c) < 3 {
+		t.Fatalf("cycle not found: %v", c)
+	}
+	if FindCycle(map[string][]string{"a": {"b"}, "b": {"c"}, "d": {"a", "c"}}) != nil {
+		t.Fatal("cycle reported in a DAG")
+	}
+}
