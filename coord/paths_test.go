@@ -51,7 +51,7 @@ func TestPatternsOverlap(t *testing.T) {
 		// paths that only look alike
 		{"src/editor.ts", "src/editor.tsx", false},
 		{"src/editor", "src/editor.ts", false},
-		{"Src/a.go", "src/a.go", false}, // case matters
+		{"Src/a.go", "src/a.go", false},     // case matters
 		{"src/a\\*.go", "src/ab.go", false}, // escaped star is literal
 		{"src/a\\*.go", "src/a*.go", true},
 	}
