@@ -34,8 +34,14 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/coord-fuzz.log 2>&1 || { cat /tmp/coord-fuzz.log; exit 1; }; \
 	done
 
-bench:
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	@echo "--- coord --version (process start, the floor of every command)"
+	$(GO) run ./cmd/coordbench -bin $(BIN)/coord -startup 200
+	@echo "--- one agent, 1k tasks: claim latency"
+	$(GO) run ./cmd/coordbench -bin $(BIN)/coord -tasks 1000 -procs 1 -ops 200
+	@echo "--- 8 agent processes contending, 1k tasks"
+	$(GO) run ./cmd/coordbench -bin $(BIN)/coord -tasks 1000 -procs 8 -ops 100
 
 stress:
 	$(GO) test -race -count=1 -run 'Multi|Stress|Crash' -v ./...

@@ -1,0 +1,104 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rotd/coord/coord"
+	rotdtemplate "github.com/rotd/coord"
+)
+
+// registryOf builds a registry of n tasks shaped like real ones.
+func registryOf(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"version":1,"last_epoch":0,"tasks":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "\n"+`{"id":"%d.%d","title":"Task number %d with a title","description":"Something to do in module %d","status":"unclaimed","priority":"%s","deps":[],"capability":"go","skill_level":"intermediate","files":["src/m%d/*.go"],"conflict_group":"g%d","claimed_by":null,"claimed_at":null,"completed_at":null,"epoch":0,"progress":0,"blocked_reason":null,"reviewer_id":null}`,
+			i/100, i%100, i, i%50, []string{"urgent", "high", "medium", "low"}[i%4], i%50, i%20)
+	}
+	b.WriteString("\n]}\n")
+	return []byte(b.String())
+}
+
+func BenchmarkParse(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		data := registryOf(n)
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := Parse("bench", data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEncodeOneChange: the common write, one task changed.
+func BenchmarkEncodeOneChange(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		f, err := Parse("bench", registryOf(n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Tasks[n/2].Status, f.Tasks[n/2].Dirty = coord.Claimed, true
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				_ = f.Encode()
+			}
+		})
+	}
+}
+
+// BenchmarkClaimRelease: one agent's claim + release through the real
+// store on disk (flock, reconcile, lock file, durable registry write, log
+// line), at 1k tasks. Two commits per iteration.
+func BenchmarkClaimRelease(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), ".rotd", "coordination")
+	if _, err := Init(dir, rotdtemplate.Coordination()); err != nil {
+		b.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Tree.WriteFile(RegistryFile, registryOf(1000), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	a := coord.Agent{ID: "bench", Caps: []string{"go"}}
+	for b.Loop() {
+		var id string
+		var epoch int64
+		err := s.Update(ctx, func(tx *coord.Txn) error {
+			t, err := tx.Claim(a, coord.ClaimOptions{})
+			if err == nil && t == nil {
+				err = fmt.Errorf("nothing to claim")
+			}
+			if err == nil {
+				id, epoch = t.ID, t.Epoch
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		err = s.Update(ctx, func(tx *coord.Txn) error {
+			t, err := tx.Release("bench", id, epoch, "", false)
+			if err == nil {
+				t.Status, t.ClaimedBy, t.Dirty = coord.Unclaimed, "", true // keep the pool full
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
