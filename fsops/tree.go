@@ -160,8 +160,25 @@ func (t *Tree) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: unwrapPath(err)}
 	}
-	return t.SyncDir(filepath.Dir(name))
+	if err := t.SyncDir(filepath.Dir(name)); err != nil {
+		return &NotDurableError{Path: t.Path(name), Err: err}
+	}
+	return nil
 }
+
+// NotDurableError reports a replace that took place (readers see the new
+// content) but whose directory fsync failed, so a power loss might still
+// undo it. Callers treat the write as done and warn.
+type NotDurableError struct {
+	Path string
+	Err  error
+}
+
+func (e *NotDurableError) Error() string {
+	return e.Path + " was replaced but the directory fsync failed (" + unwrapPath(e.Err).Error() + "); a power loss may undo it"
+}
+
+func (e *NotDurableError) Unwrap() error { return e.Err }
 
 // pending writes data to a renameio temp file beside name and fsyncs it.
 // Each step passes the fault seam.

@@ -29,6 +29,16 @@ type Store struct {
 	// Holder describes this process in the sidecar lock files it holds,
 	// for --lock-diagnose.
 	Holder string
+	// Warn receives problems that happened after a commit (the change is
+	// made, so the command still succeeds): a failed directory fsync, a
+	// log line that could not be written. nil discards them.
+	Warn func(msg string)
+}
+
+func (s *Store) warn(err error) {
+	if s.Warn != nil && err != nil {
+		s.Warn(err.Error())
+	}
 }
 
 var _ coord.Backend = (*Store)(nil)
@@ -187,7 +197,12 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 			return err
 		}
 	}
-	return s.AppendLog(ctx, append(fixes, tx.Events...)...)
+	// The commit is made: a log failure now must not turn the command's
+	// result into an error the caller would read as "nothing changed".
+	if err := s.AppendLog(context.WithoutCancel(ctx), append(fixes, tx.Events...)...); err != nil {
+		s.warn(fmt.Errorf("committed, but the log line was not written: %w", err))
+	}
+	return nil
 }
 
 // commit writes new locks, the registry, then removes unbacked locks.
@@ -215,7 +230,10 @@ func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string) error 
 		f.LastEpoch = tx.LastEpoch
 	}
 	f.touch(tx.Now)
-	if err := s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644); err != nil {
+	var nd *fsops.NotDurableError
+	if err := s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644); errors.As(err, &nd) {
+		s.warn(nd) // committed: readers see it
+	} else if err != nil {
 		for _, c := range created {
 			s.Tree.Remove(c)
 		}

@@ -1,0 +1,170 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	rotdtemplate "github.com/rotd/coord"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
+)
+
+var errCrash = errors.New("simulated crash")
+
+func freshStore(t *testing.T, seed string) *Store {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), ".rotd", "coordination")
+	if _, err := Init(dir, rotdtemplate.Coordination()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Tree.WriteFile(RegistryFile, []byte(seed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const crashSeed = `{"version":1,"last_epoch":1,"tasks":[
+{"id":"held","status":"claimed","claimed_by":"old","epoch":1},
+{"id":"free","title":"f"}
+]}
+`
+
+// The operation under test: a claim of "free" by "a" and, in the same
+// commit, "old" releasing "held" (a lock created and one removed).
+func claimAndRelease(tx *coord.Txn) error {
+	if _, err := tx.Claim(coord.Agent{ID: "a"}, coord.ClaimOptions{TaskID: "free"}); err != nil {
+		return err
+	}
+	_, err := tx.Release("old", "held", -1, "x", false)
+	return err
+}
+
+// state reads back what a restarted coord sees, after the reconcile that
+// every mutating command runs: which of the two outcomes happened.
+func state(t *testing.T, s *Store) string {
+	t.Helper()
+	var out string
+	err := s.Update(context.Background(), func(tx *coord.Txn) error {
+		f, h := tx.Task("free"), tx.Task("held")
+		out = fmt.Sprintf("free=%s/%s held=%s/%s", f.Status, f.ClaimedBy, h.Status, h.ClaimedBy)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	if probs := s.diagnose(); len(probs) > 0 {
+		t.Fatalf("invariants broken after restart: %v", probs)
+	}
+	return out
+}
+
+const (
+	before = "free=unclaimed/ held=claimed/old"
+	after  = "free=claimed/a held=done/old"
+)
+
+// TestCrashAtEveryStep: a crash (the step and everything after it never
+// happen) at each mutating step of a commit leaves the old state or the new
+// one, never a mix, and every file parses.
+func TestCrashAtEveryStep(t *testing.T) {
+	// Count the steps of one commit.
+	s := freshStore(t, crashSeed)
+	s.Update(context.Background(), func(*coord.Txn) error { return nil }) // create lock sidecars
+	var steps []string
+	fsops.SetFaultHook(func(op fsops.Op, path string) error {
+		steps = append(steps, string(op)+" "+path)
+		return nil
+	})
+	err := s.Update(context.Background(), claimAndRelease)
+	fsops.SetFaultHook(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) < 5 {
+		t.Fatalf("only %d steps seen: %v", len(steps), steps)
+	}
+	sawBefore, sawAfter := false, false
+	for k := range steps {
+		t.Run(fmt.Sprintf("%02d_%s", k, strings.ReplaceAll(steps[k], "/", "_")), func(t *testing.T) {
+			s := freshStore(t, crashSeed)
+			s.Update(context.Background(), func(*coord.Txn) error { return nil })
+			n := 0
+			fsops.SetFaultHook(func(op fsops.Op, path string) error {
+				n++
+				if n > k {
+					return errCrash // dead: nothing from here on reaches the disk
+				}
+				return nil
+			})
+			s.Update(context.Background(), claimAndRelease)
+			fsops.SetFaultHook(nil)
+			got := state(t, s)
+			switch got {
+			case before:
+				sawBefore = true
+			case after:
+				sawAfter = true
+			default:
+				t.Fatalf("crash before step %d (%s) left a mixed state: %s", k, steps[k], got)
+			}
+		})
+	}
+	if !sawBefore || !sawAfter {
+		t.Fatalf("expected both outcomes across crash points (before %v, after %v)", sawBefore, sawAfter)
+	}
+}
+
+// TestFaultAtEveryStep: an I/O error (EIO, ENOSPC, EROFS) at any step is
+// reported as exit code 2, leaves the old or new state, and the next
+// command works.
+func TestFaultAtEveryStep(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.EIO, syscall.ENOSPC, syscall.EROFS} {
+		for k := 0; k < 12; k++ {
+			t.Run(fmt.Sprintf("%s_at_%d", errno, k), func(t *testing.T) {
+				s := freshStore(t, crashSeed)
+				s.Update(context.Background(), func(*coord.Txn) error { return nil })
+				n := 0
+				fsops.SetFaultHook(func(op fsops.Op, path string) error {
+					n++
+					if n == k+1 {
+						return errno
+					}
+					return nil
+				})
+				var warned []string
+				s.Warn = func(m string) { warned = append(warned, m) }
+				err := s.Update(context.Background(), claimAndRelease)
+				fsops.SetFaultHook(nil)
+				if err != nil && coord.CodeOf(err) != coord.CodeIO {
+					t.Fatalf("fault gave exit code %d: %v", coord.CodeOf(err), err)
+				}
+				got := state(t, s)
+				// An error means nothing changed; success means the change
+				// is made (possibly with a warning about durability or the log).
+				if err != nil && got != before {
+					t.Fatalf("reported %v but the change was made: %s", err, got)
+				}
+				if err == nil && got != after {
+					t.Fatalf("reported success but the state is %s (warnings %v)", got, warned)
+				}
+				// No temp file is left behind by a failed write.
+				ents, _ := s.Tree.ReadDir(".")
+				for _, e := range ents {
+					if IsTempName(e.Name()) {
+						t.Errorf("temp file %s left behind", e.Name())
+					}
+				}
+			})
+		}
+	}
+}
