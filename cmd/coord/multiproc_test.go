@@ -54,6 +54,17 @@ type claimed struct {
 //	       "got ID EPOCH" per claim
 //	hold:  claim and never release, as fast as possible (to be SIGKILLed)
 func workerMain(mode, agent, root string) int {
+	if mode == "log" {
+		// Messages of varied length, some far beyond PIPE_BUF (4 KiB).
+		for i := range 150 {
+			msg := fmt.Sprintf("%s-%03d %s end", agent, i, strings.Repeat("x", (i*997)%9000))
+			if code, _, errs := coordIn("--root", root, "--agent", agent, "msg", msg); code != 0 {
+				fmt.Fprint(os.Stderr, errs)
+				return code
+			}
+		}
+		return 0
+	}
 	caps := os.Getenv("COORD_AGENT_CAPS")
 	for idle := 0; ; {
 		code, out, errs := coordIn("--root", root, "--agent", agent, "--capability", caps, "claim")
@@ -294,4 +305,48 @@ func TestMultiProcessSIGKILL(t *testing.T) {
 		t.Fatal("no worker claimed anything before being killed; the test proved nothing")
 	}
 	t.Logf("%d claims across 24 killed workers", len(seen))
+}
+
+// TestMultiProcessLog: eight processes append 150 messages each, many
+// longer than PIPE_BUF; every line arrives whole, once, in each writer's
+// order.
+func TestMultiProcessLog(t *testing.T) {
+	root := seedTree(t, []string{`{"id":"x","title":"x"}`})
+	var cmds []*exec.Cmd
+	var errs []*bytes.Buffer
+	for i := range 8 {
+		cmd, _, errb := startWorker(t, root, "log", fmt.Sprintf("L%d", i), "")
+		cmds = append(cmds, cmd)
+		errs = append(errs, errb)
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("writer L%d: %v: %s", i, err, errs[i])
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(root, ".rotd", "coordination", "coordination.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] (L\d) ▶ (L\d)-(\d{3}) (x*) end$`)
+	next := map[string]int{}
+	for n, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if strings.Contains(line, "seeded") {
+			continue
+		}
+		m := re.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("line %d torn or interleaved: %.120q", n+1, line)
+		}
+		i, _ := strconv.Atoi(m[3])
+		if m[1] != m[2] || i != next[m[1]] || len(m[4]) != (i*997)%9000 {
+			t.Fatalf("line %d out of order or damaged: writer %s, message %s-%s (want %d), %d x's", n+1, m[1], m[2], m[3], next[m[1]], len(m[4]))
+		}
+		next[m[1]]++
+	}
+	for i := range 8 {
+		if w := fmt.Sprintf("L%d", i); next[w] != 150 {
+			t.Errorf("writer %s: %d of 150 lines", w, next[w])
+		}
+	}
 }
