@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rotd/coord/coord"
 )
 
 // workerEnv, when set in a child's environment, turns the test binary
@@ -138,13 +140,14 @@ func seedTree(t *testing.T, lines []string) string {
 var logRE = regexp.MustCompile(`^\[[^\]]+\] (\S+) ▶ (claimed|released) task ([^\s:]+)`)
 
 // TestMultiProcessDrain: eight worker processes drain 240 tasks with
-// conflict groups and capabilities. Every task is claimed exactly once,
+// conflict groups, overlapping file patterns and capabilities. Every task is claimed exactly once,
 // epochs never repeat, and replaying the log shows no conflict group with
-// two claimed tasks at any moment.
+// two claimed tasks, and no two overlapping file sets, at any moment.
 func TestMultiProcessDrain(t *testing.T) {
 	const nTasks, nWorkers = 240, 8
 	group := map[string]string{}
 	capOf := map[string]string{}
+	files := map[string][]string{}
 	var lines []string
 	for i := range nTasks {
 		id := fmt.Sprintf("t%03d", i)
@@ -156,6 +159,11 @@ func TestMultiProcessDrain(t *testing.T) {
 		if i%4 == 1 {
 			capOf[id] = []string{"go", "ts"}[i%2]
 			task["capability"] = capOf[id]
+		}
+		if i%3 == 1 {
+			// Overlapping path patterns: src/pK/** against src/pK/*.go.
+			files[id] = []string{fmt.Sprintf("src/p%d/%s", i%4, []string{"**", "*.go", "x.go"}[i%3])}
+			task["files"] = files[id]
 		}
 		if i >= 10 && i%7 == 0 {
 			task["deps"] = []string{fmt.Sprintf("t%03d", i-10)}
@@ -212,6 +220,7 @@ func TestMultiProcessDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	active := map[string]string{} // group -> task
+	held := map[string]bool{}     // claimed tasks with files
 	claims := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(logData)), "\n") {
 		m := logRE.FindStringSubmatch(line)
@@ -223,6 +232,14 @@ func TestMultiProcessDrain(t *testing.T) {
 		switch m[2] {
 		case "claimed":
 			claims++
+			for other := range held {
+				if coord.AnyOverlap(files[id], files[other]) {
+					t.Errorf("%s %v claimed while %s %v (overlapping files) still held", id, files[id], other, files[other])
+				}
+			}
+			if len(files[id]) > 0 {
+				held[id] = true
+			}
 			if g != "" {
 				if other := active[g]; other != "" {
 					t.Errorf("conflict group %s: %s claimed while %s still held", g, id, other)
@@ -230,6 +247,7 @@ func TestMultiProcessDrain(t *testing.T) {
 				active[g] = id
 			}
 		case "released":
+			delete(held, id)
 			if g != "" && active[g] == id {
 				delete(active, g)
 			}
