@@ -43,8 +43,9 @@ bench: build
 	@echo "--- 8 agent processes contending, 1k tasks"
 	$(GO) run ./cmd/coordbench -bin $(BIN)/coord -tasks 1000 -procs 8 -ops 100
 
+# The long forms of the reliability scenarios (docs/RELIABILITY.md).
 stress:
-	$(GO) test -race -count=1 -run 'Multi|Stress|Crash' -v ./...
+	COORD_STRESS=1 $(GO) test -count=1 -timeout 3h -v -run 'MultiProcess|Crash|PowerLoss|Fault|Fenced|FlockHolder|Sweep' ./... 2>&1 | tee stress.log
 
 install-rotd: build
 	ln -sf coord $(BIN)/rotd

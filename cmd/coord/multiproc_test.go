@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry"
 )
 
 // workerEnv, when set in a child's environment, turns the test binary
@@ -31,7 +32,11 @@ import (
 const workerEnv = "COORD_TEST_WORKER"
 
 func init() {
-	if mode := os.Getenv(workerEnv); mode != "" {
+	switch mode := os.Getenv(workerEnv); mode {
+	case "":
+	case "cli":
+		os.Exit(run(context.Background(), append([]string{"coord"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
+	default:
 		os.Exit(workerMain(mode, os.Getenv("COORD_AGENT"), os.Getenv("COORD_ROOT")))
 	}
 }
@@ -56,6 +61,24 @@ type claimed struct {
 //	       "got ID EPOCH" per claim
 //	hold:  claim and never release, as fast as possible (to be SIGKILLed)
 func workerMain(mode, agent, root string) int {
+	if mode == "holdlock" {
+		// Take the registry flock as a commit would, say so, and keep it
+		// until killed (or stopped and continued).
+		s, err := registry.Open(filepath.Join(root, registry.RelDir))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		s.Holder = agent
+		if _, err := s.LockRegistry(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 4
+		}
+		fmt.Println("locked")
+		os.Stdout.Sync()
+		time.Sleep(time.Hour)
+		return 0
+	}
 	if mode == "log" {
 		// Messages of varied length, some far beyond PIPE_BUF (4 KiB).
 		for i := range 150 {
