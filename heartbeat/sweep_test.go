@@ -197,3 +197,59 @@ func TestSweepWithoutHeartbeatAgesFromSince(t *testing.T) {
 		t.Fatalf("an 11-minute-old claim without heartbeat was not freed: %+v", freed)
 	}
 }
+
+// TestClockSkew: heartbeat mtimes off by small and large amounts around
+// a 30 s timeout. No live agent is swept, a dead one is freed within the
+// timeout plus one sweep, and a future mtime cannot pin a lock.
+//
+// Broken build this fails against: the sweep without clamping future
+// mtimes (the +29s, +4m22s and +24h cases are never freed).
+func TestClockSkew(t *testing.T) {
+	cases := []struct {
+		offset time.Duration // mtime relative to the sweeper's clock
+		freed  bool
+	}{
+		{-4 * time.Millisecond, false},
+		{+4 * time.Millisecond, false},
+		{-time.Second, false},
+		{+time.Second, false},
+		{-29 * time.Second, false},
+		{-31 * time.Second, true},
+		{-262 * time.Second, true},
+		{+29 * time.Second, false},
+		{+262 * time.Second, false}, // clamped to now: ages from here
+		{+24 * time.Hour, false},
+	}
+	for _, c := range cases {
+		t.Run(c.offset.String(), func(t *testing.T) {
+			f := newFixture(t)
+			f.claim(t, "a", "t1")
+			if err := f.store.Tree.Chtimes("heartbeat/a.beat", f.now.Add(c.offset)); err != nil {
+				t.Fatal(err)
+			}
+			sw := f.sweeper(f.store)
+			sw.Timeout = 30 * time.Second
+			freed, err := sw.Sweep(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(freed) == 1) != c.freed {
+				t.Fatalf("mtime %v from now: freed %+v, want freed=%v", c.offset, freed, c.freed)
+			}
+			if c.freed {
+				return
+			}
+			// The agent dies now. Its last beat counts as no later than this
+			// sweep (a future mtime was clamped to it), so one sweep after
+			// the timeout frees it, whatever the skew.
+			f.now = f.now.Add(31 * time.Second)
+			freed, err = sw.Sweep(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(freed) != 1 {
+				t.Fatalf("mtime offset %v: dead for the timeout, still not freed", c.offset)
+			}
+		})
+	}
+}
