@@ -234,7 +234,7 @@ func (t *Tree) CreateExcl(name string, data []byte, sync bool) error {
 	}
 	if werr != nil {
 		t.root.Remove(name)
-		return &fs.PathError{Op: "write", Path: t.Path(name), Err: werr}
+		return &fs.PathError{Op: "write", Path: t.Path(name), Err: unwrapPath(werr)}
 	}
 	if sync {
 		return t.SyncDir(filepath.Dir(name))
