@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 FUZZTIME ?= 5s
 # package:Target for every fuzz target, run briefly by `make test`.
-FUZZ := ./registry:FuzzParse ./registry:FuzzScannerMatchesJSONText ./registry:FuzzParseSeedLine ./coord:FuzzPatternsOverlap
+FUZZ := ./registry:FuzzParse ./registry:FuzzScannerMatchesJSONText ./registry:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./registry:FuzzParseLockInfo
 
 .PHONY: build demo test vet fmt-check unit fuzz bench stress install-rotd clean
 

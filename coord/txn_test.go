@@ -178,13 +178,17 @@ func TestIDs(t *testing.T) {
 			t.Errorf("task id %q refused: %v", id, err)
 		}
 	}
-	for _, id := range []string{"", ".a", "-a", "../../etc/passwd", "a/b", "a b", "a\x00", strings.Repeat("x", 65), "é"} {
+	nfc, nfd := "caf\u00e9", "cafe\u0301" // look alike, differ in bytes: both refused (ASCII only)
+	for _, id := range []string{"", ".", "..", ".a", "-a", "../../etc", "../../etc/passwd", "a/b", "a\\b", "a b", "a\x00", "a\n",
+		strings.Repeat("x", 65), strings.Repeat("x", 256), "é", nfc, nfd} {
 		if err := ValidTaskID(id); CodeOf(err) != CodeUsage {
 			t.Errorf("task id %q: %v, want usage error", id, err)
 		}
 	}
-	if err := ValidAgentID("a.b"); CodeOf(err) != CodeUsage {
-		t.Error("agent ids must not contain dots")
+	for _, id := range []string{"a.b", ".", "..", "a.lock", ""} {
+		if err := ValidAgentID(id); CodeOf(err) != CodeUsage {
+			t.Errorf("agent id %q accepted (no dots, so <task>.<agent>.lock splits at its last dot)", id)
+		}
 	}
 	if err := ValidAgentID("agent-12345-frontend"); err != nil {
 		t.Error(err)

@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -134,10 +133,7 @@ func (s *Store) diagnose() []Problem {
 		data, err := s.Tree.ReadFile(path, maxSmallFile)
 		var li LockInfo
 		if err == nil {
-			err = CheckStrict(s.Tree.Path(path), data)
-		}
-		if err == nil {
-			err = json.Unmarshal(data, &li)
+			li, err = ParseLockInfo(s.Tree.Path(path), data)
 		}
 		if err != nil || li.Holder != agent || li.TaskID != task || li.Epoch != t.Epoch {
 			t := t

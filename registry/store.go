@@ -306,6 +306,19 @@ type LockInfo struct {
 	Host   string `json:"host"`
 }
 
+// ParseLockInfo reads a lock file's content strictly (as every JSON coord
+// reads); file names it in errors.
+func ParseLockInfo(file string, data []byte) (LockInfo, error) {
+	var li LockInfo
+	if err := CheckStrict(file, data); err != nil {
+		return li, err
+	}
+	if err := json.Unmarshal(data, &li); err != nil {
+		return li, &ParseError{file, "not a lock file: " + err.Error()}
+	}
+	return li, nil
+}
+
 func lockContent(t *coord.Task, host string, pid int) []byte {
 	if host == "" {
 		host, _ = os.Hostname()

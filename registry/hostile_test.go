@@ -1,0 +1,134 @@
+package registry
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rotd/coord/coord"
+)
+
+// Hostile registries: each is refused with an error naming the file,
+// exit code 2 through the store, and nothing is written.
+func TestHostileRegistries(t *testing.T) {
+	deep := 20000
+	cases := map[string]string{
+		"20k-deep nesting":     `{"tasks":[],"x":` + strings.Repeat("[", deep) + strings.Repeat("]", deep) + `}`,
+		"epoch past int64":     `{"tasks":[{"id":"a","epoch":99999999999999999999}]}`,
+		"epoch fraction":       `{"tasks":[{"id":"a","epoch":1.5}]}`,
+		"negative epoch":       `{"tasks":[{"id":"a","epoch":-1}]}`,
+		"progress 101":         `{"tasks":[{"id":"a","progress":101}]}`,
+		"NUL in id":            "{\"tasks\":[{\"id\":\"a\\u0000b\"}]}",
+		"trailing garbage":     `{"tasks":[]}garbage`,
+		"BOM":                  "\xef\xbb\xbf{\"tasks\":[]}",
+		"case-variant in task": `{"tasks":[{"id":"a","Status":"done"}]}`,
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := freshStore(t, crashSeed)
+			if err := os.WriteFile(s.Tree.Path(RegistryFile), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := s.Update(context.Background(), func(tx *coord.Txn) error {
+				t.Fatal("fn ran on a hostile registry")
+				return nil
+			})
+			if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), RegistryFile) {
+				t.Fatalf("got %v (code %d), want exit 2 naming %s", err, coord.CodeOf(err), RegistryFile)
+			}
+			after, _ := os.ReadFile(s.Tree.Path(RegistryFile))
+			if string(after) != data {
+				t.Fatal("the hostile registry was rewritten")
+			}
+		})
+	}
+}
+
+// Numbers up to 2^63-1 are exact (no float rounding past 2^53).
+func TestEpochPast2to53(t *testing.T) {
+	f, err := Parse("r", []byte(`{"last_epoch":9007199254740993,"tasks":[{"id":"a","status":"claimed","claimed_by":"x","epoch":9007199254740993}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tasks[0].Epoch != 9007199254740993 || f.LastEpoch != 9007199254740993 {
+		t.Fatalf("epoch read as %d / %d", f.Tasks[0].Epoch, f.LastEpoch)
+	}
+}
+
+// A 100 MB registry gets a clear error, not an out-of-memory kill: the
+// read is bounded.
+func TestHugeRegistryBounded(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	f, err := os.OpenFile(s.Tree.Path(RegistryFile), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(100 << 20); err != nil { // sparse: cheap to make
+		t.Fatal(err)
+	}
+	f.Close()
+	err = s.View(context.Background(), func(*coord.Txn) error { return nil })
+	if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), "too large") && !strings.Contains(err.Error(), "larger") {
+		t.Fatalf("100 MB registry: %v", err)
+	}
+}
+
+// Symlinks planted in place of agent_locks/ or heartbeat/, or at a lock
+// path, never lead to a write outside the tree.
+func TestPlantedSymlinks(t *testing.T) {
+	for _, planted := range []string{LocksDir, HeartbeatDir, LocksDir + "/free.a.lock"} {
+		t.Run(planted, func(t *testing.T) {
+			s := freshStore(t, crashSeed)
+			s.Update(context.Background(), func(*coord.Txn) error { return nil })
+			victim := t.TempDir()
+			victimFile := filepath.Join(victim, "free.a.lock")
+			os.WriteFile(victimFile, []byte("victim"), 0o644)
+			path := s.Tree.Path(planted)
+			os.RemoveAll(path)
+			target := victim
+			if strings.HasSuffix(planted, ".lock") {
+				target = victimFile
+			}
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+			// Reopening refuses a symlinked subdirectory; a planted lock
+			// link is replaced, never followed.
+			s2, err := Open(s.Tree.Dir())
+			if err == nil {
+				s2.Update(context.Background(), func(tx *coord.Txn) error {
+					_, err := tx.Claim(coord.Agent{ID: "a"}, coord.ClaimOptions{TaskID: "free"})
+					return err
+				})
+				s2.Close()
+			} else if coord.CodeOf(err) != coord.CodeIO {
+				t.Fatalf("open with %s planted: %v", planted, err)
+			}
+			ents, _ := os.ReadDir(victim)
+			if len(ents) != 1 {
+				t.Fatalf("files appeared outside the tree: %v", ents)
+			}
+			if b, _ := os.ReadFile(victimFile); string(b) != "victim" {
+				t.Fatalf("victim changed: %q", b)
+			}
+		})
+	}
+}
+
+// FuzzParseLockInfo: the lock-file parser never panics and accepts only
+// strict JSON.
+func FuzzParseLockInfo(f *testing.F) {
+	f.Add([]byte(`{"holder":"a","since":"2026-01-01T00:00:00Z","task_id":"4.2","epoch":17,"pid":1,"host":"h"}`))
+	f.Add([]byte(`{"holder":"a","holder":"b"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := ParseLockInfo("lock", data); err == nil {
+			if err := CheckStrict("lock", data); err != nil {
+				t.Fatalf("accepted non-strict JSON: %q", data)
+			}
+		} else if !strings.HasPrefix(err.Error(), "lock") {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}
