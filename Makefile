@@ -15,7 +15,7 @@ build:
 demo: build
 	./scripts/demo.sh
 
-test: vet fmt-check unit fuzz
+test: vet fmt-check unit load fuzz
 
 vet:
 	$(GO) vet ./...
@@ -26,6 +26,12 @@ fmt-check:
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+# The multi-process load scenarios skip themselves under -race (it slows
+# every worker process ~10x); this pass runs them without it.
+load:
+	@$(GO) test -count=1 -run 'MutualExclusionUnderLoad|SIGKILLStorm' -v ./cmd/coord >/tmp/coord-load.log 2>&1; \
+	s=$$?; grep -E '^(---|ok|FAIL|\s+load_test)' /tmp/coord-load.log; [ $$s = 0 ] || cat /tmp/coord-load.log; exit $$s
 
 fuzz:
 	@for t in $(FUZZ); do \
@@ -45,7 +51,7 @@ bench: build
 
 # The long forms of the reliability scenarios (docs/RELIABILITY.md).
 stress:
-	COORD_STRESS=1 $(GO) test -count=1 -timeout 3h -v -run 'MultiProcess|Crash|PowerLoss|Fault|Fenced|FlockHolder|Sweep' ./... 2>&1 | tee stress.log
+	COORD_STRESS=1 $(GO) test -count=1 -timeout 3h -v -run 'MultiProcess|Crash|PowerLoss|Fault|Fenced|FlockHolder|Sweep|ClockSkew|MutualExclusion|SIGKILLStorm|DiskFull' ./... 2>&1 | tee stress.log
 
 install-rotd: build
 	ln -sf coord $(BIN)/rotd

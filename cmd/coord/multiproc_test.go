@@ -34,6 +34,8 @@ const workerEnv = "COORD_TEST_WORKER"
 func init() {
 	switch mode := os.Getenv(workerEnv); mode {
 	case "":
+	case "load":
+		os.Exit(loadWorker(os.Getenv("COORD_AGENT"), os.Getenv("COORD_ROOT")))
 	case "cli":
 		os.Exit(run(context.Background(), append([]string{"coord"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
 	default:
