@@ -243,7 +243,8 @@ func (t *Tree) CreateExcl(name string, data []byte, sync bool) error {
 }
 
 // AppendLine appends line (which must end in '\n') in one write(2). The
-// caller holds the file's lock. A short or failed write is truncated away.
+// caller holds the file's lock. A short or failed write is truncated away;
+// after a torn last line left by a crash, the line starts on a new line.
 func (t *Tree) AppendLine(name string, line []byte) error {
 	if err := step(OpCreate, name); err != nil {
 		return &fs.PathError{Op: "append", Path: t.Path(name), Err: err}
@@ -256,6 +257,19 @@ func (t *Tree) AppendLine(name string, line []byte) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
+	}
+	// A torn last line (a write cut short by a power loss) must not have
+	// this line glued to it: start on a line of our own. The fragment stays
+	// a separate line that readers skip.
+	if fi.Size() > 0 {
+		var last [1]byte
+		if r, err := t.root.Open(name); err == nil {
+			_, rerr := r.ReadAt(last[:], fi.Size()-1)
+			r.Close()
+			if rerr == nil && last[0] != '\n' {
+				line = append([]byte{'\n'}, line...)
+			}
+		}
 	}
 	if err := step(OpWrite, name); err != nil {
 		return &fs.PathError{Op: "append", Path: t.Path(name), Err: err}

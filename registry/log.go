@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -171,6 +172,18 @@ func (s *Store) readLog(name string) ([]string, int, error) {
 	skipped := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	// Only newline-terminated lines count: an unterminated tail is torn
+	// (cut by a crash, or still being written) and is skipped, not parsed.
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			return i + 1, data[:i], nil
+		}
+		if atEOF && len(data) > 0 {
+			skipped++
+			return len(data), nil, nil
+		}
+		return 0, nil, nil
+	})
 	for sc.Scan() {
 		if _, ok := coord.ParseLogLine(sc.Text()); ok {
 			out = append(out, sc.Text())

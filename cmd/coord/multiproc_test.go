@@ -82,9 +82,9 @@ func workerMain(mode, agent, root string) int {
 		return 0
 	}
 	if mode == "log" {
-		// Messages of varied length, some far beyond PIPE_BUF (4 KiB).
+		// Messages of 100 B to ~9 KB, many beyond PIPE_BUF (4 KiB).
 		for i := range 150 {
-			msg := fmt.Sprintf("%s-%03d %s end", agent, i, strings.Repeat("x", (i*997)%9000))
+			msg := fmt.Sprintf("%s-%03d %s end", agent, i, strings.Repeat("x", logMsgLen(i)))
 			if code, _, errs := coordIn("--root", root, "--agent", agent, "msg", msg); code != 0 {
 				fmt.Fprint(os.Stderr, errs)
 				return code
@@ -350,46 +350,87 @@ func TestMultiProcessSIGKILL(t *testing.T) {
 	t.Logf("%d claims across 24 killed workers", len(seen))
 }
 
-// TestMultiProcessLog: eight processes append 150 messages each, many
-// longer than PIPE_BUF; every line arrives whole, once, in each writer's
-// order.
+func logMsgLen(i int) int { return 100 + (i*997)%9000 }
+
+// TestMultiProcessLog, scenario 8: sixteen processes append 150 messages
+// each (100 B to 9 KB, many longer than PIPE_BUF) while this process
+// forces a rotation every few milliseconds. Every line arrives whole,
+// exactly once, in each writer's order, across all the rotated files.
+//
+// Broken build this fails against: Store.AppendLog writing each event
+// with its own write(2) outside the log flock, or rotating by
+// copy-and-truncate (lines lost between the copy and the truncate).
 func TestMultiProcessLog(t *testing.T) {
+	const writers, each = 16, 150
 	root := seedTree(t, []string{`{"id":"x","title":"x"}`})
 	var cmds []*exec.Cmd
 	var errs []*bytes.Buffer
-	for i := range 8 {
-		cmd, _, errb := startWorker(t, root, "log", fmt.Sprintf("L%d", i), "")
+	for i := range writers {
+		cmd, _, errb := startWorker(t, root, "log", fmt.Sprintf("L%02d", i), "")
 		cmds = append(cmds, cmd)
 		errs = append(errs, errb)
 	}
-	for i, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Fatalf("writer L%d: %v: %s", i, err, errs[i])
-		}
-	}
-	data, err := os.ReadFile(filepath.Join(root, ".rotd", "coordination", "coordination.log"))
+	store, err := registry.Open(filepath.Join(root, registry.RelDir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] (L\d) ▶ (L\d)-(\d{3}) (x*) end$`)
+	defer store.Close()
+	done, stop := make(chan struct{}), make(chan struct{})
+	rotations := 0
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(3 * time.Millisecond):
+			}
+			// A clock two days ahead makes every log "yesterday's".
+			if name, err := store.Rotate(context.Background(), time.Now().Add(48*time.Hour)); err == nil && name != "" {
+				rotations++
+			}
+		}
+	}()
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("writer L%02d: %v: %s", i, err, errs[i])
+		}
+	}
+	close(stop)
+	<-done
+	files, err := store.LogFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] (L\d\d) ▶ (L\d\d)-(\d{3}) (x*) end$`)
 	next := map[string]int{}
-	for n, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		if strings.Contains(line, "seeded") {
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(root, registry.RelDir, f))
+		if os.IsNotExist(err) {
 			continue
 		}
-		m := re.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("line %d torn or interleaved: %.120q", n+1, line)
+		for n, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			if line == "" || strings.Contains(line, "seeded") {
+				continue
+			}
+			m := re.FindStringSubmatch(line)
+			if m == nil {
+				t.Fatalf("%s line %d torn or interleaved: %.120q", f, n+1, line)
+			}
+			i, _ := strconv.Atoi(m[3])
+			if m[1] != m[2] || i != next[m[1]] || len(m[4]) != logMsgLen(i) {
+				t.Fatalf("%s line %d lost, duplicated or damaged: writer %s, message %s-%s (want %d), %d x's", f, n+1, m[1], m[2], m[3], next[m[1]], len(m[4]))
+			}
+			next[m[1]]++
 		}
-		i, _ := strconv.Atoi(m[3])
-		if m[1] != m[2] || i != next[m[1]] || len(m[4]) != (i*997)%9000 {
-			t.Fatalf("line %d out of order or damaged: writer %s, message %s-%s (want %d), %d x's", n+1, m[1], m[2], m[3], next[m[1]], len(m[4]))
-		}
-		next[m[1]]++
 	}
-	for i := range 8 {
-		if w := fmt.Sprintf("L%d", i); next[w] != 150 {
-			t.Errorf("writer %s: %d of 150 lines", w, next[w])
+	for i := range writers {
+		if w := fmt.Sprintf("L%02d", i); next[w] != each {
+			t.Errorf("writer %s: %d of %d lines", w, next[w], each)
 		}
 	}
+	if rotations < 3 {
+		t.Errorf("only %d forced rotations happened; the test proved little", rotations)
+	}
+	t.Logf("%d lines from %d writers across %d rotations", writers*each, writers, rotations)
 }
