@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -251,5 +252,96 @@ func TestClockSkew(t *testing.T) {
 				t.Fatalf("mtime offset %v: dead for the timeout, still not freed", c.offset)
 			}
 		})
+	}
+}
+
+// TestSweeperRaces, scenario 6: a sweeper, a reviving agent and a new
+// claimer race on one task, each through its own store (own descriptors,
+// so the registry flock really excludes them). The agent revives inside
+// the registry flock and records whether it still held its lock then; if
+// it did, no later sweep may free that lock (its heartbeat is fresh), so
+// the lock must still be there when the sweep returns. Zero live locks
+// removed.
+//
+// Broken build this fails against: Sweeper.Sweep trusting its lock-free
+// judgement (no re-check of the heartbeat under the flock).
+func TestSweeperRaces(t *testing.T) {
+	iters := 300
+	if os.Getenv("COORD_STRESS") != "" {
+		iters = 10000
+	}
+	f := newFixture(t)
+	open := func() *registry.Store {
+		s, err := registry.Open(f.store.Tree.Dir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	agentStore, sweepStore, claimStore := open(), open(), open()
+	timeout := 10 * time.Minute
+	base := time.Now()
+	clock := func() time.Time { return base }
+	agentStore.Clock, sweepStore.Clock, claimStore.Clock = clock, clock, clock
+	beats := &Dir{Tree: agentStore.Tree, Clock: clock}
+	ctx := context.Background()
+	violations := 0
+	for i := range iters {
+		// The agent holds t1 with a heartbeat that looks dead.
+		var epoch int64
+		err := agentStore.Update(ctx, func(tx *coord.Txn) error {
+			task := tx.Task("t1")
+			if task.Status != coord.Unclaimed {
+				task.Status, task.ClaimedBy, task.Dirty = coord.Unclaimed, "", true
+			}
+			c, err := tx.Claim(coord.Agent{ID: "agent"}, coord.ClaimOptions{TaskID: "t1"})
+			if err == nil {
+				epoch = c.Epoch
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		beats.Beat("agent", nil)
+		agentStore.Tree.Chtimes("heartbeat/agent.beat", base.Add(-2*timeout))
+
+		var revivedHolding bool
+		var freed []Freed
+		done := make(chan struct{}, 3)
+		go func() { // the agent revives under the flock
+			agentStore.Update(ctx, func(tx *coord.Txn) error {
+				task := tx.Task("t1")
+				revivedHolding = task.ClaimedBy == "agent" && task.Epoch == epoch && task.Status == coord.Claimed
+				return agentStore.Tree.Chtimes("heartbeat/agent.beat", base)
+			})
+			done <- struct{}{}
+		}()
+		go func() { // the sweeper
+			sw := &Sweeper{Backend: sweepStore, Beats: &Dir{Tree: sweepStore.Tree, Clock: clock}, Timeout: timeout, Policy: coord.Requeue, Clock: clock}
+			freed, _ = sw.Sweep(ctx)
+			done <- struct{}{}
+		}()
+		go func() { // a new claimer
+			claimStore.Update(ctx, func(tx *coord.Txn) error {
+				_, err := tx.Claim(coord.Agent{ID: "newcomer"}, coord.ClaimOptions{TaskID: "t1"})
+				if coord.CodeOf(err) == coord.CodeConflict {
+					return nil
+				}
+				return err
+			})
+			done <- struct{}{}
+		}()
+		<-done
+		<-done
+		<-done
+		if revivedHolding && len(freed) > 0 {
+			violations++
+			t.Errorf("iteration %d: the sweep freed a lock whose agent had revived while holding it", i)
+		}
+	}
+	if violations > 0 {
+		t.Fatalf("%d live locks removed in %d iterations", violations, iters)
 	}
 }
