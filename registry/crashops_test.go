@@ -80,6 +80,12 @@ func allLogLines(t *testing.T, s *Store) []string {
 	return out
 }
 
+// TestCrashPointsSweepBeatRotate: every crash point of the stale sweep, a
+// heartbeat rewrite and a log rotation recovers.
+//
+// Broken build this fails against: Store.updateLocked without the
+// reconcile step (the sweep's crash points leave a lock the registry no
+// longer backs).
 func TestCrashPointsSweepBeatRotate(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	cases := []crashCase{

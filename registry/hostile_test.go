@@ -12,6 +12,10 @@ import (
 
 // Hostile registries: each is refused with an error naming the file,
 // exit code 2 through the store, and nothing is written.
+//
+// Broken build this failed against: before the case-twin rule, a registry
+// with "Status" beside a missing "status" was accepted and rewritten with
+// both names (found by FuzzParse).
 func TestHostileRegistries(t *testing.T) {
 	deep := 20000
 	cases := map[string]string{

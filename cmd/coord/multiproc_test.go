@@ -168,6 +168,9 @@ var logRE = regexp.MustCompile(`^\[[^\]]+\] (\S+) ▶ (claimed|released) task ([
 // conflict groups, overlapping file patterns and capabilities. Every task is claimed exactly once,
 // epochs never repeat, and replaying the log shows no conflict group with
 // two claimed tasks, and no two overlapping file sets, at any moment.
+//
+// Broken build this fails against: Txn.ineligible without the files
+// overlap rule (35 overlapping claims seen in the log replay).
 func TestMultiProcessDrain(t *testing.T) {
 	const nTasks, nWorkers = 240, 8
 	group := map[string]string{}
