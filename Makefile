@@ -41,13 +41,10 @@ fuzz:
 	done
 
 bench: build
+	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
-	@echo "--- coord --version (process start, the floor of every command)"
-	$(GO) run ./cmd/coordbench -bin $(BIN)/coord -startup 200
-	@echo "--- one agent, 1k tasks: claim latency"
-	$(GO) run ./cmd/coordbench -bin $(BIN)/coord -tasks 1000 -procs 1 -ops 200
-	@echo "--- 8 agent processes contending, 1k tasks"
-	$(GO) run ./cmd/coordbench -bin $(BIN)/coord -tasks 1000 -procs 8 -ops 100
+	@echo "--- multi-process suite: coord against the naive reference, same run"
+	$(BIN)/coordbench -suite -bin $(BIN)/coord
 
 # The long forms of the reliability scenarios (docs/RELIABILITY.md).
 stress:

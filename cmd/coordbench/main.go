@@ -33,7 +33,34 @@ func main() {
 	ops := flag.Int("ops", 100, "claim+release cycles per agent")
 	asJSON := flag.Bool("json", false, "print the result as JSON")
 	startup := flag.Int("startup", 0, "instead: time N runs of 'coord --version' (process start)")
+	suiteFlag := flag.Bool("suite", false, "run every measurement against the naive reference and print a markdown table")
+	quick := flag.Bool("quick", false, "with -suite: fewer repetitions")
+	disk := flag.String("disk", os.TempDir(), "with -suite: a directory on disk")
+	shm := flag.String("tmpfs", "/dev/shm", "with -suite: a directory on tmpfs")
+	naive := flag.Bool("naive-claim", false, "internal: run one naive reference claim: -naive-claim ROOT AGENT")
 	flag.Parse()
+	if *naive {
+		if err := naiveClaim(flag.Arg(0), flag.Arg(1)); err != nil {
+			fmt.Fprintln(os.Stderr, "naive claim:", err)
+			os.Exit(2)
+		}
+		return
+	}
+	if *suiteFlag {
+		self, err := os.Executable()
+		if err == nil {
+			var b string
+			b, err = filepath.Abs(*bin)
+			if err == nil {
+				err = runSuite(b, self, *disk, *shm, *quick)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "coordbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *startup > 0 {
 		var lat []float64
 		for range *startup {
