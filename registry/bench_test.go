@@ -56,10 +56,8 @@ func BenchmarkEncodeOneChange(b *testing.B) {
 	}
 }
 
-// BenchmarkClaimRelease: one agent's claim + release through the real
-// store on disk (flock, reconcile, lock file, durable registry write, log
-// line), at 1k tasks. Two commits per iteration.
-func BenchmarkClaimRelease(b *testing.B) {
+// benchStore makes a store on disk with n generated tasks.
+func benchStore(b *testing.B, n int) *Store {
 	dir := filepath.Join(b.TempDir(), ".rotd", "coordination")
 	if _, err := Init(dir, rotdtemplate.Coordination()); err != nil {
 		b.Fatal(err)
@@ -68,37 +66,65 @@ func BenchmarkClaimRelease(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
-	if err := s.Tree.WriteFile(RegistryFile, registryOf(1000), 0o644); err != nil {
+	b.Cleanup(func() { s.Close() })
+	if err := s.Tree.WriteFile(RegistryFile, registryOf(n), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	a := coord.Agent{ID: "bench", Caps: []string{"go"}}
-	for b.Loop() {
-		var id string
-		var epoch int64
-		err := s.Update(ctx, func(tx *coord.Txn) error {
-			t, err := tx.Claim(a, coord.ClaimOptions{})
-			if err == nil && t == nil {
-				err = fmt.Errorf("nothing to claim")
+	return s
+}
+
+var sizes = []int{10, 1000, 10000, 100000}
+
+// BenchmarkClaimRelease: one agent's claim + release through the real
+// store on disk (flock, reconcile, lock file, durable registry write, log
+// line). Two commits per iteration.
+func BenchmarkClaimRelease(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			s := benchStore(b, n)
+			ctx := context.Background()
+			a := coord.Agent{ID: "bench", Caps: []string{"go"}}
+			for b.Loop() {
+				var id string
+				var epoch int64
+				err := s.Update(ctx, func(tx *coord.Txn) error {
+					t, err := tx.Claim(a, coord.ClaimOptions{})
+					if err == nil && t == nil {
+						err = fmt.Errorf("nothing to claim")
+					}
+					if err == nil {
+						id, epoch = t.ID, t.Epoch
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				err = s.Update(ctx, func(tx *coord.Txn) error {
+					t, err := tx.Release("bench", id, epoch, "", false)
+					if err == nil {
+						t.Status, t.ClaimedBy, t.Dirty = coord.Unclaimed, "", true // keep the pool full
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
 			}
-			if err == nil {
-				id, epoch = t.ID, t.Epoch
-			}
-			return err
 		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		err = s.Update(ctx, func(tx *coord.Txn) error {
-			t, err := tx.Release("bench", id, epoch, "", false)
-			if err == nil {
-				t.Status, t.ClaimedBy, t.Dirty = coord.Unclaimed, "", true // keep the pool full
+	}
+}
+
+// BenchmarkView: a read-only snapshot (what ls does before printing).
+func BenchmarkView(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			s := benchStore(b, n)
+			for b.Loop() {
+				if err := s.View(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
 			}
-			return err
 		})
-		if err != nil {
-			b.Fatal(err)
-		}
 	}
 }
