@@ -127,7 +127,7 @@ func (f *File) parseTasks(s *scanner) error {
 func parseTask(s *scanner, n int) (*coord.Task, error) {
 	t := &coord.Task{}
 	hasID, hasStatus := false, false
-	err := s.object(func(name string) error {
+	err := s.objectKnown(taskFieldOrder, taskFieldIndex, func(name string) error {
 		hasID = hasID || name == "id"
 		hasStatus = hasStatus || name == "status"
 		if err := decodeTaskField(s, t, name); err != nil {
@@ -206,6 +206,47 @@ func decodeTaskField(s *scanner, t *coord.Task, name string) error {
 		err = s.value()
 	}
 	return err
+}
+
+// taskFieldIndex is a name's position in taskFieldOrder, or -1.
+func taskFieldIndex(name string) int {
+	switch name {
+	case "id":
+		return 0
+	case "title":
+		return 1
+	case "status":
+		return 2
+	case "priority":
+		return 3
+	case "deps":
+		return 4
+	case "capability":
+		return 5
+	case "skill_level":
+		return 6
+	case "files":
+		return 7
+	case "conflict_group":
+		return 8
+	case "claimed_by":
+		return 9
+	case "claimed_at":
+		return 10
+	case "completed_at":
+		return 11
+	case "epoch":
+		return 12
+	case "progress":
+		return 13
+	case "blocked_reason":
+		return 14
+	case "reviewer_id":
+		return 15
+	case "reject_reason":
+		return 16
+	}
+	return -1
 }
 
 // topFields are the top-level members coord writes itself.

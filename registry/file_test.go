@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -222,4 +223,38 @@ func FuzzParseSeedLine(f *testing.F) {
 			t.Fatalf("accepted an invalid task: %v", err)
 		}
 	})
+}
+
+func TestTaskFieldIndex(t *testing.T) {
+	for i, n := range taskFieldOrder {
+		if taskFieldIndex(n) != i {
+			t.Fatalf("taskFieldIndex(%q) = %d, want %d", n, taskFieldIndex(n), i)
+		}
+	}
+	if taskFieldIndex("x") != -1 {
+		t.Fatal("unknown name indexed")
+	}
+}
+
+// Case clashes are found in large objects too (over 32 unknown names),
+// and between known task fields and unknown names in either order.
+func TestCaseClashLargeAndKnown(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"tasks":[],"x":{`)
+	for i := range 40 {
+		fmt.Fprintf(&b, `"n%d":1,`, i)
+	}
+	b.WriteString(`"status":1,"Status":2}}`)
+	if _, err := Parse("r", []byte(b.String())); err == nil || !strings.Contains(err.Error(), "differ only in case") {
+		t.Fatalf("large object: %v", err)
+	}
+	for _, in := range []string{
+		`{"tasks":[{"id":"a","x-Y":1,"X-y":2}]}`,
+		`{"tasks":[{"id":"a","ſtatus":1,"status":"done"}]}`,
+		`{"tasks":[{"id":"a","status":"done","ſtatus":1}]}`,
+	} {
+		if _, err := Parse("r", []byte(in)); err == nil {
+			t.Errorf("accepted %s", in)
+		}
+	}
 }

@@ -328,8 +328,17 @@ func (s *scanner) array(elem func() error) error {
 }
 
 // object reads an object, calling member with each name while positioned
-// at its value; member must consume the value. Duplicate names are errors.
+// at its value; member must consume the value. Duplicate names, and names
+// that differ only in case, are errors.
 func (s *scanner) object(member func(name string) error) error {
+	return s.objectKnown(nil, nil, member)
+}
+
+// objectKnown is object for objects whose usual member names are known:
+// index maps a name to its position in known (or -1). Known names are
+// checked for duplicates with a bit set instead of comparisons, which is
+// most of the cost of reading a registry of many tasks.
+func (s *scanner) objectKnown(known []string, index func(string) int, member func(name string) error) error {
 	if !s.eat('{') {
 		return s.unexpected("'{'")
 	}
@@ -340,9 +349,10 @@ func (s *scanner) object(member func(name string) error) error {
 	if s.eat('}') {
 		return nil
 	}
+	var seenKnown uint64
 	var small [24]string
-	names := small[:0]
-	var big map[string]string // fold key -> name, once the object is large
+	names := small[:0]        // the names not tracked by seenKnown
+	var big map[string]string // foldKey -> name, replacing names once it is large
 	folded := false           // some name so far has upper-case or non-ASCII
 	for {
 		a, b, esc, err := s.str()
@@ -351,16 +361,33 @@ func (s *scanner) object(member func(name string) error) error {
 		}
 		name := s.text(a, b, esc)
 		plain := isPlain(name)
-		if big != nil {
-			k := name
-			if !plain {
-				k = foldKey(name)
+		k := -1
+		if index != nil && plain {
+			k = index(name)
+		}
+		switch {
+		case k >= 0:
+			if seenKnown&(1<<k) != 0 {
+				return s.nameClash(name, name)
 			}
-			if prev, dup := big[k]; dup {
+			seenKnown |= 1 << k
+			if folded { // an earlier odd name may fold to this one
+				for _, n := range names {
+					if strings.EqualFold(n, name) {
+						return s.nameClash(n, name)
+					}
+				}
+				if prev, ok := big[foldKey(name)]; ok {
+					return s.nameClash(prev, name)
+				}
+			}
+		case big != nil:
+			fk := foldKey(name)
+			if prev, dup := big[fk]; dup {
 				return s.nameClash(prev, name)
 			}
-			big[k] = name
-		} else {
+			big[fk] = name
+		default:
 			for _, n := range names {
 				if n == name || (folded || !plain) && strings.EqualFold(n, name) {
 					return s.nameClash(n, name)
@@ -371,11 +398,15 @@ func (s *scanner) object(member func(name string) error) error {
 			if len(names) > 32 {
 				big = make(map[string]string, 64)
 				for _, n := range names {
-					k := n
-					if !isPlain(n) {
-						k = foldKey(n)
-					}
-					big[k] = n
+					big[foldKey(n)] = n
+				}
+				names = names[:0]
+			}
+		}
+		if k < 0 && !plain && seenKnown != 0 { // a known name seen earlier may fold to this one
+			for i, kn := range known {
+				if seenKnown&(1<<i) != 0 && strings.EqualFold(kn, name) {
+					return s.nameClash(kn, name)
 				}
 			}
 		}
