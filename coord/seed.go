@@ -28,8 +28,11 @@ func (tx *Txn) CheckSeed(batch []SeedLine) error {
 		if t.ClaimedBy != "" {
 			return lineErr(s.Line, Errorf(CodeUsage, "task %q: a seeded task cannot have claimed_by", t.ID))
 		}
-		if tx.Task(t.ID) != nil || (tx.Archived != nil && tx.Archived(t.ID)) {
+		if tx.Task(t.ID) != nil {
 			return lineErr(s.Line, Errorf(CodeUsage, "task %q already exists in the registry", t.ID))
+		}
+		if tx.Archived != nil && tx.Archived(t.ID) {
+			return lineErr(s.Line, Errorf(CodeUsage, "task %q already exists (archived, done)", t.ID))
 		}
 		if prev, dup := seen[t.ID]; dup {
 			return lineErr(s.Line, Errorf(CodeUsage, "task %q appears twice in the batch (first on line %d)", t.ID, prev))

@@ -315,6 +315,23 @@ func (t *Tree) Chtimes(name string, at time.Time) error {
 	return t.root.Chtimes(name, at, at)
 }
 
+// SyncFile fsyncs a regular file's data (after appends that must be
+// durable before a later commit).
+func (t *Tree) SyncFile(name string) error {
+	if err := step(OpSync, name); err != nil {
+		return &fs.PathError{Op: "fsync", Path: t.Path(name), Err: err}
+	}
+	f, err := t.root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fixELOOP(t, name, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return &fs.PathError{Op: "fsync", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	return nil
+}
+
 // SyncDir fsyncs a directory so that entries created, renamed or removed
 // in it survive a power loss.
 func (t *Tree) SyncDir(name string) error {

@@ -17,6 +17,9 @@ type Config struct {
 	ReviewGate   bool
 	OnStale      coord.StalePolicy
 	Quota        Limits // quota_daily_tokens, quota_daily_requests
+	// ArchiveAfter, when set, makes clean-stale archive done tasks
+	// completed longer ago than this (archive_after).
+	ArchiveAfter time.Duration
 }
 
 // DefaultConfig is what an absent config.json means.
@@ -80,6 +83,8 @@ func LoadConfig(t *fsops.Tree) (Config, error) {
 			err = dur(k, &c.BeatInterval)
 		case "lock_wait":
 			err = dur(k, &c.LockWait)
+		case "archive_after":
+			err = dur(k, &c.ArchiveAfter)
 		case "review_gate":
 			c.ReviewGate, err = d.boolean(`"review_gate"`)
 		case "on_stale":

@@ -116,7 +116,7 @@ func (s *Store) load() (*coord.Txn, *File, error) {
 	if err != nil {
 		return nil, nil, IOError(err, "")
 	}
-	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.Clock().UTC()}
+	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.Clock().UTC(), Archived: s.archivedLookup()}
 	tx.Index()
 	if f.LastEpoch > tx.LastEpoch {
 		tx.LastEpoch = f.LastEpoch

@@ -57,7 +57,10 @@ func commands(e *env) []*cli.Command {
 		{Name: "reject", Usage: "review gate: hand a task in review back to its owner", ArgsUsage: "TASK",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}}, Action: e.cmdReject},
 		{Name: "ls", Usage: "registry snapshot",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "status", Usage: "only tasks in this status (comma-separated)"}}, Action: e.cmdLs},
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "status", Usage: "only tasks in this status (comma-separated)"},
+				&cli.BoolFlag{Name: "all", Usage: "include archived tasks (after the active ones)"},
+			}, Action: e.cmdLs},
 		{Name: "msg", Usage: "append a message line to the log", ArgsUsage: "TEXT", Action: e.cmdMsg},
 		{Name: "log", Usage: "print or follow the log across rotations",
 			Flags: []cli.Flag{
@@ -74,6 +77,9 @@ func commands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after, 15m)"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "only report"},
 			}, Action: e.cmdCleanStale},
+		{Name: "archive", Usage: "move done tasks out of the active registry into archive/<YYYY-MM>.jsonl",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "older-than", Usage: "only tasks completed longer ago than this (Go duration; bare number = seconds)"}},
+			Action: e.cmdArchive},
 		{Name: "doctor", Usage: "check every invariant; --repair fixes what it can",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "repair", Usage: "fix and log each fix"}}, Action: e.cmdDoctor},
 	}
@@ -489,6 +495,17 @@ func (e *env) cmdLs(c *cli.Context) error {
 				list = append(list, t)
 			}
 		}
+		if c.Bool("all") && (len(want) == 0 || want[coord.Done]) {
+			arch, err := s.ArchivedTasks()
+			if err != nil {
+				return err
+			}
+			for _, t := range arch {
+				if tx.Task(t.ID) == nil { // a crash mid-archive: the registry wins
+					list = append(list, t)
+				}
+			}
+		}
 		w := bufio.NewWriterSize(e.stdout, 64<<10)
 		defer w.Flush()
 		if e.json {
@@ -771,11 +788,24 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 			return err
 		}
 	}
+	var archived []string
+	if !sw.DryRun && e.cfg.ArchiveAfter > 0 {
+		if archived, err = s.Archive(e.ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
+			return err
+		}
+	}
 	if e.json {
 		if freed == nil {
 			freed = []heartbeat.Freed{}
 		}
-		return e.printJSON(map[string]any{"dry_run": sw.DryRun, "freed": freed})
+		out := map[string]any{"dry_run": sw.DryRun, "freed": freed}
+		if archived != nil {
+			out["archived"] = archived
+		}
+		return e.printJSON(out)
+	}
+	if len(archived) > 0 {
+		e.printf("archived %d done tasks (archive_after %s)\n", len(archived), e.cfg.ArchiveAfter)
 	}
 	verb := "freed"
 	if sw.DryRun {
@@ -787,6 +817,36 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	if len(freed) == 0 {
 		e.printf("no stale locks\n")
 	}
+	return nil
+}
+
+func (e *env) cmdArchive(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("archive takes no arguments")
+	}
+	var cutoff time.Time
+	if v := c.String("older-than"); v != "" {
+		d, err := parseDuration(v)
+		if err != nil || d < 0 {
+			return strErr("--older-than %q is not a duration like 24h", v)
+		}
+		cutoff = e.clock().Add(-d)
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	moved, err := s.Archive(e.ctx, cutoff)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		if moved == nil {
+			moved = []string{}
+		}
+		return e.printJSON(map[string]any{"archived": moved})
+	}
+	e.printf("archived %d done tasks\n", len(moved))
 	return nil
 }
 

@@ -146,6 +146,11 @@ func (e *env) cmdDeps(c *cli.Context) error {
 			for _, d := range n.Deps {
 				if _, ok := graph[d]; !ok && !seen[d] {
 					seen[d] = true
+					if tx.Archived != nil && tx.Archived(d) {
+						nodes = append(nodes, node{d, "archived", []string{}})
+						graph[d] = nil
+						continue
+					}
 					unknown = append(unknown, d)
 				}
 			}

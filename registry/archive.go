@@ -1,0 +1,168 @@
+package registry
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rotd/coord/coord"
+)
+
+const archiveLock = LockDir + "/archive.lock"
+
+// ArchiveName is the archive file a task completed at completedAt goes to:
+// archive/<YYYY-MM>.jsonl (the month of now when the time is unknown).
+func ArchiveName(completedAt string, now time.Time) string {
+	when := now
+	if t, err := coord.ParseTime(completedAt); err == nil {
+		when = t
+	}
+	return ArchiveDir + "/" + when.UTC().Format("2006-01") + ".jsonl"
+}
+
+// Archive moves done tasks out of the active registry into the
+// append-only archive/<YYYY-MM>.jsonl files, one task per line, exactly as
+// they stood. Only tasks completed before cutoff move (all done tasks when
+// cutoff is zero). It returns the ids moved.
+//
+// Order makes it crash-safe: the lines are appended and fsynced (file and
+// directory) under the archive's lock before the registry without them is
+// committed. A crash in between leaves a task in both places; readers
+// prefer the registry and count an id once.
+func (s *Store) Archive(ctx context.Context, cutoff time.Time) ([]string, error) {
+	var moved []string
+	err := s.Update(ctx, func(tx *coord.Txn) error {
+		moved = moved[:0]
+		byFile := map[string][]byte{}
+		keep := tx.Tasks[:0:0]
+		for _, t := range tx.Tasks {
+			if t.Status != coord.Done || !cutoff.IsZero() && !completedBefore(t, cutoff) {
+				keep = append(keep, t)
+				continue
+			}
+			line := append([]byte(nil), TaskJSON(t)...)
+			if bytes.IndexByte(line, '\n') >= 0 {
+				v := jsontext.Value(line)
+				if err := v.Compact(); err != nil {
+					return IOError(err, "")
+				}
+				line = v
+			}
+			name := ArchiveName(t.CompletedAt, tx.Now)
+			byFile[name] = append(append(byFile[name], line...), '\n')
+			moved = append(moved, t.ID)
+		}
+		if len(moved) == 0 {
+			return nil
+		}
+		if err := s.appendArchive(ctx, byFile); err != nil {
+			return err
+		}
+		tx.Tasks = keep
+		tx.Index()
+		tx.Log(coord.CoordinatorID, "archived %d done tasks", len(moved))
+		return nil
+	})
+	return moved, err
+}
+
+func completedBefore(t *coord.Task, cutoff time.Time) bool {
+	when, err := coord.ParseTime(t.CompletedAt)
+	return err == nil && when.Before(cutoff)
+}
+
+func (s *Store) appendArchive(ctx context.Context, byFile map[string][]byte) error {
+	unlock, err := s.Tree.Lock(ctx, archiveLock, s.LockWait, s.holderLine())
+	if err != nil {
+		return IOError(err, "")
+	}
+	defer unlock()
+	if err := s.Tree.MkdirAll(ArchiveDir, 0o755); err != nil {
+		return IOError(err, "")
+	}
+	names := make([]string, 0, len(byFile))
+	for n := range byFile {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := s.Tree.AppendLine(n, byFile[n]); err != nil {
+			return IOError(err, "")
+		}
+		if err := s.Tree.SyncFile(n); err != nil {
+			return IOError(err, "")
+		}
+	}
+	return IOError(s.Tree.SyncDir(ArchiveDir), "")
+}
+
+// ArchivedTasks reads every archive file, oldest month first. A torn last
+// line (a crash mid-append) is skipped; an id archived twice counts once
+// (the later line wins).
+func (s *Store) ArchivedTasks() ([]*coord.Task, error) {
+	ents, err := s.Tree.ReadDir(ArchiveDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, IOError(err, "")
+	}
+	var out []*coord.Task
+	at := map[string]int{}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".jsonl") || IsTempName(e.Name()) {
+			continue
+		}
+		name := ArchiveDir + "/" + e.Name()
+		data, err := s.Tree.ReadFile(name, MaxRegistrySize)
+		if err != nil {
+			return nil, IOError(err, "")
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 64<<10), MaxRegistrySize)
+		n, complete := 0, bytes.Count(data, []byte{'\n'})
+		for sc.Scan() {
+			n++
+			line := sc.Bytes()
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			if n > complete {
+				break // torn tail: a crash cut the last append short
+			}
+			t, err := ParseSeedLine(s.Tree.Path(name)+": line "+strconv.Itoa(n), line)
+			if err != nil {
+				return nil, IOError(&ParseError{s.Tree.Path(name), strings.TrimPrefix(err.Error(), s.Tree.Path(name)+": ")}, "")
+			}
+			t.Dirty = false
+			if i, dup := at[t.ID]; dup {
+				out[i] = t
+				continue
+			}
+			at[t.ID] = len(out)
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// archivedLookup returns a lazy Txn.Archived: the archive is read only if
+// some dependency names no task in the registry.
+func (s *Store) archivedLookup() func(id string) bool {
+	var ids map[string]bool
+	return func(id string) bool {
+		if ids == nil {
+			ids = map[string]bool{}
+			if tasks, err := s.ArchivedTasks(); err == nil {
+				for _, t := range tasks {
+					ids[t.ID] = true
+				}
+			}
+		}
+		return ids[id]
+	}
+}
