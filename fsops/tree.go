@@ -145,10 +145,23 @@ func (t *Tree) ReadFile(name string, max int64) ([]byte, error) {
 // directory, fsync, rename over name, fsync of the directory. On any error
 // the temp file is removed and name is unchanged.
 func (t *Tree) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	return t.WriteFileFrom(name, perm, writeBytes(data))
+}
+
+func writeBytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
+// WriteFileFrom is WriteFile with the content streamed by write into the
+// temp file, so a large file is never held whole in memory.
+func (t *Tree) WriteFileFrom(name string, perm fs.FileMode, write func(io.Writer) error) error {
 	if err := t.refuseSymlink(name); err != nil {
 		return err
 	}
-	pf, err := t.pending(name, data, perm)
+	pf, err := t.pending(name, write, perm)
 	if err != nil {
 		return err
 	}
@@ -182,7 +195,7 @@ func (e *NotDurableError) Unwrap() error { return e.Err }
 
 // pending writes data to a renameio temp file beside name and fsyncs it.
 // Each step passes the fault seam.
-func (t *Tree) pending(name string, data []byte, perm fs.FileMode) (*renameio.PendingFile, error) {
+func (t *Tree) pending(name string, write func(io.Writer) error, perm fs.FileMode) (*renameio.PendingFile, error) {
 	if err := step(OpCreate, name+".tmp"); err != nil {
 		return nil, &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: err}
 	}
@@ -197,7 +210,7 @@ func (t *Tree) pending(name string, data []byte, perm fs.FileMode) (*renameio.Pe
 	if err := step(OpWrite, name+".tmp"); err != nil {
 		return fail("write", err)
 	}
-	if _, err := pf.Write(data); err != nil {
+	if err := write(pf); err != nil {
 		return fail("write", err)
 	}
 	if err := step(OpSync, name+".tmp"); err != nil {
@@ -400,7 +413,7 @@ func (t *Tree) CreateFile(name string, data []byte, perm fs.FileMode) error {
 	if _, err := t.root.Lstat(name); err == nil {
 		return &fs.PathError{Op: "create", Path: t.Path(name), Err: fs.ErrExist}
 	}
-	pf, err := t.pending(name, data, perm)
+	pf, err := t.pending(name, writeBytes(data), perm)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"strings"
 
@@ -127,10 +128,10 @@ func (f *File) parseTasks(s *scanner) error {
 func parseTask(s *scanner, n int) (*coord.Task, error) {
 	t := &coord.Task{}
 	hasID, hasStatus := false, false
-	err := s.objectKnown(taskFieldOrder, taskFieldIndex, func(name string) error {
-		hasID = hasID || name == "id"
-		hasStatus = hasStatus || name == "status"
-		if err := decodeTaskField(s, t, name); err != nil {
+	err := s.objectKnown(taskFieldOrder, taskFieldIndex, func(name string, k int) error {
+		hasID = hasID || k == fID
+		hasStatus = hasStatus || k == fStatus
+		if err := decodeTaskField(s, t, k, name); err != nil {
 			if pe, ok := err.(*ParseError); ok {
 				pe.Msg = "task " + strconv.Itoa(n) + " " + pe.Msg
 			}
@@ -153,51 +154,51 @@ func parseTask(s *scanner, n int) (*coord.Task, error) {
 	return t, nil
 }
 
-func decodeTaskField(s *scanner, t *coord.Task, name string) error {
+func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 	var err error
 	var str string
 	var i int64
-	switch name {
-	case "id":
+	switch k {
+	case fID:
 		t.ID, err = s.strVal(name, false)
-	case "title":
+	case fTitle:
 		t.Title, err = s.strVal(name, true)
-	case "status":
+	case fStatus:
 		str, err = s.strVal(name, false)
 		t.Status = coord.Status(str)
-	case "priority":
+	case fPriority:
 		str, err = s.strVal(name, true)
 		t.Priority = coord.Priority(str)
-	case "deps":
+	case fDeps:
 		t.Deps, err = s.strsVal(name)
-	case "capability":
+	case fCapability:
 		t.Capability, err = s.strVal(name, true)
-	case "skill_level":
+	case fSkillLevel:
 		str, err = s.strVal(name, true)
 		t.SkillLevel = coord.SkillLevel(str)
-	case "files":
+	case fFiles:
 		t.Files, err = s.strsVal(name)
-	case "conflict_group":
+	case fConflictGroup:
 		t.ConflictGroup, err = s.strVal(name, true)
-	case "claimed_by":
+	case fClaimedBy:
 		t.ClaimedBy, err = s.strVal(name, true)
-	case "claimed_at":
+	case fClaimedAt:
 		t.ClaimedAt, err = s.strVal(name, true)
-	case "completed_at":
+	case fCompletedAt:
 		t.CompletedAt, err = s.strVal(name, true)
-	case "epoch":
+	case fEpoch:
 		t.Epoch, err = s.intVal(name, true)
-	case "progress":
+	case fProgress:
 		i, err = s.intVal(name, true)
 		if err == nil && i > 100 {
 			err = s.errf("%s must be 0..100, found %d", name, i)
 		}
 		t.Progress = int(i)
-	case "blocked_reason":
+	case fBlockedReason:
 		t.BlockedReason, err = s.strVal(name, true)
-	case "reviewer_id":
+	case fReviewerID:
 		t.ReviewerID, err = s.strVal(name, true)
-	case "reject_reason":
+	case fRejectReason:
 		t.RejectReason, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldOrder); k != "" {
@@ -207,6 +208,27 @@ func decodeTaskField(s *scanner, t *coord.Task, name string) error {
 	}
 	return err
 }
+
+// Indexes of taskFieldOrder.
+const (
+	fID = iota
+	fTitle
+	fStatus
+	fPriority
+	fDeps
+	fCapability
+	fSkillLevel
+	fFiles
+	fConflictGroup
+	fClaimedBy
+	fClaimedAt
+	fCompletedAt
+	fEpoch
+	fProgress
+	fBlockedReason
+	fReviewerID
+	fRejectReason
+)
 
 // taskFieldIndex is a name's position in taskFieldOrder, or -1.
 func taskFieldIndex(name string) int {
@@ -268,18 +290,23 @@ func caseTwin(name string, known []string) string {
 // and new ones re-encoded with their unknown fields kept in place. One task
 // per line keeps the file diff-friendly.
 func (f *File) Encode() []byte {
-	size := 64
-	for _, t := range f.Tasks {
-		if t.Raw != nil && !t.Dirty {
-			size += len(t.Raw) + 2
-		} else {
-			size += len(t.Raw) + 320
+	var buf bytes.Buffer
+	f.EncodeTo(&buf)
+	return buf.Bytes()
+}
+
+// EncodeTo streams the encoding to w in chunks, so writing a large
+// registry never holds a second copy of it in memory.
+func (f *File) EncodeTo(w io.Writer) error {
+	const chunk = 128 << 10
+	b := make([]byte, 0, chunk+4096)
+	var werr error
+	flush := func(force bool) {
+		if werr == nil && (force || len(b) >= chunk) {
+			_, werr = w.Write(b)
+			b = b[:0]
 		}
 	}
-	for _, m := range f.top {
-		size += len(m.name) + len(m.raw) + 4
-	}
-	b := make([]byte, 0, size)
 	b = append(b, '{')
 	first := true
 	sep := func() {
@@ -303,6 +330,7 @@ func (f *File) Encode() []byte {
 			} else {
 				b = appendTask(b, t, t.Raw)
 			}
+			flush(false)
 		}
 		if len(f.Tasks) > 0 {
 			b = append(b, '\n')
@@ -317,12 +345,14 @@ func (f *File) Encode() []byte {
 		b = appendString(b, m.name)
 		b = append(b, ':')
 		b = append(b, m.raw...)
+		flush(false)
 	}
 	if f.tasksAt < 0 || f.tasksAt >= len(f.top) {
 		writeTasks()
 	}
 	b = append(b, "}\n"...)
-	return b
+	flush(true)
+	return werr
 }
 
 // NewFile returns an empty registry in the current format.

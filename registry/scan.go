@@ -331,14 +331,15 @@ func (s *scanner) array(elem func() error) error {
 // at its value; member must consume the value. Duplicate names, and names
 // that differ only in case, are errors.
 func (s *scanner) object(member func(name string) error) error {
-	return s.objectKnown(nil, nil, member)
+	return s.objectKnown(nil, nil, func(name string, _ int) error { return member(name) })
 }
 
 // objectKnown is object for objects whose usual member names are known:
 // index maps a name to its position in known (or -1). Known names are
 // checked for duplicates with a bit set instead of comparisons, which is
-// most of the cost of reading a registry of many tasks.
-func (s *scanner) objectKnown(known []string, index func(string) int, member func(name string) error) error {
+// most of the cost of reading a registry of many tasks. member receives
+// the name's index in known (-1 for others).
+func (s *scanner) objectKnown(known []string, index func(string) int, member func(name string, k int) error) error {
 	if !s.eat('{') {
 		return s.unexpected("'{'")
 	}
@@ -413,7 +414,7 @@ func (s *scanner) objectKnown(known []string, index func(string) int, member fun
 		if !s.eat(':') {
 			return s.unexpected("':'")
 		}
-		if err := member(name); err != nil {
+		if err := member(name, k); err != nil {
 			return err
 		}
 		if s.eat(',') {

@@ -231,7 +231,7 @@ func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string) error 
 	}
 	f.touch(tx.Now)
 	var nd *fsops.NotDurableError
-	if err := s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644); errors.As(err, &nd) {
+	if err := s.Tree.WriteFileFrom(RegistryFile, 0o644, f.EncodeTo); errors.As(err, &nd) {
 		s.warn(nd) // committed: readers see it
 	} else if err != nil {
 		for _, c := range created {
