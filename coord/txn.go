@@ -45,6 +45,27 @@ func (tx *Txn) Index() {
 	}
 }
 
+// UseIndex adopts an id -> position index the backend built while
+// reading (it must match Tasks), saving a second pass over a large
+// registry.
+func (tx *Txn) UseIndex(index map[string]int) {
+	tx.index = index
+	for _, t := range tx.Tasks {
+		if t.Epoch > tx.LastEpoch {
+			tx.LastEpoch = t.Epoch
+		}
+	}
+}
+
+// Add appends a new task and indexes it.
+func (tx *Txn) Add(t *Task) {
+	if tx.index == nil {
+		tx.Index()
+	}
+	tx.index[t.ID] = len(tx.Tasks)
+	tx.Tasks = append(tx.Tasks, t)
+}
+
 // Task returns the task with the given id, or nil.
 func (tx *Txn) Task(id string) *Task {
 	if tx.index == nil {

@@ -29,6 +29,7 @@ type File struct {
 	top      []member // top-level members except tasks/last_epoch
 	tasksAt  int      // index in top before which "tasks" was found
 	hasEpoch bool
+	index    map[string]int // task id -> position in Tasks, built by Parse
 }
 
 // known task fields in the order a fresh task is written.
@@ -103,6 +104,7 @@ func (f *File) parseTasks(s *scanner) error {
 		return s.errf(`"tasks" must be an array, found %s`, s.kindName())
 	}
 	seen := make(map[string]int, len(s.data)/256+8)
+	f.index = seen
 	return s.array(func() error {
 		n := len(f.Tasks) + 1
 		if s.peek() != '{' {
@@ -113,10 +115,19 @@ func (f *File) parseTasks(s *scanner) error {
 		if err != nil {
 			return err
 		}
-		if prev, dup := seen[t.ID]; dup {
+		// One map operation per task: a duplicate leaves the size unchanged.
+		size := len(seen)
+		seen[t.ID] = n - 1
+		if len(seen) == size {
+			prev := 0
+			for i, o := range f.Tasks {
+				if o.ID == t.ID {
+					prev = i + 1
+					break
+				}
+			}
 			return s.errf("task id %q appears twice (tasks %d and %d)", t.ID, prev, n)
 		}
-		seen[t.ID] = n
 		t.Raw = s.data[a:s.i]
 		f.Tasks = append(f.Tasks, t)
 		return nil

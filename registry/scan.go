@@ -39,6 +39,9 @@ func (s *scanner) errf(format string, args ...any) error {
 }
 
 func (s *scanner) ws() {
+	if s.i < len(s.data) && s.data[s.i] > ' ' { // the common case: no space
+		return
+	}
 	for s.i < len(s.data) {
 		switch s.data[s.i] {
 		case ' ', '\t', '\n', '\r':

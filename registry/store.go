@@ -117,7 +117,7 @@ func (s *Store) load() (*coord.Txn, *File, error) {
 		return nil, nil, IOError(err, "")
 	}
 	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.Clock().UTC(), Archived: s.archivedLookup()}
-	tx.Index()
+	tx.UseIndex(f.index)
 	if f.LastEpoch > tx.LastEpoch {
 		tx.LastEpoch = f.LastEpoch
 	}

@@ -218,7 +218,7 @@ func (e *env) cmdSeed(c *cli.Context) error {
 			if sl.Task.Priority == "" {
 				sl.Task.Priority = coord.Medium
 			}
-			tx.Tasks = append(tx.Tasks, sl.Task)
+			tx.Add(sl.Task)
 		}
 		tx.Log(agent, "seeded %d tasks", len(batch))
 		return nil
