@@ -3,6 +3,7 @@ module github.com/rotd/coord
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-json-experiment/json v0.0.0-20250910080747-cc2cfa0554c3
 	github.com/gofrs/flock v0.13.1
 	github.com/google/renameio/v2 v2.0.2

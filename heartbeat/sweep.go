@@ -135,3 +135,28 @@ func (s *Sweeper) clampAll(now time.Time) error {
 	}
 	return nil
 }
+
+// NextDue returns the earliest instant at which some lock held now would
+// become stale (its agent's last sign of life plus the timeout), and false
+// when no lock is held. A watcher sleeps until then instead of polling.
+func (s *Sweeper) NextDue(ctx context.Context) (time.Time, bool, error) {
+	now := s.Clock()
+	var due time.Time
+	found := false
+	err := s.Backend.View(ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.Tasks {
+			if !t.HoldsLock() {
+				continue
+			}
+			seen, err := s.lastSeen(t, now)
+			if err != nil {
+				return err
+			}
+			if d := seen.Add(s.Timeout); !found || d.Before(due) {
+				due, found = d, true
+			}
+		}
+		return nil
+	})
+	return due, found, err
+}

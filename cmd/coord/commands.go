@@ -77,6 +77,34 @@ func commands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after, 15m)"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "only report"},
 			}, Action: e.cmdCleanStale},
+		{Name: "run", Usage: "claim, run CMD beating meanwhile, release on success, block on failure", ArgsUsage: "-- CMD ARGS...",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "task", Usage: "take this task or exit 3"},
+				capFlag, skillFlag,
+				&cli.BoolFlag{Name: "any", Usage: "first eligible in registry order"},
+				&cli.StringFlag{Name: "beat", Usage: "beat and check the claim this often (default: config beat_interval)"},
+				&cli.StringFlag{Name: "grace", Usage: "after SIGTERM to a command whose claim was lost, SIGKILL after this (default 10s)"},
+				&cli.StringFlag{Name: "summary", Usage: "release summary (default: git diff --shortstat)"},
+			}, Action: e.cmdRun},
+		{Name: "wait", Usage: "block until a task is eligible for this agent, or --task changes state (exit 3 on --timeout)",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "task", Usage: "wait for this task to change state"},
+				&cli.StringFlag{Name: "timeout", Usage: "give up after this long (exit 3)"},
+				capFlag, skillFlag,
+			}, Action: e.cmdWait},
+		{Name: "watch", Usage: "long-running sweeper: frees stale locks as they expire, rotates the log, archives",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
+				&cli.StringFlag{Name: "interval", Usage: "full rescan at least this often (default: timeout/3, at most 1m)"},
+				&cli.BoolFlag{Name: "poll", Usage: "do not use file-system notification"},
+			}, Action: e.cmdWatch},
+		{Name: "top", Usage: "live view: agents, tasks by status, locks, recent log (redrawn on change)",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
+				&cli.BoolFlag{Name: "once", Usage: "print one frame and exit"},
+			}, Action: e.cmdTop},
+		{Name: "completion", Usage: "print a shell completion script: coord completion bash|zsh", ArgsUsage: "bash|zsh", Action: e.cmdCompletion},
+		{Name: "prime", Usage: "print how an agent uses coord (short)", Action: e.cmdPrime},
 		{Name: "archive", Usage: "move done tasks out of the active registry into archive/<YYYY-MM>.jsonl",
 			Flags:  []cli.Flag{&cli.StringFlag{Name: "older-than", Usage: "only tasks completed longer ago than this (Go duration; bare number = seconds)"}},
 			Action: e.cmdArchive},
@@ -250,27 +278,40 @@ func (e *env) cmdClaim(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("claim takes no arguments (use --task ID)")
 	}
+	got, _, err := e.claimTask(c)
+	if err != nil {
+		return err
+	}
+	if got == nil {
+		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
+	}
+	return e.printTask(got, true, "")
+}
+
+// claimTask claims by c's flags (--task, --any, --capability,
+// --skill-level) and beats; it returns nil when nothing is eligible.
+func (e *env) claimTask(c *cli.Context) (*coord.Task, string, error) {
 	if id := c.String("task"); c.IsSet("task") {
 		if err := coord.ValidTaskID(id); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
 	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	s, err := e.open()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	agent, err := e.who()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
 	// Beat first, so that a sweep racing this claim sees a live agent.
 	if err := e.beats().Beat(agent, nil); err != nil {
-		return registry.IOError(err, "")
+		return nil, "", registry.IOError(err, "")
 	}
 	var got *coord.Task
 	err = s.Update(e.ctx, func(tx *coord.Txn) error {
@@ -278,14 +319,11 @@ func (e *env) cmdClaim(c *cli.Context) error {
 		got = t
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	if got == nil {
-		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
+	if err != nil || got == nil {
+		return nil, agent, err
 	}
 	e.beats().Beat(agent, e.agentInfo(c, []*coord.Task{got}))
-	return e.printTask(got, true, "")
+	return got, agent, nil
 }
 
 // heldOp runs an operation on a task this agent holds and refreshes its

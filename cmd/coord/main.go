@@ -47,7 +47,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, ctx: ctx}
 	app := newApp(e)
-	argv := normalizeArgs(app, args)
+	argv := args
+	// Completion queries must reach urfave as they are (the flag last).
+	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" {
+		argv = normalizeArgs(app, args)
+	}
 	if len(argv) >= 3 && argv[len(argv)-2] == "help" && argv[len(argv)-1] == "exit-codes" ||
 		len(argv) >= 4 && argv[1] == "help" && argv[len(argv)-1] == "exit-codes" {
 		printExitCodes(stdout)

@@ -1,0 +1,366 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry"
+	"github.com/urfave/cli/v2"
+)
+
+// lastLine passes writes through and remembers the last non-empty line
+// (for the reason of a blocked task).
+type lastLine struct {
+	mu   sync.Mutex
+	w    interface{ Write([]byte) (int, error) }
+	cur  []byte
+	last string
+}
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	for _, c := range p {
+		if c == '\n' {
+			if t := strings.TrimSpace(string(l.cur)); t != "" {
+				l.last = t
+			}
+			l.cur = l.cur[:0]
+		} else if len(l.cur) < 4096 {
+			l.cur = append(l.cur, c)
+		}
+	}
+	l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lastLine) Last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t := strings.TrimSpace(string(l.cur)); t != "" {
+		return t
+	}
+	return l.last
+}
+
+// cmdRun: claim, run CMD beating in the background, release or block by
+// its exit status, and stop it if the claim is lost.
+func (e *env) cmdRun(c *cli.Context) error {
+	argv := c.Args().Slice()
+	if len(argv) == 0 {
+		return strErr("run needs a command: coord run [claim flags] -- CMD ARGS...")
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return strErr("run: %s: command not found", argv[0])
+	}
+	grace, err := durFlag(c, "grace", 10*time.Second)
+	if err != nil {
+		return err
+	}
+	if _, err := e.open(); err != nil {
+		return err
+	}
+	every, err := durFlag(c, "beat", e.cfg.BeatInterval)
+	if err != nil {
+		return err
+	}
+	task, agent, err := e.claimTask(c)
+	if err != nil {
+		return err
+	}
+	if task == nil {
+		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
+	}
+	id, epoch := task.ID, task.Epoch
+	fmt.Fprintf(e.stderr, "coord: run: claimed %s (epoch %d)\n", id, epoch)
+
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Env = append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(epoch, 10),
+		"COORD_AGENT="+agent, "COORD_ROOT="+e.root)
+	cmd.Stdin, cmd.Stdout = e.stdin, e.stdout
+	errTail := &lastLine{w: e.stderr}
+	cmd.Stderr = errTail
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Signals go to CMD (its whole process group); coord keeps running to
+	// record the outcome.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx := context.WithoutCancel(e.ctx)
+	if err := cmd.Start(); err != nil {
+		return e.blockAfterRun(ctx, agent, id, epoch, "could not start: "+err.Error())
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var waitErr error
+	lost := ""
+loop:
+	for {
+		select {
+		case waitErr = <-done:
+			break loop
+		case sig := <-sigs:
+			syscall.Kill(-cmd.Process.Pid, sig.(syscall.Signal))
+		case <-tick.C:
+			e.beats().Beat(agent, nil)
+			if why := e.stillHolds(ctx, agent, id, epoch); why != "" {
+				lost = why
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+				select {
+				case waitErr = <-done:
+				case <-time.After(grace):
+					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					waitErr = <-done
+				}
+				break loop
+			}
+		}
+	}
+	if lost != "" {
+		return coord.Errorf(coord.CodeLost, "run: lost task %s while %s ran: %s; it was stopped", id, argv[0], lost).
+			WithHint("stop working on it; run 'coord run' again for another task")
+	}
+	if waitErr == nil {
+		summary := c.String("summary")
+		if !c.IsSet("summary") {
+			summary = gitSummary(ctx, e.root)
+		}
+		var got *coord.Task
+		err := e.store.Update(ctx, func(tx *coord.Txn) error {
+			t, err := tx.Release(agent, id, epoch, summary, e.cfg.ReviewGate)
+			got = t
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		e.store.ReleasePathLocks(ctx, agent, func(l registry.PathLock) bool { return l.Holder == agent && l.TaskID == id })
+		e.beats().Beat(agent, e.agentInfo(c, nil))
+		fmt.Fprintf(e.stderr, "coord: run: released %s (%s)\n", id, got.Status)
+		return nil
+	}
+	reason := waitErr.Error()
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			reason = "killed by " + st.Signal().String()
+		} else {
+			reason = "exit status " + strconv.Itoa(ee.ExitCode())
+		}
+	}
+	if tail := errTail.Last(); tail != "" {
+		reason += ": " + clipText(tail, 200)
+	}
+	return e.blockAfterRun(ctx, agent, id, epoch, reason)
+}
+
+func (e *env) blockAfterRun(ctx context.Context, agent, id string, epoch int64, reason string) error {
+	err := e.store.Update(ctx, func(tx *coord.Txn) error {
+		_, err := tx.Block(agent, id, epoch, reason)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return coord.Errorf(coord.CodeConflict, "run: task %s blocked: %s", id, reason).
+		WithHint("fix the cause, then 'coord unblock %s' and run again", id)
+}
+
+// stillHolds returns "" while agent holds id at epoch, else why not.
+func (e *env) stillHolds(ctx context.Context, agent, id string, epoch int64) string {
+	why := ""
+	err := e.store.View(ctx, func(tx *coord.Txn) error {
+		t := tx.Task(id)
+		switch {
+		case t == nil:
+			why = "the task is gone"
+		case t.ClaimedBy != agent || !t.HoldsLock():
+			why = "it is now " + string(t.Status) + " by " + orDash(t.ClaimedBy)
+		case t.Epoch != epoch:
+			why = fmt.Sprintf("it was reclaimed (epoch %d, ours %d)", t.Epoch, epoch)
+		}
+		return nil
+	})
+	if err != nil {
+		return "" // cannot tell: keep working, check again next beat
+	}
+	return why
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "nobody"
+	}
+	return s
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func durFlag(c *cli.Context, name string, def time.Duration) (time.Duration, error) {
+	if !c.IsSet(name) {
+		return def, nil
+	}
+	d, err := parseDuration(c.String(name))
+	if err != nil || d <= 0 {
+		return 0, strErr("--%s %q is not a positive duration like 30s", name, c.String(name))
+	}
+	return d, nil
+}
+
+// cmdWait blocks until this agent has an eligible task, or the named task
+// changes state. File-system notification on the coordination directory
+// wakes it (the registry is replaced by rename, so the directory is
+// watched, not the file); a one-second poll is the fallback.
+func (e *env) cmdWait(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("wait takes no arguments (use --task ID)")
+	}
+	timeout, err := durFlag(c, "timeout", 0)
+	if err != nil {
+		return err
+	}
+	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
+	if err != nil {
+		return err
+	}
+	taskID := c.String("task")
+	if taskID != "" {
+		if err := coord.ValidTaskID(taskID); err != nil {
+			return err
+		}
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	var a coord.Agent
+	if taskID == "" {
+		agent, err := e.who()
+		if err != nil {
+			return err
+		}
+		a = coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
+	}
+	initial := ""
+	check := func() (string, error) {
+		out := ""
+		err := s.View(e.ctx, func(tx *coord.Txn) error {
+			if taskID != "" {
+				t := tx.Task(taskID)
+				if t == nil {
+					return coord.Errorf(coord.CodeConflict, "task %q not found", taskID)
+				}
+				if initial == "" {
+					initial = string(t.Status)
+				} else if string(t.Status) != initial {
+					out = fmt.Sprintf(`{"task":%q,"status":%q,"was":%q}`, t.ID, t.Status, initial)
+				}
+				return nil
+			}
+			if best := bestEligible(tx, a); best != nil {
+				out = fmt.Sprintf(`{"status":"eligible","task":%q}`, best.ID)
+			}
+			return nil
+		})
+		return out, err
+	}
+	var events <-chan fsnotify.Event
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		if w.Add(s.Tree.Dir()) == nil {
+			events = w.Events
+		}
+	}
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	for {
+		out, err := check()
+		if err != nil {
+			return err
+		}
+		if out != "" {
+			return e.printRaw([]byte(out))
+		}
+		select {
+		case <-events:
+			// coalesce a burst of events into one check
+			time.Sleep(20 * time.Millisecond)
+			for len(events) > 0 {
+				<-events
+			}
+		case <-poll.C:
+		case <-deadline:
+			what := "an eligible task"
+			if taskID != "" {
+				what = "task " + taskID + " to leave " + initial
+			}
+			return coord.Errorf(coord.CodeConflict, "timed out after %s waiting for %s", timeout, what)
+		case <-e.ctx.Done():
+			return registry.IOError(e.ctx.Err(), "")
+		}
+	}
+}
+
+// bestEligible is what claim would take now (by priority), or nil.
+func bestEligible(tx *coord.Txn, a coord.Agent) *coord.Task {
+	var best *coord.Task
+	for _, t := range tx.Tasks {
+		if t.Status != coord.Unclaimed || tx.Ineligible(t, a) != "" {
+			continue
+		}
+		if best == nil || t.Priority.Rank() < best.Priority.Rank() {
+			best = t
+		}
+	}
+	return best
+}
+
+const primeText = `coord: shared task registry for agents in this repo. Exit codes: 0 ok, 1 usage, 2 io, 3 conflict/not eligible, 4 lock timeout, 6 lost (stop working on that task).
+
+Simplest loop: coord run -- <your command>
+  claims the best eligible task, sets COORD_TASK/COORD_EPOCH/COORD_AGENT,
+  beats while it runs, releases on exit 0, blocks the task (exit 3) on failure,
+  stops it and exits 6 if the claim is lost.
+
+By hand:
+  coord claim            -> {"id":"4.2",...,"epoch":17} or {"status":"no_eligible_task"}
+  coord beat             (at least every few minutes while working)
+  coord progress 4.2 50 --epoch 17
+  coord release 4.2 --epoch 17 --summary "what changed"
+  coord block 4.2 --reason "why" --epoch 17
+
+Nothing eligible? coord wait --timeout 10m (exit 0 when there is work).
+Before editing shared files: coord lock-file PATH... (exit 3 names the holder).
+Identity: --agent ID or COORD_AGENT. Capabilities: --capability a,b.
+See also: coord ls, coord ready --explain, coord log -n 20.
+`
+
+func (e *env) cmdPrime(c *cli.Context) error {
+	_, err := e.stdout.Write([]byte(primeText))
+	return err
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/heartbeat"
+	"github.com/rotd/coord/registry"
+	"github.com/urfave/cli/v2"
+)
+
+// cmdTop is a live view for people: agents and their heartbeat age, tasks
+// by status, locks, and the last log lines, redrawn when the tree changes
+// (and every second for the ages). Plain ANSI, so it works over ssh.
+func (e *env) cmdTop(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	timeout, err := e.staleTimeout(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("once") {
+		frame, err := e.topFrame(s, timeout)
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(frame)
+		return err
+	}
+	var events <-chan fsnotify.Event
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		for _, d := range []string{".", registry.HeartbeatDir, registry.LocksDir} {
+			w.Add(s.Tree.Path(d))
+		}
+		events = w.Events
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	fmt.Fprint(e.stdout, "\033[?25l") // hide the cursor while drawing
+	defer fmt.Fprint(e.stdout, "\033[?25h\n")
+	for {
+		frame, err := e.topFrame(s, timeout)
+		if err != nil {
+			frame = []byte("coord top: " + err.Error() + "\n")
+		}
+		fmt.Fprint(e.stdout, "\033[H\033[2J")
+		e.stdout.Write(frame)
+		select {
+		case <-e.ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-events:
+			time.Sleep(50 * time.Millisecond) // let a burst settle
+			for len(events) > 0 {
+				<-events
+			}
+		}
+	}
+}
+
+func (e *env) topFrame(s *registry.Store, timeout time.Duration) ([]byte, error) {
+	var b bytes.Buffer
+	now := e.clock()
+	fmt.Fprintf(&b, "coord top — %s — %s (q: Ctrl-C)\n\n", s.Tree.Dir(), coord.FormatTime(now))
+	beats, err := e.beats().List()
+	if err != nil {
+		return nil, registry.IOError(err, "")
+	}
+	held := map[string][]string{}
+	counts := map[coord.Status]int{}
+	var locks []string
+	err = s.View(e.ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.Tasks {
+			counts[t.Status]++
+			if t.HoldsLock() {
+				held[t.ClaimedBy] = append(held[t.ClaimedBy], t.ID)
+				locks = append(locks, fmt.Sprintf("%s\t%s\t%d\t%s\t%s", t.ID, t.ClaimedBy, t.Epoch, t.Status, t.ClaimedAt))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(&b, "TASKS  ")
+	for _, st := range coord.Statuses {
+		fmt.Fprintf(&b, "%s %d   ", st, counts[st])
+	}
+	b.WriteString("\n\nAGENTS\n")
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tLAST BEAT\tSTATE\tTASKS")
+	sort.Slice(beats, func(i, j int) bool { return beats[i].MTime.After(beats[j].MTime) })
+	for _, hb := range beats {
+		age := heartbeat.Age(hb.MTime, now)
+		state := "alive"
+		if age > timeout {
+			state = "STALE"
+		}
+		fmt.Fprintf(tw, "%s\t%s ago\t%s\t%s\n", hb.Agent, age.Round(time.Second), state, strings.Join(held[hb.Agent], ","))
+	}
+	tw.Flush()
+	b.WriteString("\nLOCKS\n")
+	tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tAGENT\tEPOCH\tSTATUS\tSINCE")
+	for _, l := range locks {
+		fmt.Fprintln(tw, l)
+	}
+	tw.Flush()
+	if pl, err := s.PathLocks(); err == nil && len(pl) > 0 {
+		b.WriteString("\nPATH LOCKS\n")
+		for _, l := range pl {
+			fmt.Fprintf(&b, "  %s  %s\n", l.Path, l.Holder)
+		}
+	}
+	b.WriteString("\nLOG\n")
+	lines, _, _ := s.LogLines(8)
+	for _, l := range lines {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.Bytes(), nil
+}

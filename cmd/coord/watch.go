@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/heartbeat"
+	"github.com/rotd/coord/registry"
+	"github.com/urfave/cli/v2"
+)
+
+const watchLock = registry.LockDir + "/watch.lock"
+
+// cmdWatch is the long-running sweeper of one tree. It sleeps until the
+// next lock could go stale, wakes early on file-system events in
+// heartbeat/ and agent_locks/ (debounced), rescans fully every
+// --interval regardless, rotates the log at UTC midnight and archives
+// when archive_after is set. When notification cannot start, or its queue
+// overflows, it says so once and polls.
+func (e *env) cmdWatch(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("watch takes no arguments")
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	timeout, err := durFlag(c, "timeout", e.cfg.StaleAfter)
+	if err != nil {
+		return err
+	}
+	interval, err := durFlag(c, "interval", min(timeout/3, time.Minute))
+	if err != nil {
+		return err
+	}
+	holder := fmt.Appendf(nil, `{"holder":"watch","pid":%d,"since":%q}`, os.Getpid(), coord.FormatTime(e.clock()))
+	unlock, err := s.Tree.Lock(e.ctx, watchLock, time.Millisecond, holder)
+	if err != nil {
+		var lt *fsops.LockTimeoutError
+		if errors.As(err, &lt) {
+			return coord.Errorf(coord.CodeConflict, "another watcher already serves %s: %s", s.Tree.Dir(), lt.Holder).
+				WithHint("one watcher per tree is enough; stop the other first")
+		}
+		return registry.IOError(err, "")
+	}
+	defer unlock()
+
+	sw := &heartbeat.Sweeper{Backend: s, Beats: e.beats(), Timeout: timeout, Policy: e.cfg.OnStale, Clock: e.clock}
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	mode := "notification"
+	if !c.Bool("poll") {
+		w, werr := fsnotify.NewWatcher()
+		if werr == nil {
+			defer w.Close()
+			for _, d := range []string{registry.HeartbeatDir, registry.LocksDir} {
+				if werr == nil {
+					werr = w.Add(s.Tree.Path(d))
+				}
+			}
+		}
+		if werr != nil {
+			mode = "polling"
+			e.logf("file notification unavailable (%v); polling every %s", werr, interval)
+		} else {
+			events, errs = w.Events, w.Errors
+		}
+	} else {
+		mode = "polling"
+	}
+	e.logf("watching %s (%s; stale after %s; full rescan every %s)", s.Tree.Dir(), mode, timeout, interval)
+
+	day := e.clock().UTC().Format("2006-01-02")
+	sweep := func(full bool) {
+		freed, err := sw.Sweep(e.ctx)
+		if err != nil && e.ctx.Err() == nil {
+			e.logf("sweep: %v", err)
+			return
+		}
+		gone := map[string]bool{}
+		for _, f := range freed {
+			gone[f.Agent] = true
+			e.logf("freed %s (agent %s, idle %s) -> %s", f.TaskID, f.Agent, f.Idle.Round(time.Second), f.Status)
+		}
+		now := e.clock()
+		s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l registry.PathLock) bool { return gone[l.Holder] || l.Expired(now) })
+		if !full {
+			return
+		}
+		if d := now.UTC().Format("2006-01-02"); d != day {
+			day = d
+			if name, err := s.Rotate(e.ctx, now); err == nil && name != "" {
+				e.logf("rotated the log to %s", name)
+			}
+		}
+		if e.cfg.ArchiveAfter > 0 {
+			if ids, err := s.Archive(e.ctx, now.Add(-e.cfg.ArchiveAfter)); err == nil && len(ids) > 0 {
+				e.logf("archived %d done tasks", len(ids))
+			}
+		}
+	}
+	sweep(true)
+	rescan := time.NewTicker(interval)
+	defer rescan.Stop()
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	due := time.NewTimer(time.Hour)
+	schedule := func() {
+		next, ok, err := sw.NextDue(e.ctx)
+		wait := interval
+		if err == nil && ok {
+			wait = min(max(next.Sub(e.clock())+50*time.Millisecond, 50*time.Millisecond), interval)
+		}
+		due.Reset(wait)
+	}
+	schedule()
+	overflowSaid := false
+	for {
+		select {
+		case <-e.ctx.Done():
+			e.logf("stopped")
+			return nil
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			debounce.Reset(100 * time.Millisecond)
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				if !overflowSaid {
+					e.logf("notification queue overflowed; rescanning (said once)")
+					overflowSaid = true
+				}
+				sweep(true)
+				schedule()
+			}
+		case <-debounce.C:
+			sweep(false)
+			schedule()
+		case <-due.C:
+			sweep(false)
+			schedule()
+		case <-rescan.C:
+			sweep(true)
+			schedule()
+		}
+	}
+}
+
+// logf prints a timestamped line for a person or a log collector.
+func (e *env) logf(format string, args ...any) {
+	fmt.Fprintf(e.stdout, "%s %s\n", coord.FormatTime(e.clock()), fmt.Sprintf(format, args...))
+}
