@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -49,6 +50,18 @@ func Open(dir string) (*Store, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, coord.Errorf(coord.CodeIO, "no coordination tree at %s", dir).
 			WithHint("run 'coord init' in the project root, or pass --root")
+	}
+	// The tree itself must not be reached through a symlink either: a
+	// linked .rotd or .rotd/coordination would let one checkout write into
+	// another's (or anywhere).
+	for _, p := range []string{dir, filepath.Dir(dir)} {
+		if filepath.Base(p) != "coordination" && filepath.Base(p) != ".rotd" {
+			continue
+		}
+		if li, err := os.Lstat(p); err == nil && li.Mode()&os.ModeSymlink != 0 {
+			return nil, coord.Errorf(coord.CodeIO, "%s is a symlink; coord never follows symlinks into the coordination tree", p).
+				WithHint("replace the link with the directory itself (linked git worktrees share the main worktree's tree without links)")
+		}
 	}
 	t, err := fsops.OpenTree(dir, Subdirs...)
 	if err != nil {
