@@ -63,6 +63,29 @@ func OpenTree(dir string, subdirs ...string) (*Tree, error) {
 	return t, nil
 }
 
+// LstatAll lstats many entries of one directory through a single handle
+// on it (one fstatat each, instead of resolving dir again per name). A
+// missing entry maps to nil; a missing directory to an empty map.
+func (t *Tree) LstatAll(dir string, names []string) (map[string]fs.FileInfo, error) {
+	out := make(map[string]fs.FileInfo, len(names))
+	sub, err := t.root.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	for _, n := range names {
+		fi, err := sub.Lstat(n)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		out[n] = fi
+	}
+	return out, nil
+}
+
 // Close releases the tree's directory handle.
 func (t *Tree) Close() error { return t.root.Close() }
 
@@ -306,6 +329,31 @@ func (t *Tree) Remove(name string) error {
 		return &fs.PathError{Op: "remove", Path: t.Path(name), Err: err}
 	}
 	return t.root.Remove(name)
+}
+
+// RemoveIn removes several entries of one directory through a single
+// handle on it, best effort: it returns the first error but tries them
+// all. Each removal passes the fault seam as dir/name.
+func (t *Tree) RemoveIn(dir string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	sub, err := t.root.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	var first error
+	for _, n := range names {
+		err := step(OpRemove, dir+"/"+n)
+		if err == nil {
+			err = sub.Remove(n)
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Rename renames inside the tree, replacing newname.

@@ -131,6 +131,26 @@ func (d *Dir) MTime(agent string) (mtime time.Time, ok bool, err error) {
 	return fi.ModTime(), true, nil
 }
 
+// MTimes returns the heartbeat mtimes of several agents in one pass over
+// the directory (agents without a regular heartbeat file are absent).
+func (d *Dir) MTimes(agents []string) (map[string]time.Time, error) {
+	names := make([]string, 0, len(agents))
+	for _, a := range agents {
+		names = append(names, a+".beat")
+	}
+	infos, err := d.Tree.LstatAll(DirName, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]time.Time, len(agents))
+	for _, a := range agents {
+		if fi := infos[a+".beat"]; fi != nil && fi.Mode().IsRegular() {
+			out[a] = fi.ModTime()
+		}
+	}
+	return out, nil
+}
+
 // ClampFuture moves a heartbeat mtime that lies in the future back to now,
 // so that it ages from now on. It reports whether it did.
 func (d *Dir) ClampFuture(agent string, now time.Time) (bool, error) {

@@ -53,18 +53,42 @@ func (s *Sweeper) lastSeen(t *coord.Task, now time.Time) (time.Time, error) {
 }
 
 // Sweep judges every lock without the registry lock, then frees the stale
-// ones under it, re-checking each. It returns what it freed.
+// ones under it, re-checking each. It returns what it freed. Heartbeats are
+// read in one pass over the directory, and only lock holders' future
+// mtimes are clamped (an idle agent's cannot pin anything; its next claim
+// beats).
 func (s *Sweeper) Sweep(ctx context.Context) ([]Freed, error) {
 	now := s.Clock()
 	var cands []Freed
+	var future []string
 	err := s.Backend.View(ctx, func(tx *coord.Txn) error {
+		var held []*coord.Task
+		agents := map[string]bool{}
 		for _, t := range tx.Tasks {
-			if !t.HoldsLock() {
-				continue
+			if t.HoldsLock() {
+				held = append(held, t)
+				agents[t.ClaimedBy] = true
 			}
-			seen, err := s.lastSeen(t, now)
-			if err != nil {
-				return err
+		}
+		names := make([]string, 0, len(agents))
+		for a := range agents {
+			names = append(names, a)
+		}
+		mtimes, err := s.Beats.MTimes(names)
+		if err != nil {
+			return err
+		}
+		for a, mt := range mtimes {
+			if mt.After(now) {
+				future = append(future, a)
+			}
+		}
+		for _, t := range held {
+			seen, ok := mtimes[t.ClaimedBy]
+			if !ok {
+				seen, _ = s.lastSeen(t, now) // no heartbeat: ages from the lock's since
+			} else if seen.After(now) {
+				seen = now
 			}
 			if idle := now.Sub(seen); idle > s.Timeout {
 				cands = append(cands, Freed{TaskID: t.ID, Agent: t.ClaimedBy, Epoch: t.Epoch, Idle: idle, IdleS: int64(idle / time.Second), Status: t.Status, progress: t.Progress})
@@ -88,8 +112,10 @@ func (s *Sweeper) Sweep(ctx context.Context) ([]Freed, error) {
 		return cands, nil
 	}
 	// Clamp future heartbeats so they age from now.
-	if err := s.clampAll(now); err != nil {
-		return nil, err
+	for _, a := range future {
+		if _, err := s.Beats.ClampFuture(a, now); err != nil {
+			return nil, err
+		}
 	}
 	if len(cands) == 0 {
 		return nil, nil
@@ -98,15 +124,27 @@ func (s *Sweeper) Sweep(ctx context.Context) ([]Freed, error) {
 	err = s.Backend.Update(ctx, func(tx *coord.Txn) error {
 		freed = freed[:0]
 		now := s.Clock()
+		names := make([]string, 0, len(cands))
+		for _, c := range cands {
+			names = append(names, c.Agent)
+		}
+		mtimes, err := s.Beats.MTimes(names)
+		if err != nil {
+			return err
+		}
 		for _, c := range cands {
 			t := tx.Task(c.TaskID)
 			if t == nil {
 				continue
 			}
 			// Re-check liveness under the lock: the agent may have revived.
-			seen, err := s.lastSeen(t, now)
-			if err != nil {
-				return err
+			seen, ok := mtimes[t.ClaimedBy]
+			if !ok || t.ClaimedBy != c.Agent {
+				if seen, err = s.lastSeen(t, now); err != nil {
+					return err
+				}
+			} else if seen.After(now) {
+				seen = now
 			}
 			if now.Sub(seen) <= s.Timeout {
 				continue
@@ -119,21 +157,6 @@ func (s *Sweeper) Sweep(ctx context.Context) ([]Freed, error) {
 		return nil
 	})
 	return freed, err
-}
-
-func (s *Sweeper) clampAll(now time.Time) error {
-	list, err := s.Beats.List()
-	if err != nil {
-		return err
-	}
-	for _, e := range list {
-		if e.MTime.After(now) {
-			if _, err := s.Beats.ClampFuture(e.Agent, now); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // NextDue returns the earliest instant at which some lock held now would

@@ -252,6 +252,7 @@ func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string) error 
 		}
 		return IOError(err, "")
 	}
+	var gone []string
 	for _, t := range tx.Tasks {
 		if !t.Dirty {
 			continue
@@ -260,11 +261,12 @@ func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string) error 
 			if t.HoldsLock() && a == t.ClaimedBy {
 				continue
 			}
-			// Best effort: an unremoved lock is unbacked and the next
-			// reconcile removes it.
-			s.Tree.Remove(LocksDir + "/" + LockName(t.ID, a))
+			gone = append(gone, LockName(t.ID, a))
 		}
 	}
+	// Best effort: an unremoved lock is unbacked and the next reconcile
+	// removes it.
+	s.Tree.RemoveIn(LocksDir, gone)
 	return nil
 }
 
