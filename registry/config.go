@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"time"
@@ -20,6 +21,9 @@ type Config struct {
 	// ArchiveAfter, when set, makes clean-stale archive done tasks
 	// completed longer ago than this (archive_after).
 	ArchiveAfter time.Duration
+	// Roster lists agent names per lease cadence ("daily", "weekly") for
+	// 'coord lease check' (lease_roster).
+	Roster map[string][]string
 }
 
 // DefaultConfig is what an absent config.json means.
@@ -85,6 +89,13 @@ func LoadConfig(t *fsops.Tree) (Config, error) {
 			err = dur(k, &c.LockWait)
 		case "archive_after":
 			err = dur(k, &c.ArchiveAfter)
+		case "lease_roster":
+			var raw []byte
+			if raw, err = d.raw(); err == nil {
+				if jerr := json.Unmarshal(raw, &c.Roster); jerr != nil {
+					err = d.errf(`"lease_roster" must map a cadence to a list of agent names, like {"daily":["a","b"]}`)
+				}
+			}
 		case "review_gate":
 			c.ReviewGate, err = d.boolean(`"review_gate"`)
 		case "on_stale":

@@ -104,6 +104,8 @@ func commands(e *env) []*cli.Command {
 				&cli.BoolFlag{Name: "once", Usage: "print one frame and exit"},
 			}, Action: e.cmdTop},
 		{Name: "completion", Usage: "print a shell completion script: coord completion bash|zsh", ArgsUsage: "bash|zsh", Action: e.cmdCompletion},
+		leaseCommands(e, epochFlag),
+		kvCommands(e),
 		{Name: "prime", Usage: "print how an agent uses coord (short)", Action: e.cmdPrime},
 		{Name: "archive", Usage: "move done tasks out of the active registry into archive/<YYYY-MM>.jsonl",
 			Flags:  []cli.Flag{&cli.StringFlag{Name: "older-than", Usage: "only tasks completed longer ago than this (Go duration; bare number = seconds)"}},
@@ -825,6 +827,11 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 		}); err != nil {
 			return err
 		}
+	}
+	if !sw.DryRun {
+		// expired leases and keys are already invisible; drop them from disk
+		s.SweepLeases(e.ctx)
+		s.SweepKV(e.ctx)
 	}
 	var archived []string
 	if !sw.DryRun && e.cfg.ArchiveAfter > 0 {

@@ -92,6 +92,8 @@ func (e *env) cmdWatch(c *cli.Context) error {
 		if !full {
 			return
 		}
+		s.SweepLeases(e.ctx)
+		s.SweepKV(e.ctx)
 		if d := now.UTC().Format("2006-01-02"); d != day {
 			day = d
 			if name, err := s.Rotate(e.ctx, now); err == nil && name != "" {

@@ -1,0 +1,453 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry"
+	"github.com/urfave/cli/v2"
+)
+
+// Commands in the neighbours' dialects: TORCH-style leases and a TTL
+// key-value space.
+
+func leaseCommands(e *env, epochFlag cli.Flag) *cli.Command {
+	ttl := &cli.StringFlag{Name: "ttl", Usage: "lifetime (default 2h, or COORD_LEASE_TTL)"}
+	cadence := &cli.StringFlag{Name: "cadence", Usage: "daily or weekly"}
+	return &cli.Command{Name: "lease", Usage: "named auto-expiring locks with fencing epochs (TORCH-style)", Subcommands: []*cli.Command{
+		{Name: "acquire", Usage: "take a lease (exit 3 naming the holder if it is held)", ArgsUsage: "NAME", Flags: []cli.Flag{ttl, &cli.BoolFlag{Name: "dry-run"}}, Action: e.cmdLeaseAcquire},
+		{Name: "renew", Usage: "extend a lease you hold (exit 6 if you no longer do)", ArgsUsage: "NAME", Flags: []cli.Flag{ttl, epochFlag}, Action: e.cmdLeaseRenew},
+		{Name: "release", Usage: "end a lease you hold (exit 6 if you no longer do)", ArgsUsage: "NAME", Flags: []cli.Flag{epochFlag}, Action: e.cmdLeaseRelease},
+		{Name: "list", Usage: "leases in force", Action: e.cmdLeaseList},
+		{Name: "check", Usage: "TORCH: which roster agents are locked for this period", Flags: []cli.Flag{cadence}, Action: e.cmdLeaseCheck},
+		{Name: "lock", Usage: "TORCH: lock --agent for this period; LOCK_* lines; exit 3 if already locked", Flags: []cli.Flag{cadence, ttl, &cli.BoolFlag{Name: "dry-run"}}, Action: e.cmdLeaseLock},
+	}}
+}
+
+func kvCommands(e *env) *cli.Command {
+	ttl := &cli.StringFlag{Name: "ttl", Usage: "lifetime (required)"}
+	return &cli.Command{Name: "kv", Usage: "a small TTL key-value space for agent messages", Subcommands: []*cli.Command{
+		{Name: "set", Usage: "set KEY to VALUE for --ttl", ArgsUsage: "KEY VALUE", Flags: []cli.Flag{ttl}, Action: e.cmdKVSet},
+		{Name: "cas", Usage: "set only if KEY is at --expect-rev N (or --expect-absent); exit 3 otherwise", ArgsUsage: "KEY VALUE",
+			Flags: []cli.Flag{ttl, &cli.Int64Flag{Name: "expect-rev"}, &cli.BoolFlag{Name: "expect-absent"}}, Action: e.cmdKVSet},
+		{Name: "get", Usage: "print a key's value (exit 3 if absent)", ArgsUsage: "KEY", Action: e.cmdKVGet},
+		{Name: "del", Usage: "delete a key", ArgsUsage: "KEY", Action: e.cmdKVDel},
+		{Name: "ls", Usage: "keys in force, optionally under PREFIX", ArgsUsage: "[PREFIX]", Action: e.cmdKVLs},
+		{Name: "watch", Usage: "wait until a key under PREFIX changes; print the changes (exit 3 on --timeout)", ArgsUsage: "[PREFIX]",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "timeout"}}, Action: e.cmdKVWatch},
+	}}
+}
+
+func (e *env) leaseTTL(c *cli.Context) (time.Duration, error) {
+	def := 2 * time.Hour
+	if v := os.Getenv("COORD_LEASE_TTL"); v != "" {
+		d, err := parseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, strErr("COORD_LEASE_TTL=%q is not a positive duration", v)
+		}
+		def = d
+	}
+	return durFlag(c, "ttl", def)
+}
+
+func (e *env) printLease(l registry.Lease) error {
+	if e.json {
+		return e.printJSON(l)
+	}
+	e.printf("%s held by %s (epoch %d) until %s\n", l.Name, l.Holder, l.Epoch, l.ExpiresAt)
+	return nil
+}
+
+func (e *env) cmdLeaseAcquire(c *cli.Context) error {
+	a, err := e.args(c, "NAME")
+	if err != nil {
+		return err
+	}
+	if err := registry.ValidLeaseName(a[0]); err != nil {
+		return err
+	}
+	ttl, err := e.leaseTTL(c)
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	l, err := s.AcquireLease(e.ctx, a[0], agent, ttl, platformMeta(), c.Bool("dry-run"))
+	if err != nil {
+		return err
+	}
+	return e.printJSON(l)
+}
+
+func platformMeta() map[string]string {
+	if p := os.Getenv("AGENT_PLATFORM"); p != "" {
+		return map[string]string{"platform": p}
+	}
+	return nil
+}
+
+func (e *env) cmdLeaseRenew(c *cli.Context) error {
+	a, err := e.args(c, "NAME")
+	if err != nil {
+		return err
+	}
+	ttl, err := e.leaseTTL(c)
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	l, err := s.RenewLease(e.ctx, a[0], agent, c.Int64("epoch"), ttl)
+	if err != nil {
+		return err
+	}
+	return e.printJSON(l)
+}
+
+func (e *env) cmdLeaseRelease(c *cli.Context) error {
+	a, err := e.args(c, "NAME")
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	if err := s.ReleaseLease(e.ctx, a[0], agent, c.Int64("epoch")); err != nil {
+		return err
+	}
+	if !e.json {
+		e.printf("released lease %s\n", a[0])
+	}
+	return nil
+}
+
+func (e *env) cmdLeaseList(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	ls, err := s.Leases()
+	if err != nil {
+		return err
+	}
+	if e.json {
+		if ls == nil {
+			ls = []registry.Lease{}
+		}
+		return e.printJSON(ls)
+	}
+	e.printf("%-40s %-20s %6s  %s\n", "LEASE", "HOLDER", "EPOCH", "EXPIRES")
+	for _, l := range ls {
+		e.printf("%-40s %-20s %6d  %s\n", l.Name, l.Holder, l.Epoch, l.ExpiresAt)
+	}
+	return nil
+}
+
+// torchPeriod is the lease-name period for a cadence: the UTC day for
+// daily, the ISO week for weekly.
+func torchPeriod(cadence string, now time.Time) (string, error) {
+	now = now.UTC()
+	switch cadence {
+	case "daily":
+		return now.Format("2006-01-02"), nil
+	case "weekly":
+		y, w := now.ISOWeek()
+		return fmt.Sprintf("%04d-W%02d", y, w), nil
+	}
+	return "", strErr("--cadence must be daily or weekly, not %q", cadence)
+}
+
+func torchLease(cadence, date, agent string) string {
+	return "torch:" + cadence + ":" + date + ":" + agent
+}
+
+func (e *env) cmdLeaseCheck(c *cli.Context) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	cadence := c.String("cadence")
+	date, err := torchPeriod(cadence, e.clock())
+	if err != nil {
+		return err
+	}
+	ls, err := s.Leases()
+	if err != nil {
+		return err
+	}
+	prefix := "torch:" + cadence + ":" + date + ":"
+	locked := []string{}
+	locks := []registry.Lease{}
+	isLocked := map[string]bool{}
+	for _, l := range ls {
+		if agent, ok := strings.CutPrefix(l.Name, prefix); ok {
+			locked = append(locked, agent)
+			locks = append(locks, l)
+			isLocked[agent] = true
+		}
+	}
+	available := []string{}
+	for _, a := range e.cfg.Roster[cadence] {
+		if !isLocked[a] {
+			available = append(available, a)
+		}
+	}
+	out := map[string]any{"cadence": cadence, "date": date, "locked": locked, "available": available, "lockCount": len(locked), "locks": locks}
+	if e.json {
+		return e.printJSON(out)
+	}
+	e.printf("%s %s: %d locked (%s); available: %s\n", cadence, date, len(locked), strings.Join(locked, ", "), strings.Join(available, ", "))
+	return nil
+}
+
+func (e *env) cmdLeaseLock(c *cli.Context) error {
+	if !e.agentSet && os.Getenv("COORD_AGENT") == "" {
+		return strErr("lease lock needs --agent NAME")
+	}
+	ttl, err := e.leaseTTL(c)
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	agent, err := e.who()
+	if err != nil {
+		return err
+	}
+	cadence := c.String("cadence")
+	date, err := torchPeriod(cadence, e.clock())
+	if err != nil {
+		return err
+	}
+	l, err := s.AcquireLease(e.ctx, torchLease(cadence, date, agent), agent, ttl, platformMeta(), c.Bool("dry-run"))
+	status := "ok"
+	if coord.CodeOf(err) == coord.CodeConflict {
+		status = "locked"
+	} else if err != nil {
+		return err
+	}
+	e.printf("LOCK_STATUS=%s\nLOCK_AGENT=%s\nLOCK_CADENCE=%s\nLOCK_DATE=%s\n", status, agent, cadence, date)
+	if err != nil {
+		return err
+	}
+	e.printf("LOCK_EXPIRES=%d\nLOCK_EXPIRES_ISO=%s\n", l.Expires().Unix(), l.ExpiresAt)
+	return nil
+}
+
+// --- kv --------------------------------------------------------------------
+
+func (e *env) printKV(en registry.KVEntry) error {
+	if e.json {
+		return e.printJSON(en)
+	}
+	e.printf("%s\n", en.Text())
+	return nil
+}
+
+func (e *env) cmdKVSet(c *cli.Context) error {
+	a, err := e.args(c, "KEY", "VALUE")
+	if err != nil {
+		return err
+	}
+	if err := registry.ValidKey(a[0]); err != nil {
+		return err
+	}
+	if !c.IsSet("ttl") {
+		return strErr("kv %s needs --ttl DUR (every key expires)", c.Command.Name)
+	}
+	ttl, err := durFlag(c, "ttl", 0)
+	if err != nil {
+		return err
+	}
+	val, err := registry.KVValue(a[1])
+	if err != nil {
+		return err
+	}
+	var cond registry.KVCond
+	if c.Command.Name == "cas" {
+		cond = registry.KVCond{ExpectRev: c.Int64("expect-rev"), ExpectAbsent: c.Bool("expect-absent")}
+		if (cond.ExpectRev > 0) == cond.ExpectAbsent {
+			return strErr("kv cas needs exactly one of --expect-rev N (N > 0) or --expect-absent")
+		}
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	by := e.agentFlag
+	if by == "" {
+		by = os.Getenv("COORD_AGENT")
+	}
+	en, err := s.KVSet(e.ctx, a[0], val, ttl, by, cond)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(en)
+	}
+	e.printf("rev %d\n", en.Rev)
+	return nil
+}
+
+func (e *env) cmdKVGet(c *cli.Context) error {
+	a, err := e.args(c, "KEY")
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	en, ok, err := s.KVGet(a[0])
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return coord.Errorf(coord.CodeConflict, "no key %s (absent or expired)", a[0])
+	}
+	return e.printKV(en)
+}
+
+func (e *env) cmdKVDel(c *cli.Context) error {
+	a, err := e.args(c, "KEY")
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	found, err := s.KVDel(e.ctx, a[0])
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"key": a[0], "deleted": found})
+	}
+	e.printf("deleted %d\n", map[bool]int{true: 1}[found])
+	return nil
+}
+
+func (e *env) cmdKVLs(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return strErr("kv ls takes at most a PREFIX")
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	list, err := s.KVList(c.Args().First())
+	if err != nil {
+		return err
+	}
+	if e.json {
+		if list == nil {
+			list = []registry.KVEntry{}
+		}
+		return e.printJSON(list)
+	}
+	for _, en := range list {
+		e.printf("%s\t%s\trev %d\tuntil %s\n", en.Key, en.Text(), en.Rev, en.ExpiresAt)
+	}
+	return nil
+}
+
+// cmdKVWatch waits until some key under PREFIX changes (set, deleted or
+// expired), then prints one JSON line per change and exits 0.
+func (e *env) cmdKVWatch(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return strErr("kv watch takes at most a PREFIX")
+	}
+	prefix := c.Args().First()
+	timeout, err := durFlag(c, "timeout", 0)
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	snap := func() (map[string]registry.KVEntry, error) {
+		list, err := s.KVList(prefix)
+		m := map[string]registry.KVEntry{}
+		for _, en := range list {
+			m[en.Key] = en
+		}
+		return m, err
+	}
+	before, err := snap()
+	if err != nil {
+		return err
+	}
+	var events <-chan fsnotify.Event
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		if w.Add(s.Tree.Dir()) == nil {
+			events = w.Events
+		}
+	}
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	for {
+		select {
+		case <-events:
+		case <-poll.C:
+		case <-deadline:
+			return coord.Errorf(coord.CodeConflict, "no change under %q within %s", prefix, timeout)
+		case <-e.ctx.Done():
+			return registry.IOError(e.ctx.Err(), "")
+		}
+		now, err := snap()
+		if err != nil {
+			return err
+		}
+		changed := false
+		for k, en := range now {
+			if old, ok := before[k]; !ok || old.Rev != en.Rev {
+				changed = true
+				b, _ := json.Marshal(en)
+				e.printf("%s\n", b)
+			}
+		}
+		for k := range before {
+			if _, ok := now[k]; !ok {
+				changed = true
+				e.printf(`{"key":%s,"deleted":true}`+"\n", strconv.Quote(k))
+			}
+		}
+		if changed {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+// Expiry is tested with an injected clock, not sleeps.
+func TestLeaseExpiryAndFencing(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	s.Clock = func() time.Time { return now }
+	ctx := context.Background()
+	l, err := s.AcquireLease(ctx, "deploy", "a", time.Hour, nil, false)
+	if err != nil || l.Epoch != 1 {
+		t.Fatalf("acquire: %+v %v", l, err)
+	}
+	if _, err := s.AcquireLease(ctx, "deploy", "b", time.Hour, nil, false); coord.CodeOf(err) != coord.CodeConflict {
+		t.Fatalf("second acquire: %v, want conflict", err)
+	}
+	// one second before expiry it is in force; at expiry it is invisible at once
+	now = now.Add(time.Hour - time.Second)
+	if ls, _ := s.Leases(); len(ls) != 1 {
+		t.Fatalf("lease gone early: %v", ls)
+	}
+	now = now.Add(time.Second)
+	if ls, _ := s.Leases(); len(ls) != 0 {
+		t.Fatalf("expired lease still visible: %v", ls)
+	}
+	// the old holder's renew and release are refused (exit 6) ...
+	if _, err := s.RenewLease(ctx, "deploy", "a", 1, time.Hour); coord.CodeOf(err) != coord.CodeLost {
+		t.Fatalf("renew of an expired lease: %v", err)
+	}
+	// ... and after someone else takes it, with a new epoch
+	l2, err := s.AcquireLease(ctx, "deploy", "b", time.Hour, map[string]string{"platform": "codex"}, false)
+	if err != nil || l2.Epoch != 2 {
+		t.Fatalf("re-acquire: %+v %v", l2, err)
+	}
+	if err := s.ReleaseLease(ctx, "deploy", "a", 1); coord.CodeOf(err) != coord.CodeLost {
+		t.Fatalf("release by the old holder: %v", err)
+	}
+	if err := s.ReleaseLease(ctx, "deploy", "b", 1); coord.CodeOf(err) != coord.CodeLost {
+		t.Fatalf("release with a stale epoch: %v", err)
+	}
+	if r, err := s.RenewLease(ctx, "deploy", "b", 2, 2*time.Hour); err != nil || r.ExpiresAt != "2026-11-22T13:00:00Z" {
+		t.Fatalf("renew: %+v %v", r, err)
+	}
+	// the sweep drops expired leases from the file
+	now = now.Add(3 * time.Hour)
+	if n, err := s.SweepLeases(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	for _, bad := range []string{"", "../x", "a/b", "a\x00", string(make([]byte, 200))} {
+		if _, err := s.AcquireLease(ctx, bad, "a", time.Hour, nil, false); coord.CodeOf(err) != coord.CodeUsage {
+			t.Errorf("lease name %q: %v", bad, err)
+		}
+	}
+}
+
+func TestKVTTLAndCAS(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	s.Clock = func() time.Time { return now }
+	ctx := context.Background()
+	v, _ := KVValue(`{"state":"open"}`)
+	e1, err := s.KVSet(ctx, "question:42", v, time.Minute, "a", KVCond{ExpectAbsent: true})
+	if err != nil || e1.Rev != 1 {
+		t.Fatalf("cas absent: %+v %v", e1, err)
+	}
+	if _, err := s.KVSet(ctx, "question:42", v, time.Minute, "b", KVCond{ExpectAbsent: true}); coord.CodeOf(err) != coord.CodeConflict {
+		t.Fatalf("second cas absent: %v", err)
+	}
+	txt, _ := KVValue("answered by b")
+	if _, err := s.KVSet(ctx, "question:42", txt, time.Minute, "b", KVCond{ExpectRev: 7}); coord.CodeOf(err) != coord.CodeConflict {
+		t.Fatalf("cas wrong rev: %v", err)
+	}
+	e2, err := s.KVSet(ctx, "question:42", txt, time.Minute, "b", KVCond{ExpectRev: 1})
+	if err != nil || e2.Rev != 2 || e2.Text() != "answered by b" {
+		t.Fatalf("cas rev 1: %+v %v", e2, err)
+	}
+	got, ok, _ := s.KVGet("question:42")
+	if !ok || got.Text() != "answered by b" || string(got.Value) != `"answered by b"` {
+		t.Fatalf("get: %+v", got)
+	}
+	now = now.Add(time.Minute)
+	if _, ok, _ := s.KVGet("question:42"); ok {
+		t.Fatal("expired key still visible")
+	}
+	if list, _ := s.KVList(""); len(list) != 0 {
+		t.Fatalf("expired key listed: %v", list)
+	}
+	// an expired key counts as absent for cas
+	if _, err := s.KVSet(ctx, "question:42", v, time.Minute, "c", KVCond{ExpectAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	// hostile keys and values
+	for _, k := range []string{"", "a\x00b", "a\nb", string(make([]byte, 300))} {
+		if _, err := s.KVSet(ctx, k, v, time.Minute, "a", KVCond{}); coord.CodeOf(err) != coord.CodeUsage {
+			t.Errorf("key %q: %v", k, err)
+		}
+	}
+	if _, err := KVValue(string(make([]byte, MaxKV+1))); coord.CodeOf(err) != coord.CodeUsage {
+		t.Errorf("oversized value accepted")
+	}
+	if _, err := s.KVSet(ctx, "k", v, 0, "a", KVCond{}); coord.CodeOf(err) != coord.CodeUsage {
+		t.Errorf("a key without a TTL was accepted")
+	}
+	var raw json.RawMessage
+	if raw, _ = KVValue("../../etc/passwd"); string(raw) != `"../../etc/passwd"` {
+		t.Errorf("text value stored as %s", raw)
+	}
+}
