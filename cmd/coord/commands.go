@@ -34,6 +34,7 @@ func commands(e *env) []*cli.Command {
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "stdin", Usage: "read the batch from standard input"},
 				&cli.BoolFlag{Name: "validate", Usage: "only check the batch; write nothing"},
+				&cli.StringFlag{Name: "format", Usage: "coord (default) or rotd (ROTD planner tasks.jsonl; see README)"},
 			}, Action: e.cmdSeed},
 		{Name: "claim", Usage: "atomically claim one task and print it as JSON",
 			Flags: []cli.Flag{
@@ -217,9 +218,37 @@ func (e *env) cmdSeed(c *cli.Context) error {
 	default:
 		return strErr("seed-tasks needs FILE or --stdin")
 	}
-	batch, err := registry.ParseSeed(name, r)
-	if err != nil {
-		return err
+	var batch []coord.SeedLine
+	var err error
+	switch format := c.String("format"); format {
+	case "", "coord":
+		batch, err = registry.ParseSeed(name, r)
+		if err != nil {
+			return err
+		}
+	case "rotd":
+		s, err := e.open()
+		if err != nil {
+			return err
+		}
+		phases := map[string][]string{}
+		ids := map[string]bool{}
+		if err := s.View(e.ctx, func(tx *coord.Txn) error {
+			for _, t := range tx.Tasks {
+				ids[t.ID] = true
+				p := registry.TaskPhase(t)
+				phases[p] = append(phases[p], t.ID)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		batch, err = registry.ParseROTDTasks(name, r, func(p string) []string { return phases[p] }, func(id string) bool { return ids[id] }, e.clock())
+		if err != nil {
+			return err
+		}
+	default:
+		return strErr("--format %q is not coord or rotd", format)
 	}
 	if len(batch) == 0 {
 		return coord.Errorf(coord.CodeUsage, "%s: no tasks in the batch", name)
