@@ -11,9 +11,19 @@ COORD=${COORD:-"$(cd "$(dirname "$0")/.." && pwd)/bin/coord"}
 ROOT=$(mktemp -d "${TMPDIR:-/tmp}/coord-demo.XXXXXX")
 export COORD_ROOT=$ROOT
 PIDS=()
+BEATERS=$(mktemp "${TMPDIR:-/tmp}/coord-demo-beaters.XXXXXX")
 cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	local all=("${PIDS[@]}" $(cat "$BEATERS" 2>/dev/null))
+	for p in "${all[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	# beaters are grandchildren: let them finish before the tree goes
+	for _ in $(seq 40); do
+		alive=0
+		for p in "${all[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive = 0 ] && break
+		sleep 0.05
+	done
+	rm -f "$BEATERS"
 	[ -n "${KEEP:-}" ] || rm -rf "$ROOT"
 }
 trap cleanup EXIT
@@ -43,8 +53,9 @@ done_count() { c ls --status done --json | grep -o '"id":' | wc -l | tr -d ' '; 
 # progress, release with the fencing epoch; stop when everything is done.
 agent() {
 	local me=$1
-	c --agent "$me" beat --every 1s &
+	"$COORD" --agent "$me" beat --every 1s &
 	beater=$!
+	echo "$beater" >> "$BEATERS"
 	trap 'kill $beater 2>/dev/null' EXIT
 	while :; do
 		local out id epoch
