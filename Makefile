@@ -10,7 +10,7 @@ FUZZ := ./registry:FuzzParse ./registry:FuzzScannerMatchesJSONText ./registry:Fu
 .PHONY: build demo test vet fmt-check unit fuzz bench stress install-rotd clean
 
 build:
-	$(GO) build -o $(BIN)/coord ./cmd/coord
+	$(GO) build -tags urfave_cli_no_docs -o $(BIN)/coord ./cmd/coord
 
 demo: build
 	./scripts/demo.sh
