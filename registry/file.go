@@ -105,13 +105,19 @@ func (f *File) parseTasks(s *scanner) error {
 	}
 	seen := make(map[string]int, len(s.data)/256+8)
 	f.index = seen
+	f.Tasks = make([]*coord.Task, 0, len(s.data)/256+8)
+	var slab []coord.Task // tasks are allocated in chunks, not one by one
 	return s.array(func() error {
 		n := len(f.Tasks) + 1
 		if s.peek() != '{' {
 			return s.errf("task %d must be an object, found %s", n, s.kindName())
 		}
+		if len(slab) == cap(slab) {
+			slab = make([]coord.Task, 0, 256)
+		}
+		slab = slab[:len(slab)+1]
 		a := s.i
-		t, err := parseTask(s, n)
+		t, err := parseTaskInto(s, n, &slab[len(slab)-1])
 		if err != nil {
 			return err
 		}
@@ -137,7 +143,10 @@ func (f *File) parseTasks(s *scanner) error {
 // parseTask decodes one task object's known fields, validating (and
 // skipping) the rest.
 func parseTask(s *scanner, n int) (*coord.Task, error) {
-	t := &coord.Task{}
+	return parseTaskInto(s, n, &coord.Task{})
+}
+
+func parseTaskInto(s *scanner, n int, t *coord.Task) (*coord.Task, error) {
 	hasID, hasStatus := false, false
 	err := s.objectKnown(taskFieldOrder, taskFieldIndex, func(name string, k int) error {
 		hasID = hasID || k == fID
