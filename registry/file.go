@@ -310,8 +310,18 @@ func caseTwin(name string, known []string) string {
 // and new ones re-encoded with their unknown fields kept in place. One task
 // per line keeps the file diff-friendly.
 func (f *File) Encode() []byte {
-	var buf bytes.Buffer
-	f.EncodeTo(&buf)
+	size := 64
+	for _, t := range f.Tasks {
+		size += len(t.Raw) + 2
+		if t.Raw == nil || t.Dirty {
+			size += 320
+		}
+	}
+	for _, m := range f.top {
+		size += len(m.name) + len(m.raw) + 4
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	f.EncodeTo(buf)
 	return buf.Bytes()
 }
 
