@@ -48,7 +48,7 @@ bench: build
 
 # The long forms of the reliability scenarios (docs/RELIABILITY.md).
 stress:
-	COORD_STRESS=1 $(GO) test -count=1 -timeout 3h -v -run 'MultiProcess|Crash|PowerLoss|Fault|Fenced|FlockHolder|Sweep|ClockSkew|MutualExclusion|SIGKILLStorm|DiskFull' ./... 2>&1 | tee stress.log
+	COORD_STRESS=1 $(GO) test -count=1 -timeout 3h -v -run 'MultiProcess|Crash|PowerLoss|Fault|Fenced|FlockHolder|Sweep|ClockSkew|MutualExclusion|SIGKILLStorm|DiskFull|Racing|Watch' ./... 2>&1 | tee stress.log
 
 install-rotd: build
 	ln -sf coord $(BIN)/rotd
