@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry"
 	"github.com/urfave/cli/v2"
@@ -404,33 +404,10 @@ func (e *env) cmdKVWatch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var events <-chan fsnotify.Event
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		if w.Add(s.Tree.Dir()) == nil {
-			events = w.Events
-		}
-	}
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
-	poll := time.NewTicker(time.Second)
-	defer poll.Stop()
-	for {
-		select {
-		case <-events:
-		case <-poll.C:
-		case <-deadline:
-			return coord.Errorf(coord.CodeConflict, "no change under %q within %s", prefix, timeout)
-		case <-e.ctx.Done():
-			return registry.IOError(e.ctx.Err(), "")
-		}
+	err = untilChange(e.ctx, []string{s.Tree.Dir()}, timeout, 0, func() (bool, error) {
 		now, err := snap()
 		if err != nil {
-			return err
+			return false, err
 		}
 		changed := false
 		for k, en := range now {
@@ -446,8 +423,13 @@ func (e *env) cmdKVWatch(c *cli.Context) error {
 				e.printf(`{"key":%s,"deleted":true}`+"\n", strconv.Quote(k))
 			}
 		}
-		if changed {
-			return nil
-		}
+		return changed, nil
+	})
+	switch {
+	case errors.Is(err, errWaitTimeout):
+		return coord.Errorf(coord.CodeConflict, "no change under %q within %s", prefix, timeout)
+	case err != nil && e.ctx.Err() != nil:
+		return registry.IOError(err, "")
 	}
+	return err
 }

@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry"
 	"github.com/urfave/cli/v2"
@@ -283,47 +282,25 @@ func (e *env) cmdWait(c *cli.Context) error {
 		})
 		return out, err
 	}
-	var events <-chan fsnotify.Event
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		if w.Add(s.Tree.Dir()) == nil {
-			events = w.Events
+	var out string
+	err = untilChange(e.ctx, []string{s.Tree.Dir()}, timeout, 20*time.Millisecond, func() (bool, error) {
+		var err error
+		out, err = check()
+		return out != "", err
+	})
+	switch {
+	case err == nil:
+		return e.printRaw([]byte(out))
+	case errors.Is(err, errWaitTimeout):
+		what := "an eligible task"
+		if taskID != "" {
+			what = "task " + taskID + " to leave " + initial
 		}
+		return coord.Errorf(coord.CodeConflict, "timed out after %s waiting for %s", timeout, what)
+	case e.ctx.Err() != nil:
+		return registry.IOError(err, "")
 	}
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
-	poll := time.NewTicker(time.Second)
-	defer poll.Stop()
-	for {
-		out, err := check()
-		if err != nil {
-			return err
-		}
-		if out != "" {
-			return e.printRaw([]byte(out))
-		}
-		select {
-		case <-events:
-			// coalesce a burst of events into one check
-			time.Sleep(20 * time.Millisecond)
-			for len(events) > 0 {
-				<-events
-			}
-		case <-poll.C:
-		case <-deadline:
-			what := "an eligible task"
-			if taskID != "" {
-				what = "task " + taskID + " to leave " + initial
-			}
-			return coord.Errorf(coord.CodeConflict, "timed out after %s waiting for %s", timeout, what)
-		case <-e.ctx.Done():
-			return registry.IOError(e.ctx.Err(), "")
-		}
-	}
+	return err
 }
 
 // bestEligible is what claim would take now (by priority), or nil.

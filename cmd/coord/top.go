@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/heartbeat"
 	"github.com/rotd/coord/registry"
@@ -35,36 +34,22 @@ func (e *env) cmdTop(c *cli.Context) error {
 		_, err = e.stdout.Write(frame)
 		return err
 	}
-	var events <-chan fsnotify.Event
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		for _, d := range []string{".", registry.HeartbeatDir, registry.LocksDir} {
-			w.Add(s.Tree.Path(d))
-		}
-		events = w.Events
+	var dirs []string
+	for _, d := range []string{".", registry.HeartbeatDir, registry.LocksDir} {
+		dirs = append(dirs, s.Tree.Path(d))
 	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	fmt.Fprint(e.stdout, "\033[?25l") // hide the cursor while drawing
 	defer fmt.Fprint(e.stdout, "\033[?25h\n")
-	for {
+	untilChange(e.ctx, dirs, 0, 50*time.Millisecond, func() (bool, error) {
 		frame, err := e.topFrame(s, timeout)
 		if err != nil {
 			frame = []byte("coord top: " + err.Error() + "\n")
 		}
 		fmt.Fprint(e.stdout, "\033[H\033[2J")
 		e.stdout.Write(frame)
-		select {
-		case <-e.ctx.Done():
-			return nil
-		case <-tick.C:
-		case <-events:
-			time.Sleep(50 * time.Millisecond) // let a burst settle
-			for len(events) > 0 {
-				<-events
-			}
-		}
-	}
+		return false, nil
+	})
+	return nil // only Ctrl-C (or SIGTERM) ends it
 }
 
 func (e *env) topFrame(s *registry.Store, timeout time.Duration) ([]byte, error) {
