@@ -118,10 +118,19 @@ func commands(e *env) []*cli.Command {
 
 // --- helpers -------------------------------------------------------------
 
+// args checks that exactly the named positional arguments were given and
+// validates each named TASK before anything is touched.
 func (e *env) args(c *cli.Context, names ...string) ([]string, error) {
 	a := c.Args().Slice()
 	if len(a) != len(names) {
 		return nil, strErr("%s needs %s (got %d arguments)", c.Command.Name, strings.Join(names, " "), len(a))
+	}
+	for i, n := range names {
+		if n == "TASK" {
+			if err := coord.ValidTaskID(a[i]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return a, nil
 }
@@ -388,9 +397,6 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := coord.ValidTaskID(a[0]); err != nil {
-		return err
-	}
 	if _, err := e.open(); err != nil {
 		return err
 	}
@@ -437,9 +443,6 @@ func (e *env) cmdBlock(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := coord.ValidTaskID(a[0]); err != nil {
-		return err
-	}
 	if trimmed(c.String("reason")) == "" {
 		return strErr("block needs --reason TEXT")
 	}
@@ -453,9 +456,6 @@ func (e *env) cmdUnblock(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := coord.ValidTaskID(a[0]); err != nil {
-		return err
-	}
 	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
 		return tx.Unblock(agent, a[0], c.Int64("epoch"))
 	}, func(t *coord.Task) string { return fmt.Sprintf("unblocked %s (%s)", t.ID, t.Status) })
@@ -464,9 +464,6 @@ func (e *env) cmdUnblock(c *cli.Context) error {
 func (e *env) cmdProgress(c *cli.Context) error {
 	a, err := e.args(c, "TASK", "PERCENT")
 	if err != nil {
-		return err
-	}
-	if err := coord.ValidTaskID(a[0]); err != nil {
 		return err
 	}
 	pct, err := strconv.Atoi(strings.TrimSuffix(a[1], "%"))
@@ -481,9 +478,6 @@ func (e *env) cmdProgress(c *cli.Context) error {
 func (e *env) cmdApprove(c *cli.Context) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
-		return err
-	}
-	if err := coord.ValidTaskID(a[0]); err != nil {
 		return err
 	}
 	if c.IsSet("reviewer") {
@@ -515,9 +509,6 @@ func (e *env) cmdApprove(c *cli.Context) error {
 func (e *env) cmdReject(c *cli.Context) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
-		return err
-	}
-	if err := coord.ValidTaskID(a[0]); err != nil {
 		return err
 	}
 	if trimmed(c.String("reason")) == "" {
