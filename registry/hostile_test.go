@@ -28,6 +28,8 @@ func TestHostileRegistries(t *testing.T) {
 		"trailing garbage":     `{"tasks":[]}garbage`,
 		"BOM":                  "\xef\xbb\xbf{\"tasks\":[]}",
 		"case-variant in task": `{"tasks":[{"id":"a","Status":"done"}]}`,
+		"number among deps":    `{"tasks":[{"id":"a","deps":["b",1]}]}`,
+		"object among files":   `{"tasks":[{"id":"a","files":[{}]}]}`,
 	}
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -524,7 +524,10 @@ func (s *scanner) strsVal(what string) ([]string, error) {
 	}
 	var out []string
 	err := s.array(func() error {
-		v, err := s.strVal(what+" element", false)
+		if s.peek() != '"' { // name the element only on error: no string built per call
+			return s.errf("%s element must be a string, found %s", what, s.kindName())
+		}
+		v, err := s.strVal(what, false)
 		out = append(out, v)
 		return err
 	})
