@@ -340,11 +340,7 @@ func (e *env) claimTask(c *cli.Context) (*coord.Task, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := e.open()
-	if err != nil {
-		return nil, "", err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return nil, "", err
 	}
@@ -369,11 +365,7 @@ func (e *env) claimTask(c *cli.Context) (*coord.Task, string, error) {
 // heldOp runs an operation on a task this agent holds and refreshes its
 // heartbeat content afterwards.
 func (e *env) heldOp(c *cli.Context, op func(tx *coord.Txn, agent string) (*coord.Task, error), human func(*coord.Task) string) error {
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
@@ -514,11 +506,7 @@ func (e *env) cmdReject(c *cli.Context) error {
 	if trimmed(c.String("reason")) == "" {
 		return strErr("reject needs --reason TEXT")
 	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	reviewer, err := e.who()
+	s, reviewer, err := e.openAs()
 	if err != nil {
 		return err
 	}
@@ -607,11 +595,7 @@ func (e *env) cmdMsg(c *cli.Context) error {
 	if text == "" {
 		return strErr("msg needs TEXT")
 	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}

@@ -135,6 +135,17 @@ func (e *env) checkFS(dir string) error {
 	return nil // statfs failures surface on first use with a better message
 }
 
+// openAs opens the store and resolves this agent's identity, as most
+// commands that change something need both.
+func (e *env) openAs() (*registry.Store, string, error) {
+	s, err := e.open()
+	if err != nil {
+		return nil, "", err
+	}
+	agent, err := e.who()
+	return s, agent, err
+}
+
 // who resolves this agent's id (after open, so the root is known).
 func (e *env) who() (string, error) {
 	if e.agent != "" {

@@ -76,11 +76,7 @@ func (e *env) cmdLeaseAcquire(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
@@ -107,11 +103,7 @@ func (e *env) cmdLeaseRenew(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
@@ -127,11 +119,7 @@ func (e *env) cmdLeaseRelease(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
@@ -231,11 +219,7 @@ func (e *env) cmdLeaseLock(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}

@@ -50,11 +50,7 @@ func (e *env) cmdReady(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
@@ -315,11 +311,7 @@ func dash(s string) string {
 // cmdGuard checks the staged change against path locks and against the
 // files patterns of tasks other agents hold.
 func (e *env) cmdGuard(c *cli.Context) error {
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
@@ -383,11 +375,7 @@ func (e *env) cmdQuotaAdd(c *cli.Context) error {
 	if tokens < 0 || requests < 0 || (tokens == 0 && requests == 0) {
 		return strErr("quota add needs --tokens N and/or --requests N (non-negative, not both zero)")
 	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
