@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -59,15 +60,9 @@ type kvDoc struct {
 }
 
 func (d *kvDoc) drop(now time.Time) bool {
-	keep := d.Keys[:0]
-	for _, e := range d.Keys {
-		if e.Live(now) {
-			keep = append(keep, e)
-		}
-	}
-	gone := len(keep) != len(d.Keys)
-	d.Keys = keep
-	return gone
+	n := len(d.Keys)
+	d.Keys = slices.DeleteFunc(d.Keys, func(e KVEntry) bool { return !e.Live(now) })
+	return len(d.Keys) != n
 }
 
 func (d *kvDoc) find(key string) int {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -64,15 +65,9 @@ func ValidLeaseName(name string) error {
 
 // drop removes expired leases; it reports whether any went.
 func (d *leaseDoc) drop(now time.Time) bool {
-	keep := d.Leases[:0]
-	for _, l := range d.Leases {
-		if l.Live(now) {
-			keep = append(keep, l)
-		}
-	}
-	gone := len(keep) != len(d.Leases)
-	d.Leases = keep
-	return gone
+	n := len(d.Leases)
+	d.Leases = slices.DeleteFunc(d.Leases, func(l Lease) bool { return !l.Live(now) })
+	return len(d.Leases) != n
 }
 
 func (d *leaseDoc) find(name string) int {
