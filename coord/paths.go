@@ -8,12 +8,44 @@ import (
 
 // PatternsOverlap reports whether some path could match both glob patterns.
 // Patterns use path.Match syntax per segment ('*', '?', '[...]', '\\'
-// escapes) plus '**' as a whole segment matching zero or more segments; a
-// trailing '/' means the whole directory ("src/" is "src/**"). The decision
+// escapes), with a class negated by the shell's '[!...]' as well as
+// path.Match's '[^...]', plus '**' as a whole segment matching zero or
+// more segments; a trailing '/' means the whole directory ("src/" is
+// "src/**"). The decision
 // is conservative: where exactness would need more than a per-character
-// comparison (negated classes against classes), it answers true.
+// comparison (negated classes against classes), or where a character
+// class holds a '/' (so the pattern cannot be cut into segments), it
+// answers true.
 func PatternsOverlap(a, b string) bool {
+	if slashInClass(a) || slashInClass(b) {
+		return true
+	}
 	return segsOverlap(splitPattern(a), splitPattern(b))
+}
+
+// slashInClass reports whether a '/' stands inside a '[...]' class, as in
+// "a[/_]b", which path.Match lets match "a/b" across two segments.
+func slashInClass(p string) bool {
+	in := false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\':
+			i++ // the escaped byte is literal
+		case !in && c == '[':
+			in = true
+			if i+1 < len(p) && p[i+1] == '^' {
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' { // "[]...]": a leading ']' is a member
+				i++
+			}
+		case in && c == ']':
+			in = false
+		case in && c == '/':
+			return true
+		}
+	}
+	return false
 }
 
 // AnyOverlap reports whether any pattern of as overlaps any of bs.
@@ -70,8 +102,16 @@ func splitPattern(p string) []string {
 }
 
 // segsOverlap decides whether two segment sequences share a path, with
-// "**" matching any number of segments. Memoised over (i, j).
+// "**" matching any number of segments.
 func segsOverlap(a, b []string) bool {
+	return seqOverlap(a, b, func(seg string) bool { return seg == "**" }, segmentOverlap)
+}
+
+// seqOverlap decides whether two pattern sequences can match one common
+// sequence: an element for which wild is true matches any run of elements
+// (the empty run included); the others pair off one to one where match
+// says they can. Memoised over (i, j), so it is O(len(a)·len(b)).
+func seqOverlap[T any](a, b []T, wild func(T) bool, match func(x, y T) bool) bool {
 	memo := make(map[[2]int]bool)
 	var rec func(i, j int) bool
 	rec = func(i, j int) bool {
@@ -84,14 +124,14 @@ func segsOverlap(a, b []string) bool {
 		switch {
 		case i == len(a) && j == len(b):
 			r = true
-		case i < len(a) && a[i] == "**":
+		case i < len(a) && wild(a[i]):
 			r = rec(i+1, j) || (j < len(b) && rec(i, j+1))
-		case j < len(b) && b[j] == "**":
+		case j < len(b) && wild(b[j]):
 			r = rec(i, j+1) || (i < len(a) && rec(i+1, j))
 		case i == len(a) || j == len(b):
 			r = false
 		default:
-			r = segmentOverlap(a[i], b[j]) && rec(i+1, j+1)
+			r = match(a[i], b[j]) && rec(i+1, j+1)
 		}
 		memo[k] = r
 		return r
@@ -237,31 +277,6 @@ func segmentOverlap(a, b string) bool {
 	if a == b {
 		return true
 	}
-	x, y := tokenize(a), tokenize(b)
-	memo := make(map[[2]int]bool)
-	var rec func(i, j int) bool
-	rec = func(i, j int) bool {
-		k := [2]int{i, j}
-		if v, ok := memo[k]; ok {
-			return v
-		}
-		memo[k] = false
-		var r bool
-		switch {
-		case i == len(x) && j == len(y):
-			r = true
-		case i < len(x) && x[i].star:
-			// star matches empty, or absorbs one char of y's next token.
-			r = rec(i+1, j) || (j < len(y) && (y[j].star && rec(i, j+1) || !y[j].star && rec(i, j+1)))
-		case j < len(y) && y[j].star:
-			r = rec(i, j+1) || (i < len(x) && rec(i+1, j))
-		case i == len(x) || j == len(y):
-			r = false
-		default:
-			r = charsOverlap(x[i], y[j]) && rec(i+1, j+1)
-		}
-		memo[k] = r
-		return r
-	}
-	return rec(0, 0)
+	star := func(t gtok) bool { return t.star }
+	return seqOverlap(tokenize(a), tokenize(b), star, charsOverlap)
 }

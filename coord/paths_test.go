@@ -2,6 +2,7 @@ package coord
 
 import (
 	"path"
+	"strings"
 	"testing"
 )
 
@@ -48,6 +49,17 @@ func TestPatternsOverlap(t *testing.T) {
 		{"src/[!a].go", "src/a.go", false},
 		{"src/[!a].go", "src/b.go", true},
 		{"src/[!a].go", "src/[!b].go", true}, // conservative, and really true (c)
+		{"src/[^a].go", "src/a.go", false},   // '^' negates too, as in path.Match
+		{"src/[^a].go", "src/!.go", true},
+		{"src/[!a].go", "src/!.go", true}, // '!' negates: "!.go" is not "a.go"
+		// a '/' inside a class spans segments ("a[/_]b" matches "a/b"):
+		// such a pattern cannot be cut into segments, so it overlaps all
+		{"a[/_]b", "a/b", true},
+		{"[/00]*", "0", true}, // found by FuzzPatternsOverlap
+		{"x[/]y", "unrelated/file.go", true},
+		{"a[]/]b", "a/b", true},                // ']' first in a class is a member
+		{"a\\[/]b", "c/d", false},              // escaped '[': no class, literal segments
+		{"src/[ab]/x.go", "src/c/x.go", false}, // '/' after the class closes splits normally
 		// paths that only look alike
 		{"src/editor.ts", "src/editor.tsx", false},
 		{"src/editor", "src/editor.ts", false},
@@ -98,9 +110,12 @@ func FuzzPatternsOverlap(f *testing.F) {
 			}
 		}
 		// b as a literal path: if path.Match says a matches it segment-wise
-		// and neither uses ** or escapes, they overlap.
+		// and neither uses ** or escapes, they overlap. path.Match negates a
+		// class with '^' only; ours also takes the shell's '!', so the
+		// oracle is given '^' (a has no escapes here, so every "[!" opens
+		// a class).
 		if !containsAny(b, "*?[\\") && !containsAny(a, "\\") && !hasDoubleStar(a) && CleanPath(a) == a && CleanPath(b) == b && a != "" {
-			if ok, err := path.Match(a, b); err == nil && ok && !PatternsOverlap(a, b) {
+			if ok, err := path.Match(strings.ReplaceAll(a, "[!", "[^"), b); err == nil && ok && !PatternsOverlap(a, b) {
 				t.Fatalf("path.Match(%q, %q) but no overlap", a, b)
 			}
 		}
