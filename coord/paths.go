@@ -11,16 +11,64 @@ import (
 // escapes), with a class negated by the shell's '[!...]' as well as
 // path.Match's '[^...]', plus '**' as a whole segment matching zero or
 // more segments; a trailing '/' means the whole directory ("src/" is
-// "src/**"). The decision
-// is conservative: where exactness would need more than a per-character
-// comparison (negated classes against classes), or where a character
-// class holds a '/' (so the pattern cannot be cut into segments), it
-// answers true.
+// "src/**"). The decision is conservative: where exactness would need
+// more than a per-character comparison (negated classes against classes),
+// or where a character class holds a '/' (so the pattern cannot be cut
+// into segments), it answers true. A pattern with a class is read both
+// ways: as the class, and with its brackets as literal characters, since
+// "app/[slug]/page.tsx" is far more often a file's real name than a glob;
+// the patterns overlap if any reading of one overlaps any reading of the
+// other.
 func PatternsOverlap(a, b string) bool {
 	if slashInClass(a) || slashInClass(b) {
 		return true
 	}
-	return segsOverlap(splitPattern(a), splitPattern(b))
+	for _, x := range readings(a) {
+		for _, y := range readings(b) {
+			if segsOverlap(splitPattern(x), splitPattern(y)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readings is p as written and, when p has an unescaped '[' or ']', p
+// with those brackets escaped (taken literally).
+func readings(p string) []string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '\\':
+			b.WriteByte(c)
+			if i+1 < len(p) {
+				i++
+				b.WriteByte(p[i])
+			}
+		case '[', ']':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if lit := b.String(); lit != p {
+		return []string{p, lit}
+	}
+	return []string{p}
+}
+
+// QuoteGlob escapes the glob metacharacters of a literal path ('*', '?',
+// '[', ']' and '\\'), so that PatternsOverlap reads it as that one path.
+func QuoteGlob(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if strings.IndexByte("*?[]\\", p[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
 }
 
 // slashInClass reports whether a '/' stands inside a '[...]' class, as in

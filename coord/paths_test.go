@@ -60,6 +60,11 @@ func TestPatternsOverlap(t *testing.T) {
 		{"a[]/]b", "a/b", true},                // ']' first in a class is a member
 		{"a\\[/]b", "c/d", false},              // escaped '[': no class, literal segments
 		{"src/[ab]/x.go", "src/c/x.go", false}, // '/' after the class closes splits normally
+		// a class is also read as literal brackets (Next.js route folders)
+		{"app/[slug]/page.tsx", "app/\\[slug\\]/page.tsx", true},
+		{"app/[slug]/page.tsx", "app/s/page.tsx", true}, // and still as a class
+		{"app/[slug]/page.tsx", "app/x/page.tsx", false},
+		{"app/\\[slug\\]/page.tsx", "app/s/page.tsx", false}, // escaped: literal only
 		// paths that only look alike
 		{"src/editor.ts", "src/editor.tsx", false},
 		{"src/editor", "src/editor.ts", false},
@@ -73,6 +78,26 @@ func TestPatternsOverlap(t *testing.T) {
 		}
 		if got := PatternsOverlap(c.b, c.a); got != c.want {
 			t.Errorf("PatternsOverlap(%q, %q) = %v, want %v (not symmetric)", c.b, c.a, got, c.want)
+		}
+	}
+}
+
+// QuoteGlob makes a staged file's name a pattern matching only itself.
+func TestQuoteGlob(t *testing.T) {
+	for _, c := range []struct {
+		name, pattern string
+		want          bool
+	}{
+		{"app/[slug]/page.tsx", "app/[slug]/page.tsx", true}, // the planner meant this file
+		{"app/[slug]/page.tsx", "app/\\[slug\\]/**", true},
+		{"app/[slug]/page.tsx", "app/s/page.tsx", false},
+		{"app/s/page.tsx", "app/[slug]/page.tsx", true}, // the class reading still holds for patterns
+		{"notes/a*b?.md", "notes/axb1.md", false},
+		{"notes/a*b?.md", "notes/*.md", true},
+		{"odd\\name", "odd\\\\name", true},
+	} {
+		if got := PatternsOverlap(QuoteGlob(c.name), c.pattern); got != c.want {
+			t.Errorf("PatternsOverlap(QuoteGlob(%q), %q) = %v, want %v", c.name, c.pattern, got, c.want)
 		}
 	}
 }

@@ -353,7 +353,7 @@ func (e *env) cmdGuard(c *cli.Context) error {
 				continue
 			}
 			for _, p := range staged {
-				if coord.AnyOverlap([]string{p}, t.Files) {
+				if coord.AnyOverlap([]string{coord.QuoteGlob(p)}, t.Files) { // a staged path is a name, not a glob
 					hits = append(hits, p+" (task "+t.ID+" of "+t.ClaimedBy+")")
 				}
 			}
