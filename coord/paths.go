@@ -36,6 +36,9 @@ func PatternsOverlap(a, b string) bool {
 // readings is p as written and, when p has an unescaped '[' or ']', p
 // with those brackets escaped (taken literally).
 func readings(p string) []string {
+	if !strings.ContainsAny(p, "[]") {
+		return []string{p}
+	}
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; c {
