@@ -54,7 +54,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	s := e.Msg
-	if e.Err != nil {
+	if e.Err != nil && e.Err.Error() != e.Msg { // no "interrupted: interrupted"
 		s += ": " + e.Err.Error()
 	}
 	if e.Hint != "" {

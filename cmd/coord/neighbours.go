@@ -409,11 +409,8 @@ func (e *env) cmdKVWatch(c *cli.Context) error {
 		}
 		return changed, nil
 	})
-	switch {
-	case errors.Is(err, errWaitTimeout):
+	if errors.Is(err, errWaitTimeout) {
 		return coord.Errorf(coord.CodeConflict, "no change under %q within %s", prefix, timeout)
-	case err != nil && e.ctx.Err() != nil:
-		return registry.IOError(err, "")
 	}
 	return err
 }

@@ -297,8 +297,6 @@ func (e *env) cmdWait(c *cli.Context) error {
 			what = "task " + taskID + " to leave " + initial
 		}
 		return coord.Errorf(coord.CodeConflict, "timed out after %s waiting for %s", timeout, what)
-	case e.ctx.Err() != nil:
-		return registry.IOError(err, "")
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/rotd/coord/registry"
 )
 
 // errWaitTimeout is what untilChange returns when its timeout passes.
@@ -13,7 +14,7 @@ var errWaitTimeout = errors.New("timed out")
 
 // untilChange calls check now, then again after every change in dirs and
 // at least once a second, until check reports done (or fails), ctx ends
-// (ctx.Err() is returned) or timeout passes (errWaitTimeout; 0 means no
+// (its error, as an I/O error: exit 130 for a signal) or timeout passes (errWaitTimeout; 0 means no
 // timeout). A burst of events is coalesced over settle into one check.
 //
 // Notification is only a hint: the directories are watched, never single
@@ -52,7 +53,7 @@ func untilChange(ctx context.Context, dirs []string, timeout, settle time.Durati
 		case <-deadline:
 			return errWaitTimeout
 		case <-ctx.Done():
-			return ctx.Err()
+			return registry.IOError(ctx.Err(), "")
 		}
 	}
 }
