@@ -331,3 +331,42 @@ func segmentOverlap(a, b string) bool {
 	star := func(t gtok) bool { return t.star }
 	return seqOverlap(tokenize(a), tokenize(b), star, charsOverlap)
 }
+
+// Path locks. A lock path names a file, a directory or a glob, relative to
+// the repository; it covers every path that equals it, lies under it, or
+// matches it as a glob (or lies under a match). "src/editor" and
+// "src/editor/" are the same lock: both cover "src/editor/modal.ts";
+// "src/*.ts" covers "src/a.ts"; "**" covers the whole repository. Every
+// comparison of a lock path (with another lock, with a task's files
+// patterns, with a staged path) goes through lockPattern, so the rule
+// holds in one place.
+
+// lockPattern is the glob pattern of every path lock covers: the lock
+// path as a directory ("src/editor/", which is "src/editor/**", and
+// "**" matches zero segments, so the lock path itself too).
+func lockPattern(lock string) string {
+	return strings.TrimSuffix(lock, "/") + "/"
+}
+
+// LockCovers reports whether the path lock covers p, a repository path
+// taken as a name (its glob metacharacters are literal).
+func LockCovers(lock, p string) bool {
+	return PatternsOverlap(lockPattern(lock), QuoteGlob(p))
+}
+
+// LocksOverlap reports whether two path locks cover a common path.
+func LocksOverlap(a, b string) bool {
+	return PatternsOverlap(lockPattern(a), lockPattern(b))
+}
+
+// LockOverlapsFiles reports whether the path lock covers some path that
+// one of the files patterns (a task's "files") could match.
+func LockOverlapsFiles(lock string, files []string) bool {
+	lp := lockPattern(lock)
+	for _, f := range files {
+		if PatternsOverlap(lp, f) {
+			return true
+		}
+	}
+	return false
+}

@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestPatternsOverlap(t *testing.T) {
@@ -165,4 +166,123 @@ func hasDoubleStar(s string) bool {
 		}
 	}
 	return false
+}
+
+// A path lock covers what equals it, lies under it, or matches it as a
+// glob; "src/editor" and "src/editor/" are the same lock.
+func TestLockCovers(t *testing.T) {
+	for _, c := range []struct {
+		lock, path string
+		want       bool
+	}{
+		{"src/a.go", "src/a.go", true},
+		{"src/a.go", "src/b.go", false},
+		{"src/a.go", "src/a.go.orig", false},
+		// a directory covers everything under it, with or without the '/'
+		{"src/editor", "src/editor/modal.ts", true},
+		{"src/editor/", "src/editor/modal.ts", true},
+		{"src/editor", "src/editor/deep/er/x.ts", true},
+		{"src/editor", "src/editor", true},
+		{"src/editor/", "src/editor", true},
+		{"src/editor", "src/editorial.ts", false},
+		{"src/editor", "src/editor2/x.ts", false},
+		{"src/editor", "src", false}, // a lock under src does not cover src itself
+		{"src/editor/modal.ts", "src/editor", false},
+		// globs
+		{"src/*.ts", "src/a.ts", true},
+		{"src/*.ts", "src/a.go", false},
+		{"src/*.ts", "src/x/a.ts", false}, // '*' stays in one segment
+		{"src/*", "src/x/a.ts", true},     // under a match (src/x)
+		{"**/*.md", "docs/guide/intro.md", true},
+		{"**", "any/path/at/all", true},
+		{"src/[ab].go", "src/a.go", true},
+		{"src/[ab].go", "src/c.go", false},
+		// a staged name is a name: its metacharacters are literal
+		{"src/a.go", "src/*.go", false},
+		{"web/app/[slug]", "web/app/[slug]/page.tsx", true},
+		{"web/app/[slug]", "web/app/s/page.tsx", true}, // the class reading of the lock
+		{"web/app/[slug]", "web/app/x/page.tsx", false},
+	} {
+		if got := LockCovers(c.lock, c.path); got != c.want {
+			t.Errorf("LockCovers(%q, %q) = %v, want %v", c.lock, c.path, got, c.want)
+		}
+	}
+}
+
+// Two locks conflict when they cover a common path, whichever is wider.
+func TestLocksOverlap(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"src/a.go", "src/a.go", true},
+		{"src/a.go", "src/b.go", false},
+		{"src/editor", "src/editor/", true},
+		{"src/editor", "src/editor/modal.ts", true},
+		{"src/editor/", "src/editor/modal.ts", true},
+		{"src", "src/editor/modal.ts", true},
+		{"src/editor", "src/editorial", false},
+		{"src/editor", "src/view", false},
+		{"src/*.ts", "src/a.ts", true},
+		{"src/*.ts", "src/a.go", false},
+		{"src/*", "src/x/y.go", true},
+		{"src/**/*.ts", "src/editor", true}, // src/editor/a.ts
+		{"docs", "src/**", false},
+		{"**", "x", true},
+	} {
+		for _, ab := range [][2]string{{c.a, c.b}, {c.b, c.a}} {
+			if got := LocksOverlap(ab[0], ab[1]); got != c.want {
+				t.Errorf("LocksOverlap(%q, %q) = %v, want %v", ab[0], ab[1], got, c.want)
+			}
+		}
+	}
+}
+
+// A lock meets a task's files patterns when it covers a path they match.
+func TestLockOverlapsFiles(t *testing.T) {
+	for _, c := range []struct {
+		lock  string
+		files []string
+		want  bool
+	}{
+		{"src/editor", []string{"src/editor/*.ts"}, true},
+		{"src/editor/", []string{"src/editor/*.ts"}, true},
+		{"src/editor/modal.ts", []string{"src/editor/*.ts"}, true},
+		{"src/editor/modal.go", []string{"src/editor/*.ts"}, false},
+		{"src/view", []string{"src/editor/*.ts", "docs/**"}, false},
+		{"src", []string{"lib/x.go", "src/editor/deep/*.ts"}, true},
+		{"src/*.ts", []string{"src/**"}, true},
+		{"docs", nil, false},
+	} {
+		if got := LockOverlapsFiles(c.lock, c.files); got != c.want {
+			t.Errorf("LockOverlapsFiles(%q, %q) = %v, want %v", c.lock, c.files, got, c.want)
+		}
+	}
+}
+
+// FuzzLockCovers: for literal paths the rule is plain string arithmetic
+// (equal, or under the lock as a directory), and every lock covers
+// itself.
+func FuzzLockCovers(f *testing.F) {
+	f.Add("src/editor", "src/editor/modal.ts")
+	f.Add("src/editor/", "src/editorial")
+	f.Add("a", "a")
+	f.Fuzz(func(t *testing.T, lock, p string) {
+		// Invalid UTF-8 reads as U+FFFD in patterns (conservative: two
+		// such names overlap); lock paths are refused unless valid UTF-8.
+		if !utf8.ValidString(lock) || !utf8.ValidString(p) || containsAny(lock+p, "*?[]\\") || lock == "" || p == "" || CleanPath(lock) != lock || CleanPath(p) != p || strings.HasSuffix(p, "/") {
+			return
+		}
+		l := strings.TrimSuffix(lock, "/")
+		if l == "" {
+			return
+		}
+		want := p == l || strings.HasPrefix(p, l+"/")
+		if got := LockCovers(lock, p); got != want {
+			t.Fatalf("LockCovers(%q, %q) = %v, want %v", lock, p, got, want)
+		}
+		if !LocksOverlap(lock, l) || !LockCovers(lock, l) {
+			t.Fatalf("lock %q does not cover itself", lock)
+		}
+	})
 }
