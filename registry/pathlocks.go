@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rotd/coord/coord"
 )
@@ -74,6 +76,39 @@ func (s *Store) PathLocks() ([]PathLock, error) {
 	return out, nil
 }
 
+// pathLocksStrict lists every path lock like PathLocks, but a lock file
+// that cannot be read is an error naming it: a lock whose path is unknown
+// might cover any path, so taking a new lock beside it is refused.
+func (s *Store) pathLocksStrict() ([]PathLock, error) {
+	ents, err := s.Tree.ReadDir(FileLocksDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, IOError(err, "")
+	}
+	var out []PathLock
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".lock") {
+			continue
+		}
+		name := FileLocksDir + "/" + e.Name()
+		if !e.Type().IsRegular() { // never opened: a FIFO would block
+			return nil, coord.Errorf(coord.CodeIO, "%s is not a regular file", s.Tree.Path(name)).
+				WithHint("remove it; path locks are regular files")
+		}
+		l, err := s.readPathLock(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, IOError(err, "remove "+s.Tree.Path(name)+" if no agent holds it (coord locks lists the readable ones)")
+		}
+		out = append(out, *l)
+	}
+	return out, nil
+}
+
 func (s *Store) readPathLock(name string) (*PathLock, error) {
 	data, err := s.Tree.ReadFile(name, maxSmallFile)
 	if err != nil {
@@ -84,32 +119,46 @@ func (s *Store) readPathLock(name string) (*PathLock, error) {
 	}
 	var l PathLock
 	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", s.Tree.Path(name), err)
 	}
 	return &l, nil
 }
 
-// LockPaths takes path locks for agent, all or nothing: if any path is
-// held (unexpired) by another agent, nothing is written and the error
-// (exit 3) names the holder. Paths already held by agent are refreshed.
+// LockPaths takes path locks for agent, all or nothing: if any path
+// overlaps a lock another agent holds (unexpired), nothing is written and
+// the error (exit 3) names the holder. Overlap follows coord.LocksOverlap:
+// a lock on a directory or glob covers everything under or matching it,
+// whichever of the two locks is the wider. Paths already held by agent
+// are refreshed.
 func (s *Store) LockPaths(ctx context.Context, agent, taskID string, paths []string, ttl time.Duration) error {
+	for _, p := range paths {
+		if !utf8.ValidString(p) {
+			// JSON would store it as U+FFFD, so the lock's content would not
+			// name its own file and could never be released by path.
+			return coord.Errorf(coord.CodeUsage, "path %q is not valid UTF-8", p)
+		}
+	}
 	unlock, err := s.Tree.Lock(ctx, fileLocksLock, s.LockWait, s.holderLine())
 	if err != nil {
 		return IOError(err, "")
 	}
 	defer unlock()
 	now := s.Clock().UTC()
+	held, err := s.pathLocksStrict()
+	if err != nil {
+		return err
+	}
 	for _, p := range paths {
-		l, err := s.readPathLock(PathLockName(p))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return IOError(err, "")
-		}
-		if l.Holder != agent && !l.Expired(now) {
-			return coord.Errorf(coord.CodeConflict, "path %s is locked by %s since %s", p, l.Holder, l.Since).
-				WithHint("wait for 'coord unlock-file' by that agent, or pick other work")
+		for _, l := range held {
+			if l.Holder == agent || l.Expired(now) || !coord.LocksOverlap(p, l.Path) {
+				continue
+			}
+			if l.Path == p {
+				return coord.Errorf(coord.CodeConflict, "path %s is locked by %s since %s", p, l.Holder, l.Since).
+					WithHint("wait for 'coord unlock-file' by that agent, or pick other work")
+			}
+			return coord.Errorf(coord.CodeConflict, "path %s overlaps %s, locked by %s since %s", p, l.Path, l.Holder, l.Since).
+				WithHint("a lock on a directory or glob covers everything under or matching it; wait for 'coord unlock-file' by that agent, or pick other work")
 		}
 	}
 	if err := s.Tree.MkdirAll(FileLocksDir, 0o755); err != nil {
