@@ -394,7 +394,7 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	}
 	summary := c.String("summary")
 	if !c.IsSet("summary") {
-		summary = gitSummary(e.ctx, e.root)
+		summary = gitSummary(e.ctx, e.repoMap().WorkTop())
 	}
 	stillHolds := false
 	var who string
@@ -414,12 +414,13 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	return err
 }
 
-// gitSummary is a one-line `git diff --shortstat` of the work tree, or ""
-// outside git (or if git is missing or slow).
-func gitSummary(ctx context.Context, root string) string {
+// gitSummary is a one-line `git diff --shortstat` of the work tree at
+// top (the caller's own worktree: pathMap.WorkTop), or "" outside git (or
+// if git is missing or slow).
+func gitSummary(ctx context.Context, top string) string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "diff", "--shortstat", "HEAD").Output()
+	out, err := exec.CommandContext(ctx, "git", "-C", top, "diff", "--shortstat", "HEAD").Output()
 	if err != nil {
 		return ""
 	}

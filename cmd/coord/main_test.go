@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 //	age PATH DUR          set PATH's mtime DUR into the past (e.g. 20m)
 //	future PATH DUR       set PATH's mtime DUR into the future
 //	lines FILE N          require FILE to have exactly N lines
+//
+// $README_HOOK_LINE is the README's pre-commit hook install line, as
+// written there.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
@@ -51,6 +54,12 @@ func TestScript(t *testing.T) {
 			e.Setenv("GIT_AUTHOR_EMAIL", "t@example.com")
 			e.Setenv("GIT_COMMITTER_NAME", "t")
 			e.Setenv("GIT_COMMITTER_EMAIL", "t@example.com")
+			// The README's pre-commit hook line, so scripts test it as written.
+			hook, err := readmeLine(filepath.Join("..", "..", "README.md"), "exec coord guard")
+			if err != nil {
+				return err
+			}
+			e.Setenv("README_HOOK_LINE", hook)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -72,6 +81,24 @@ func TestScript(t *testing.T) {
 			"lines":     cmdLines,
 		},
 	})
+}
+
+// readmeLine returns the one line of the README that contains marker.
+func readmeLine(name, marker string) (string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, marker) {
+			found = append(found, strings.TrimSpace(l))
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("%s: %d lines contain %q, want 1", name, len(found), marker)
+	}
+	return found[0], nil
 }
 
 func dropEnv(vars []string, names ...string) []string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -198,19 +199,18 @@ func (e *env) cmdDeps(c *cli.Context) error {
 	return nil
 }
 
+// repoPaths maps the PATH arguments to project paths (pathMap.RepoPath:
+// relative to the caller's working directory, or absolute in any
+// worktree), without duplicates. The store must be open (the root known).
 func (e *env) repoPaths(c *cli.Context) ([]string, error) {
 	if c.NArg() == 0 {
 		return nil, strErr("%s needs at least one PATH", c.Command.Name)
 	}
+	m := e.repoMap()
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range c.Args().Slice() {
-		if filepath.IsAbs(p) && e.root != "" {
-			if rel, err := filepath.Rel(e.root, p); err == nil {
-				p = rel
-			}
-		}
-		cp, err := registry.CleanRepoPath(p)
+		cp, err := m.RepoPath(p)
 		if err != nil {
 			return nil, err
 		}
@@ -242,12 +242,28 @@ func (e *env) cmdLockFile(c *cli.Context) error {
 		return err
 	}
 	task := ""
-	s.View(e.ctx, func(tx *coord.Txn) error {
+	err = s.View(e.ctx, func(tx *coord.Txn) error {
 		if held := tx.HeldBy(agent); len(held) > 0 {
 			task = held[0].ID
 		}
+		// A path inside the files of a task another agent holds is that
+		// agent's to change (guard would refuse its commit): not lockable.
+		for _, t := range tx.Tasks {
+			if !t.HoldsLock() || t.ClaimedBy == agent || len(t.Files) == 0 {
+				continue
+			}
+			for _, p := range paths {
+				if coord.LockOverlapsFiles(p, t.Files) {
+					return coord.Errorf(coord.CodeConflict, "path %s overlaps the files of task %s, held by %s", p, t.ID, t.ClaimedBy).
+						WithHint("wait until that task is released, or pick other work")
+				}
+			}
+		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
 	if err := s.LockPaths(e.ctx, agent, task, paths, ttl); err != nil {
 		return err
 	}
@@ -309,30 +325,17 @@ func dash(s string) string {
 }
 
 // cmdGuard checks the staged change against path locks and against the
-// files patterns of tasks other agents hold.
+// files patterns of tasks other agents hold. Staged paths are read from
+// the caller's own worktree (git's index there) and mapped to project
+// paths like every other path (pathMap.RepoPath).
 func (e *env) cmdGuard(c *cli.Context) error {
 	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "-C", e.cwd, "diff", "--cached", "--name-only", "-z", "--relative=").Output()
+	staged, err := e.stagedPaths()
 	if err != nil {
-		return coord.Errorf(coord.CodeIO, "guard: git diff --cached failed: %v", err).WithHint("run guard inside a git work tree")
-	}
-	top, _ := gitTop(e.cwd)
-	var staged []string
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p == "" {
-			continue
-		}
-		if top != "" && top != e.root {
-			if rel, err := filepath.Rel(e.root, filepath.Join(top, p)); err == nil {
-				p = rel
-			}
-		}
-		staged = append(staged, filepath.ToSlash(p))
+		return err
 	}
 	locks, err := s.PathLocks()
 	if err != nil {
@@ -342,8 +345,12 @@ func (e *env) cmdGuard(c *cli.Context) error {
 	var hits []string
 	for _, p := range staged {
 		for _, l := range locks {
-			if l.Holder != agent && !l.Expired(now) && l.Path == p {
-				hits = append(hits, p+" (locked by "+l.Holder+")")
+			if l.Holder != agent && !l.Expired(now) && coord.LockCovers(l.Path, p) {
+				if l.Path == p {
+					hits = append(hits, p+" (locked by "+l.Holder+")")
+				} else {
+					hits = append(hits, p+" (under "+l.Path+", locked by "+l.Holder+")")
+				}
 			}
 		}
 	}
@@ -368,6 +375,57 @@ func (e *env) cmdGuard(c *cli.Context) error {
 			WithHint("unstage them or coordinate with the holder")
 	}
 	return nil
+}
+
+// gitTimeout bounds every git command coord runs.
+const gitTimeout = 10 * time.Second
+
+// git runs git in dir with a timeout and returns its stdout; a failure
+// carries git's first line of stderr.
+func (e *env) git(dir string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(e.ctx, gitTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...).Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if msg, _, _ := strings.Cut(strings.TrimSpace(string(ee.Stderr)), "\n"); msg != "" {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+	}
+	return out, err
+}
+
+// stagedPaths lists the project paths of the caller's staged change:
+// every path the commit would add, change or delete (renames as both
+// names), from the caller's worktree, whatever its subdirectory. Paths
+// outside the project (the root being a subdirectory of the repository)
+// cannot be locked and are left out.
+func (e *env) stagedPaths() ([]string, error) {
+	out, err := e.git(e.cwd, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, coord.Errorf(coord.CodeIO, "guard: git rev-parse --show-toplevel in %s failed: %v", e.cwd, err).WithHint("run guard inside a git work tree")
+	}
+	top := strings.TrimSuffix(string(out), "\n")
+	// --relative= (empty) names paths from the top even where the user's
+	// config sets diff.relative; --no-renames lists a renamed file's old
+	// name too (a locked file moved away is still a locked file changed).
+	out, err = e.git(top, "diff", "--cached", "--name-only", "-z", "--no-renames", "--relative=")
+	if err != nil {
+		return nil, coord.Errorf(coord.CodeIO, "guard: git diff --cached in %s failed: %v", top, err).WithHint("run guard inside a git work tree")
+	}
+	m := e.repoMap()
+	var staged []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p == "" {
+			continue
+		}
+		rp, err := m.RepoPath(filepath.Join(top, p))
+		if err != nil {
+			continue
+		}
+		staged = append(staged, rp)
+	}
+	return staged, nil
 }
 
 func (e *env) cmdQuotaAdd(c *cli.Context) error {

@@ -4,10 +4,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
@@ -72,15 +75,16 @@ func findRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 }
 
 // gitTop returns the git work-tree top containing dir and, if that is a
-// linked worktree, the main worktree's top.
+// linked worktree, the main worktree's top. It reads the files git keeps
+// (no git binary needed, nothing that can block: see readGitFile).
 func gitTop(dir string) (top, main string) {
 	for d := dir; ; d = filepath.Dir(d) {
-		fi, err := os.Lstat(filepath.Join(d, ".git"))
-		if err == nil {
-			if fi.IsDir() {
-				return d, ""
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			g := readGitLayout(d)
+			if g.linked {
+				return d, g.mainTop()
 			}
-			return d, linkedMain(d)
+			return d, ""
 		}
 		if d == filepath.Dir(d) {
 			return "", ""
@@ -88,34 +92,114 @@ func gitTop(dir string) (top, main string) {
 	}
 }
 
-// linkedMain reads a ".git" file ("gitdir: …/.git/worktrees/NAME"); a
-// linked worktree's git dir has a "commondir" file naming the main .git.
-func linkedMain(top string) string {
-	b, err := os.ReadFile(filepath.Join(top, ".git"))
+// gitLayout is what the files git keeps say about one worktree.
+type gitLayout struct {
+	top    string // the worktree's top directory
+	gitDir string // its git dir ("" when .git cannot be read)
+	common string // the git dir all worktrees share ($GIT_COMMON_DIR)
+	linked bool   // a linked worktree (its git dir has a "commondir" file)
+}
+
+// readGitLayout reads top/.git: a directory is the git dir itself; a file
+// ("gitdir: …") names it, and a linked worktree's git dir has a
+// "commondir" file naming the shared one (a submodule's or a separate git
+// dir's has none: that worktree is its repository's main one).
+func readGitLayout(top string) gitLayout {
+	g := gitLayout{top: top}
+	dotgit := filepath.Join(top, ".git")
+	fi, err := os.Stat(dotgit)
+	switch {
+	case err != nil:
+		return g
+	case fi.IsDir():
+		g.gitDir = dotgit
+	default:
+		b, err := readGitFile(dotgit)
+		if err != nil {
+			return g
+		}
+		gd, ok := strings.CutPrefix(strings.TrimSpace(b), "gitdir:")
+		if !ok {
+			return g
+		}
+		g.gitDir = absFrom(top, strings.TrimSpace(gd))
+	}
+	g.common = g.gitDir
+	if cd, err := readGitFile(filepath.Join(g.gitDir, "commondir")); err == nil && strings.TrimSpace(cd) != "" {
+		g.common = absFrom(g.gitDir, strings.TrimSpace(cd))
+		g.linked = true
+	}
+	return g
+}
+
+// mainTop is the main worktree's top: top itself unless linked; for a
+// linked worktree the directory holding the shared ".git" ("" when the
+// repository is bare or keeps its git dir elsewhere).
+func (g gitLayout) mainTop() string {
+	if !g.linked {
+		return g.top
+	}
+	if filepath.Base(g.common) == ".git" {
+		return filepath.Dir(g.common)
+	}
+	return ""
+}
+
+// worktrees lists the top of every worktree of g's repository: the main
+// one first (when known), then each linked one that git records in
+// <common>/worktrees/NAME/gitdir (the path of that worktree's ".git"
+// file). g's own top is always in the list.
+func (g gitLayout) worktrees() []string {
+	var tops []string
+	if m := g.mainTop(); m != "" {
+		tops = append(tops, m)
+	}
+	if g.common != "" {
+		dir := filepath.Join(g.common, "worktrees")
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			b, err := readGitFile(filepath.Join(dir, e.Name(), "gitdir"))
+			if p := strings.TrimSpace(b); err == nil && p != "" {
+				tops = append(tops, filepath.Dir(absFrom(filepath.Join(dir, e.Name()), p)))
+			}
+		}
+	}
+	if !slices.Contains(tops, g.top) {
+		tops = append(tops, g.top)
+	}
+	return tops
+}
+
+// absFrom makes p absolute against dir (git writes relative paths in
+// these files with worktree.useRelativePaths).
+func absFrom(dir, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// maxGitFile bounds what coord reads of git's small pointer files.
+const maxGitFile = 64 << 10
+
+// readGitFile reads one of git's small pointer files (.git, commondir,
+// gitdir). It opens without blocking and reads only a regular file, so a
+// FIFO or device planted there is an error, never a hang.
+func readGitFile(name string) (string, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return ""
+		return "", err
 	}
-	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-	if !ok {
-		return ""
-	}
-	gd = strings.TrimSpace(gd)
-	if !filepath.IsAbs(gd) {
-		gd = filepath.Join(top, gd)
-	}
-	cd, err := os.ReadFile(filepath.Join(gd, "commondir"))
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
-		return "" // a submodule, not a linked worktree
+		return "", err
 	}
-	common := strings.TrimSpace(string(cd))
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(gd, common)
+	if !fi.Mode().IsRegular() {
+		return "", &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
 	}
-	common = filepath.Clean(common)
-	if filepath.Base(common) != ".git" {
-		return ""
-	}
-	return filepath.Dir(common)
+	b, err := io.ReadAll(io.LimitReader(f, maxGitFile))
+	return string(b), err
 }
 
 // agentID resolves the agent identity: --agent, else COORD_AGENT, else a

@@ -136,7 +136,7 @@ loop:
 	if waitErr == nil {
 		summary := c.String("summary")
 		if !c.IsSet("summary") {
-			summary = gitSummary(ctx, e.root)
+			summary = gitSummary(ctx, e.repoMap().WorkTop())
 		}
 		var got *coord.Task
 		err := e.store.Update(ctx, func(tx *coord.Txn) error {
