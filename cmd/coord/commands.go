@@ -196,16 +196,24 @@ func (e *env) cmdInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	exclude, excluded := e.keepOutOfGit(root)
 	if e.json {
 		if created == nil {
 			created = []string{}
 		}
-		return e.printJSON(map[string]any{"root": dir, "created": created})
+		out := map[string]any{"root": dir, "created": created}
+		if exclude != "" {
+			out["git_exclude"], out["excluded"] = exclude, nonNil(excluded)
+		}
+		return e.printJSON(out)
 	}
 	if len(created) == 0 {
 		e.printf("coordination tree already at %s\n", dir)
 	} else {
 		e.printf("initialized %s (%d entries)\n", dir, len(created))
+	}
+	if len(excluded) > 0 {
+		e.printf("kept out of git in %s: %s\n", exclude, strings.Join(excluded, " "))
 	}
 	return nil
 }

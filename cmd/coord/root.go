@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
@@ -252,4 +253,42 @@ func newUUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// gitExclude finds where to keep root's coordination tree out of git: the
+// exclude file of the repository holding root (info/exclude in the git
+// dir that every worktree shares, so one entry serves them all) and
+// root's path from its worktree's top. file is "" outside git.
+func gitExclude(root string) (file, rel string) {
+	top, _ := gitTop(root)
+	if top == "" {
+		return "", ""
+	}
+	g := readGitLayout(top)
+	rel, err := filepath.Rel(top, root)
+	if g.common == "" || err != nil || strings.HasPrefix(rel, "..") {
+		return "", ""
+	}
+	return filepath.Join(g.common, "info", "exclude"), rel
+}
+
+// keepOutOfGit adds the tree (and .rotd/agent_id) to the repository's
+// git exclude file, once (registry.GitExcludes says why). Outside git it
+// does nothing; a failure is a warning, since the tree itself is laid
+// down. It returns the exclude file and the patterns it added.
+func (e *env) keepOutOfGit(root string) (string, []string) {
+	file, rel := gitExclude(root)
+	if file == "" {
+		return "", nil
+	}
+	wait := 30 * time.Second
+	if e.lockWaitSet {
+		wait = e.lockWait
+	}
+	added, err := fsops.EnsureLines(e.ctx, file, registry.GitExcludes(rel), wait)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "coord: warning: could not keep %s out of git: %v; add the line %s to %s by hand\n",
+			registry.RelDir, err, registry.GitExcludes(rel)[0], file)
+	}
+	return file, added
 }

@@ -1,0 +1,117 @@
+package fsops
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestEnsureLines(t *testing.T) {
+	want := []string{"/.rotd/coordination/", "/.rotd/agent_id"}
+	for _, c := range []struct {
+		name, before, after string
+		added               []string
+	}{
+		{"missing file", "", "/.rotd/coordination/\n/.rotd/agent_id\n", want},
+		{"empty file", "\x00", "/.rotd/coordination/\n/.rotd/agent_id\n", want},
+		{"no final newline", "# mine\n*.tmp", "# mine\n*.tmp\n/.rotd/coordination/\n/.rotd/agent_id\n", want},
+		{"one there", "/.rotd/agent_id\n", "/.rotd/agent_id\n/.rotd/coordination/\n", want[:1]},
+		{"both there, with blanks", "  /.rotd/coordination/ \n/.rotd/agent_id", "  /.rotd/coordination/ \n/.rotd/agent_id", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := filepath.Join(t.TempDir(), "info", "exclude")
+			switch c.before {
+			case "":
+			case "\x00":
+				os.MkdirAll(filepath.Dir(name), 0o755)
+				os.WriteFile(name, nil, 0o644)
+			default:
+				os.MkdirAll(filepath.Dir(name), 0o755)
+				os.WriteFile(name, []byte(c.before), 0o644)
+			}
+			added, err := EnsureLines(context.Background(), name, want, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(added, c.added) {
+				t.Errorf("added %q, want %q", added, c.added)
+			}
+			got, _ := os.ReadFile(name)
+			if string(got) != c.after {
+				t.Errorf("file is %q, want %q", got, c.after)
+			}
+			// idempotent
+			added, err = EnsureLines(context.Background(), name, want, time.Second)
+			if err != nil || added != nil {
+				t.Errorf("second call added %q, %v", added, err)
+			}
+			if again, _ := os.ReadFile(name); string(again) != string(got) {
+				t.Errorf("second call changed the file to %q", again)
+			}
+		})
+	}
+}
+
+// A FIFO (or any non-regular file) at the name is refused at once, never
+// read: opening one for reading would block until a writer came.
+func TestEnsureLinesNotRegular(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "exclude")
+	if err := syscall.Mkfifo(name, 0o644); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := EnsureLines(context.Background(), name, []string{"x"}, time.Second)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("err = %v, want 'not a regular file'", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("EnsureLines blocked on a FIFO")
+	}
+}
+
+// Processes racing to add the same lines add each exactly once (the
+// flock on the file orders their read-then-append).
+func TestEnsureLinesProcesses(t *testing.T) {
+	if name := os.Getenv("FSOPS_ENSURE_LINES"); name != "" {
+		start, _ := time.Parse(time.RFC3339Nano, os.Getenv("FSOPS_ENSURE_START"))
+		time.Sleep(time.Until(start)) // start together, to make the race likely
+		if _, err := EnsureLines(context.Background(), name, []string{"a", "b", "c"}, 60*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	const procs = 12
+	for round := 0; round < 5; round++ {
+		name := filepath.Join(t.TempDir(), "exclude")
+		start := time.Now().Add(500 * time.Millisecond).Format(time.RFC3339Nano)
+		var cmds []*exec.Cmd
+		for i := 0; i < procs; i++ {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestEnsureLinesProcesses$")
+			cmd.Env = append(os.Environ(), "FSOPS_ENSURE_LINES="+name, "FSOPS_ENSURE_START="+start)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds = append(cmds, cmd)
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("a process failed: %v", err)
+			}
+		}
+		got, _ := os.ReadFile(name)
+		if string(got) != "a\nb\nc\n" {
+			t.Fatalf("round %d: file is %q, want each line once", round, got)
+		}
+	}
+}
