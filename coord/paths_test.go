@@ -229,6 +229,15 @@ func TestLocksOverlap(t *testing.T) {
 		{"src/**/*.ts", "src/editor", true}, // src/editor/a.ts
 		{"docs", "src/**", false},
 		{"**", "x", true},
+		// the README's table
+		{"src/editor", "**", true},
+		{"src/editor", "src/editor2/x.ts", false},
+		{"src/editor/modal.ts", "src/editor/*.ts", true},
+		{"src/editor/modal.ts", "src/editor/view.ts", false},
+		{"lib/*.go", "lib/x.go", true},
+		{"lib/*.go", "lib/[xy].go", true},
+		{"lib/*.go", "lib/x.ts", false},
+		{"lib/*.go", "lib/sub/x.go", false},
 	} {
 		for _, ab := range [][2]string{{c.a, c.b}, {c.b, c.a}} {
 			if got := LocksOverlap(ab[0], ab[1]); got != c.want {
