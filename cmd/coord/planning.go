@@ -402,6 +402,9 @@ func (e *env) git(dir string, args ...string) ([]byte, error) {
 // cannot be locked and are left out.
 func (e *env) stagedPaths() ([]string, error) {
 	out, err := e.git(e.cwd, "rev-parse", "--show-toplevel")
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, coord.Errorf(coord.CodeIO, "guard: %v", err).WithHint("guard reads the staged change with git: install git or put it on PATH")
+	}
 	if err != nil {
 		return nil, coord.Errorf(coord.CodeIO, "guard: git rev-parse --show-toplevel in %s failed: %v", e.cwd, err).WithHint("run guard inside a git work tree")
 	}
