@@ -135,10 +135,18 @@ func TestGitLayout(t *testing.T) {
 			t.Errorf("gitTop(%s) = %q, %q; want %q, %q", dir, top, main, want[0], want[1])
 		}
 	}
-	for root, want := range map[string]string{"main": d + "/main/.git/info/exclude", "wt": d + "/main/.git/info/exclude", "elsewhere": ""} {
+	// a .git file naming a git dir that is gone gets no exclude file
+	if err := os.MkdirAll(d+"/gone", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(d+"/gone/.git", []byte("gitdir: "+d+"/nowhere/.git\n"), 0o644)
+	for root, want := range map[string]string{"main": d + "/main/.git/info/exclude", "wt": d + "/main/.git/info/exclude", "elsewhere": "", "gone": ""} {
 		if got, _ := gitExclude(filepath.Join(d, root)); got != want {
 			t.Errorf("gitExclude(%s) = %q, want %q", root, got, want)
 		}
+	}
+	if _, err := os.Stat(d + "/nowhere"); err == nil {
+		t.Errorf("gitExclude created %s/nowhere", d)
 	}
 }
 

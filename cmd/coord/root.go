@@ -157,7 +157,10 @@ func (g gitLayout) worktrees() []string {
 	}
 	if g.common != "" {
 		dir := filepath.Join(g.common, "worktrees")
-		ents, _ := os.ReadDir(dir)
+		var ents []os.DirEntry
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() { // never open a FIFO
+			ents, _ = os.ReadDir(dir)
+		}
 		for _, e := range ents {
 			b, err := readGitFile(filepath.Join(dir, e.Name(), "gitdir"))
 			if p := strings.TrimSpace(b); err == nil && p != "" {
@@ -265,8 +268,11 @@ func gitExclude(root string) (file, rel string) {
 		return "", ""
 	}
 	g := readGitLayout(top)
+	if fi, err := os.Stat(g.common); g.common == "" || err != nil || !fi.IsDir() {
+		return "", "" // a .git file naming a git dir that is gone: write nothing there
+	}
 	rel, err := filepath.Rel(top, root)
-	if g.common == "" || err != nil || strings.HasPrefix(rel, "..") {
+	if err != nil || strings.HasPrefix(rel, "..") {
 		return "", ""
 	}
 	return filepath.Join(g.common, "info", "exclude"), rel
