@@ -55,7 +55,7 @@ func TestScript(t *testing.T) {
 			e.Setenv("GIT_COMMITTER_NAME", "t")
 			e.Setenv("GIT_COMMITTER_EMAIL", "t@example.com")
 			// The README's pre-commit hook line, so scripts test it as written.
-			hook, err := readmeLine(filepath.Join("..", "..", "README.md"), "exec coord guard")
+			hook, err := readmeLine(filepath.Join("..", "..", "README.md"), "--git-path hooks")
 			if err != nil {
 				return err
 			}
