@@ -10,9 +10,27 @@ import (
 const LogSep = " ▶ "
 
 // FormatLogLine renders an event as one log line without its newline:
-// "[2025-07-06T12:34:01Z] agent-a ▶ claimed task 4.2".
+// "[2025-07-06T12:34:01Z] agent-a ▶ claimed task 4.2". The text goes
+// through OneLine, and so does the agent (with blanks made '_'; a valid
+// agent id is unchanged), so whatever an event holds, the line is one
+// line that ParseLogLine reads back to the same agent and text.
 func FormatLogLine(e Event) string {
-	return "[" + FormatTime(e.Time) + "] " + e.Agent + LogSep + OneLine(e.Text)
+	return "[" + FormatTime(e.Time) + "] " + logAgent(e.Agent) + LogSep + OneLine(e.Text)
+}
+
+// logAgent makes an agent name fit a log line: sanitised, without blanks,
+// never empty.
+func logAgent(a string) string {
+	a = strings.Map(func(r rune) rune {
+		if r == ' ' {
+			return '_'
+		}
+		return r
+	}, OneLine(a))
+	if a == "" {
+		return "-"
+	}
+	return a
 }
 
 // LogEntry is a parsed log line in the shape of ROTD's
@@ -27,6 +45,9 @@ type LogEntry struct {
 }
 
 // ParseLogLine parses one log line; ok is false for a torn or foreign line.
+// The agent and message are returned sanitised by OneLine: a line written
+// by hand or by an older coord shows the same text in 'log' and
+// 'log --json', and none of it can act on a terminal.
 func ParseLogLine(line string) (LogEntry, bool) {
 	var e LogEntry
 	if len(line) < 23 || line[0] != '[' || line[21] != ']' || line[22] != ' ' {
@@ -45,8 +66,29 @@ func ParseLogLine(line string) (LogEntry, bool) {
 	if strings.ContainsAny(e.AgentID, " \t") {
 		return e, false
 	}
+	if e.AgentID = OneLine(e.AgentID); e.AgentID == "" || strings.ContainsAny(e.AgentID, " \t") {
+		return e, false
+	}
+	e.Message = OneLine(e.Message)
 	e.EventType, e.TaskID, e.Metadata = classify(e.Message)
 	return e, true
+}
+
+// CleanLogLine parses one log line and returns it as FormatLogLine would
+// write its event: the line itself when it is already clean, else with its
+// agent and message sanitised. ok is false for a torn or foreign line.
+// Every reader that prints log lines (log, log -f, top) goes through it.
+func CleanLogLine(line string) (string, bool) {
+	e, ok := ParseLogLine(line)
+	if !ok {
+		return "", false
+	}
+	rest := line[23:]
+	if a := len(e.AgentID); len(rest) == a+len(LogSep)+len(e.Message) &&
+		rest[:a] == e.AgentID && rest[a+len(LogSep):] == e.Message {
+		return line, true // already clean
+	}
+	return "[" + e.Timestamp + "] " + e.AgentID + LogSep + e.Message, true
 }
 
 // classify maps a message to a ROTD event type, the task it names and any

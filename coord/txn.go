@@ -473,18 +473,3 @@ func suffix(s string) string {
 	}
 	return ": " + s
 }
-
-// OneLine flattens text to one line: control characters (newlines
-// included) become spaces, surrounding space is trimmed.
-func OneLine(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
-		return strings.TrimSpace(s)
-	}
-	b := []rune(s)
-	for i, r := range b {
-		if r < 0x20 || r == 0x7f {
-			b[i] = ' '
-		}
-	}
-	return strings.TrimSpace(string(b))
-}

@@ -185,8 +185,8 @@ func (s *Store) readLog(name string) ([]string, int, error) {
 		return 0, nil, nil
 	})
 	for sc.Scan() {
-		if _, ok := coord.ParseLogLine(sc.Text()); ok {
-			out = append(out, sc.Text())
+		if line, ok := coord.CleanLogLine(sc.Text()); ok {
+			out = append(out, line)
 		} else {
 			skipped++
 		}
@@ -278,7 +278,7 @@ func (fl *Follower) Poll() ([]string, error) {
 		}
 		line := string(fl.partial[:i])
 		fl.partial = fl.partial[i+1:]
-		if _, ok := coord.ParseLogLine(line); ok {
+		if line, ok := coord.CleanLogLine(line); ok {
 			out = append(out, line)
 		} else {
 			fl.Skipped++

@@ -584,7 +584,7 @@ func (e *env) cmdLs(c *cli.Context) error {
 			if p == "" {
 				p = coord.Medium
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d%%\t%s\n", t.ID, t.Status, p, owner, t.Epoch, t.Progress, coord.OneLine(t.Title))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d%%\t%s\n", t.ID, t.Status, p, owner, t.Epoch, t.Progress, coord.Cell(t.Title, textWidth))
 		}
 		return tw.Flush()
 	})
@@ -794,7 +794,7 @@ func (e *env) cmdAgents(c *cli.Context) error {
 		if r.Alive {
 			state = "alive"
 		}
-		tasks := strings.Join(r.Tasks, ",")
+		tasks := coord.Clip(strings.Join(r.Tasks, ","), textWidth)
 		if tasks == "" {
 			tasks = "-"
 		}
@@ -927,7 +927,7 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 			if p.Fixed {
 				mark = "fixed"
 			}
-			e.printf("%s: %s\n", mark, p.What)
+			e.printf("%s: %s\n", mark, coord.OneLine(p.What))
 		}
 		if remaining == 0 {
 			e.printf("ok: every invariant holds\n")
