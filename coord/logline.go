@@ -50,28 +50,37 @@ type LogEntry struct {
 // 'log --json', and none of it can act on a terminal.
 func ParseLogLine(line string) (LogEntry, bool) {
 	var e LogEntry
-	if len(line) < 23 || line[0] != '[' || line[21] != ']' || line[22] != ' ' {
+	ts, agent, msg, ok := splitLogLine(line)
+	if !ok {
 		return e, false
 	}
-	ts := line[1:21]
+	e.Timestamp, e.AgentID, e.Message = ts, agent, msg
+	e.EventType, e.TaskID, e.Metadata = classify(e.Message)
+	return e, true
+}
+
+// splitLogLine is ParseLogLine without the classification.
+func splitLogLine(line string) (ts, agent, msg string, ok bool) {
+	if len(line) < 23 || line[0] != '[' || line[21] != ']' || line[22] != ' ' {
+		return "", "", "", false
+	}
+	ts = line[1:21]
 	if _, err := time.Parse(TimeFormat, ts); err != nil {
-		return e, false
+		return "", "", "", false
 	}
 	rest := line[23:]
 	i := strings.Index(rest, LogSep)
 	if i <= 0 {
-		return e, false
+		return "", "", "", false
 	}
-	e.Timestamp, e.AgentID, e.Message = ts, rest[:i], rest[i+len(LogSep):]
-	if strings.ContainsAny(e.AgentID, " \t") {
-		return e, false
+	agent, msg = rest[:i], rest[i+len(LogSep):]
+	if strings.ContainsAny(agent, " \t") {
+		return "", "", "", false
 	}
-	if e.AgentID = OneLine(e.AgentID); e.AgentID == "" || strings.ContainsAny(e.AgentID, " \t") {
-		return e, false
+	if agent = OneLine(agent); agent == "" || strings.ContainsAny(agent, " \t") {
+		return "", "", "", false
 	}
-	e.Message = OneLine(e.Message)
-	e.EventType, e.TaskID, e.Metadata = classify(e.Message)
-	return e, true
+	return ts, agent, OneLine(msg), true
 }
 
 // CleanLogLine parses one log line and returns it as FormatLogLine would
@@ -79,16 +88,16 @@ func ParseLogLine(line string) (LogEntry, bool) {
 // agent and message sanitised. ok is false for a torn or foreign line.
 // Every reader that prints log lines (log, log -f, top) goes through it.
 func CleanLogLine(line string) (string, bool) {
-	e, ok := ParseLogLine(line)
+	ts, agent, msg, ok := splitLogLine(line)
 	if !ok {
 		return "", false
 	}
 	rest := line[23:]
-	if a := len(e.AgentID); len(rest) == a+len(LogSep)+len(e.Message) &&
-		rest[:a] == e.AgentID && rest[a+len(LogSep):] == e.Message {
+	if a := len(agent); len(rest) == a+len(LogSep)+len(msg) &&
+		rest[:a] == agent && rest[a+len(LogSep):] == msg {
 		return line, true // already clean
 	}
-	return "[" + e.Timestamp + "] " + e.AgentID + LogSep + e.Message, true
+	return "[" + ts + "] " + agent + LogSep + msg, true
 }
 
 // classify maps a message to a ROTD event type, the task it names and any

@@ -16,7 +16,7 @@ import (
 
 var errCrash = errors.New("simulated crash")
 
-func freshStore(t *testing.T, seed string) *Store {
+func freshStore(t testing.TB, seed string) *Store {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), ".rotd", "coordination")
 	if _, err := Init(dir, rotdtemplate.Coordination()); err != nil {

@@ -614,18 +614,20 @@ func (e *env) cmdLog(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	w := bufio.NewWriter(e.stdout)
+	write := func(l string) error {
+		if e.json {
+			ent, _ := coord.ParseLogLine(l)
+			b, _ := json.Marshal(ent)
+			w.Write(b)
+		} else {
+			w.WriteString(l)
+		}
+		return w.WriteByte('\n')
+	}
 	print := func(lines []string) {
-		w := bufio.NewWriter(e.stdout)
 		for _, l := range lines {
-			if e.json {
-				ent, _ := coord.ParseLogLine(l)
-				b, _ := json.Marshal(ent)
-				w.Write(b)
-				w.WriteByte('\n')
-			} else {
-				w.WriteString(l)
-				w.WriteByte('\n')
-			}
+			write(l)
 		}
 		w.Flush()
 	}
@@ -636,11 +638,13 @@ func (e *env) cmdLog(c *cli.Context) error {
 		}
 		defer fl.Close()
 	}
-	lines, skipped, err := s.LogLines(n)
+	// The last n lines are read from the end of the log; all of them
+	// (-n 0) are streamed: neither holds the whole log in memory.
+	skipped, err := s.ReadLog(n, write)
+	w.Flush()
 	if err != nil {
 		return err
 	}
-	print(lines)
 	if skipped > 0 && !e.json {
 		fmt.Fprintf(e.stderr, "coord: skipped %d torn or foreign log lines\n", skipped)
 	}
