@@ -258,3 +258,40 @@ func BenchmarkLogTail(b *testing.B) {
 		}
 	}
 }
+
+// TestFollowerRotationDropsTornTail: a torn tail at the end of a rotated
+// file is skipped, never glued to the next file's first line.
+//
+// Broken build this fails against: the follower keeping its unterminated
+// bytes across the switch (it printed "cut shthe next day").
+func TestFollowerRotationDropsTornTail(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	if err := os.WriteFile(s.Tree.Path(LogFile), []byte("[2026-11-21T23:59:58Z] a ▶ before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fl, err := s.Follow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	f, err := os.OpenFile(s.Tree.Path(LogFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[2026-11-21T23:59:59Z] a ▶ whole\n[2026-11-21T23:59:59Z] a ▶ cut sh")
+	f.Close()
+	if err := os.Rename(s.Tree.Path(LogFile), s.Tree.Path(RotatedName("2026-11-21"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Tree.Path(LogFile), []byte("[2026-11-22T00:00:00Z] b ▶ the next day\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := fl.Poll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[2026-11-21T23:59:59Z] a ▶ whole\n[2026-11-22T00:00:00Z] b ▶ the next day"
+	if strings.Join(lines, "\n") != want || fl.Skipped != 1 {
+		t.Fatalf("followed %q (skipped %d), want %q and 1 skipped", lines, fl.Skipped, want)
+	}
+}
