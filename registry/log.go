@@ -188,7 +188,10 @@ func (s *Store) ReadLog(n int, fn func(line string) error) (skipped int, err err
 	}
 	var rev []string // newest first
 	for i := len(files) - 1; i >= 0 && len(rev) < n; i-- {
-		sk, err := s.tailLog(files[i], n, &rev)
+		sk, _, err := s.tailLog(files[i], -1, func(line string) bool {
+			rev = append(rev, line)
+			return len(rev) >= n
+		})
 		skipped += sk
 		if err != nil {
 			return skipped, err
@@ -213,21 +216,23 @@ func (s *Store) openLog(name string) (*os.File, error) {
 	return f, nil
 }
 
-// tailLog reads the log file name backwards, block by block, appending
-// its complete lines to *rev (newest first) until *rev holds want lines
-// or the file's start is reached.
-func (s *Store) tailLog(name string, want int, rev *[]string) (skipped int, err error) {
+// tailLog reads the log file name backwards, block by block, calling fn
+// with each complete line, newest first, until fn returns true (stop),
+// the file's start is reached, or budget bytes (budget >= 0) were read.
+func (s *Store) tailLog(name string, budget int64, fn func(line string) (stop bool)) (skipped int, stopped bool, err error) {
 	f, err := s.openLog(name)
 	if f == nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, IOError(err, "")
+		return 0, false, IOError(err, "")
 	}
 	size := fi.Size()
-	buf := make([]byte, min(size, logBlock))
+	// The first block is small (the last lines are usually all that is
+	// wanted); each next one twice as large, up to logBlock.
+	buf := make([]byte, min(size, logBlock/8))
 	// The end of a line whose start lies in an earlier block: copies of
 	// its pieces, last piece first, and their total length.
 	var parts [][]byte
@@ -255,20 +260,26 @@ func (s *Store) tailLog(name string, want int, rev *[]string) (skipped int, err 
 				}
 			}
 			if line, ok := coord.CleanLogLine(string(seg)); ok {
-				*rev = append(*rev, line)
+				stopped = fn(line)
 			} else {
 				skipped++
 			}
 		}
 		last, long, parts, partsLen = false, false, parts[:0], 0
-		return len(*rev) >= want
+		return stopped
 	}
 	for pos := size; pos > 0; {
+		if budget >= 0 && size-pos >= budget {
+			return skipped, false, nil
+		}
+		if pos < size && len(buf) < logBlock {
+			buf = make([]byte, min(pos, int64(2*len(buf))))
+		}
 		k := min(pos, int64(len(buf)))
 		pos -= k
 		b := buf[:k]
 		if _, err := f.ReadAt(b, pos); err != nil && err != io.EOF {
-			return skipped, IOError(err, "")
+			return skipped, false, IOError(err, "")
 		}
 		end := len(b)
 		for {
@@ -277,7 +288,7 @@ func (s *Store) tailLog(name string, want int, rev *[]string) (skipped int, err 
 				break
 			}
 			if emit(b[i+1 : end]) {
-				return skipped, nil
+				return skipped, true, nil
 			}
 			end = i
 		}
@@ -293,7 +304,7 @@ func (s *Store) tailLog(name string, want int, rev *[]string) (skipped int, err 
 	if size > 0 {
 		emit(nil) // the file's first line: no newline before it
 	}
-	return skipped, nil
+	return skipped, stopped, nil
 }
 
 // scanLog streams the log file name forwards, calling fn with each
