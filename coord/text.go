@@ -111,3 +111,15 @@ func Clip(s string, max int) string {
 
 // Cell is OneLine then Clip: a field of a table printed for people.
 func Cell(s string, max int) string { return Clip(OneLine(s), max) }
+
+// MessageText is the text 'coord msg' logs: OneLine's, and marked as a
+// message ("message: claimed task …") when it would otherwise read as one
+// of coord's own events. An agent's message then never passes for a
+// claim, a release or a repair, in 'log --json' or in the epoch scan.
+func MessageText(s string) string {
+	s = OneLine(s)
+	if typ, _, _ := classify(s); typ != "message" {
+		return "message: " + s
+	}
+	return s
+}

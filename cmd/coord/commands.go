@@ -591,7 +591,7 @@ func (e *env) cmdLs(c *cli.Context) error {
 }
 
 func (e *env) cmdMsg(c *cli.Context) error {
-	text := coord.OneLine(strings.Join(c.Args().Slice(), " "))
+	text := coord.MessageText(strings.Join(c.Args().Slice(), " "))
 	if text == "" {
 		return strErr("msg needs TEXT")
 	}
