@@ -158,3 +158,21 @@ func classify(msg string) (string, *string, map[string]any) {
 	}
 	return "message", nil, nil
 }
+
+// ClaimedEpoch returns the epoch a claim line records ("claimed task 4.2
+// (epoch 17)", as Claim logs it); ok is false for any other line.
+func ClaimedEpoch(line string) (int64, bool) {
+	_, _, msg, ok := splitLogLine(line)
+	if !ok || !strings.HasPrefix(msg, "claimed task ") || !strings.HasSuffix(msg, ")") {
+		return 0, false
+	}
+	i := strings.LastIndex(msg, " (epoch ")
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(msg[i+len(" (epoch "):len(msg)-1], 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -26,7 +27,9 @@ type Txn struct {
 	// Archived reports whether an id names an archived (hence done) task;
 	// nil means nothing is archived.
 	Archived func(id string) bool
-	// LastEpoch is the highest epoch issued in the tree.
+	// LastEpoch is the highest epoch issued in the tree: the backend sets
+	// it to at least every epoch the tree records anywhere (registry, lock
+	// files, archive, log), so the next Claim's epoch is new.
 	LastEpoch int64
 	Now       time.Time
 	Events    []Event
@@ -225,6 +228,10 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 		if pick == nil {
 			return nil, nil
 		}
+	}
+	if tx.LastEpoch == math.MaxInt64 {
+		return nil, Errorf(CodeIO, "the epoch counter is at its maximum (%d): no new fencing token can be issued", tx.LastEpoch).
+			WithHint("a hand-edited registry, lock, log or .lock/epoch file raised it; run 'coord doctor' to see where")
 	}
 	tx.LastEpoch++
 	pick.Status = Claimed
