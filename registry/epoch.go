@@ -88,11 +88,7 @@ func (s *Store) epochFloor(tx *coord.Txn) (int64, error) {
 			return 0, err
 		}
 	}
-	logged, err := s.lastLoggedEpoch()
-	if err != nil {
-		return 0, err
-	}
-	tx.LastEpoch = max(tx.LastEpoch, mark, logged)
+	tx.LastEpoch = max(tx.LastEpoch, mark, s.lastLoggedEpoch())
 	return mark, nil
 }
 
@@ -101,15 +97,19 @@ func (s *Store) epochFloor(tx *coord.Txn) (int64, error) {
 const logTailBudget = logBlock
 
 // lastLoggedEpoch returns the epoch of the newest claim line within the
-// last logTailBudget bytes of the current log (0 if there is none).
-func (s *Store) lastLoggedEpoch() (int64, error) {
+// last logTailBudget bytes of the current log (0 if there is none). It is
+// a check on top of the mark: a log it cannot read (doctor reports it)
+// counts as holding none, and does not stop the command.
+func (s *Store) lastLoggedEpoch() int64 {
 	var n int64
-	_, _, err := s.tailLog(LogFile, logTailBudget, func(line string) bool {
+	if _, _, err := s.tailLog(LogFile, logTailBudget, func(line string) bool {
 		e, ok := coord.ClaimedEpoch(line)
 		n = e
 		return ok
-	})
-	return n, err
+	}); err != nil {
+		return 0
+	}
+	return n
 }
 
 // raiseEpochMark makes the mark at least n before evidence of n is
@@ -135,8 +135,9 @@ type EpochSeen struct {
 // highestEpoch scans everything in the tree that records an epoch: the
 // registry as loaded in tx (its last_epoch and every task's epoch), every
 // lock file, every archived task and every claim line of every log.
-// Unreadable records are skipped: the scan looks for the highest token,
-// and doctor reports broken files on its own.
+// Unreadable files are skipped (as far as they cannot be read): the scan
+// looks for the highest token, and doctor reports broken files on its
+// own.
 func (s *Store) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
 	best := EpochSeen{tx.LastEpoch, RegistryFile}
 	see := func(n int64, where string) {
@@ -165,22 +166,22 @@ func (s *Store) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
 			continue
 		}
 		name := ArchiveDir + "/" + e.Name()
-		n, err := s.archiveEpoch(name)
-		if err != nil {
-			return best, err
-		}
-		see(n, name)
+		see(s.archiveEpoch(name), name)
 	}
-	var logMax int64
-	if _, err := s.ReadLog(0, func(line string) error {
-		if n, ok := coord.ClaimedEpoch(line); ok {
-			logMax = max(logMax, n)
-		}
-		return nil
-	}); err != nil {
+	files, err := s.LogFiles()
+	if err != nil {
 		return best, err
 	}
-	see(logMax, "the log (a claim line)")
+	for _, name := range files {
+		var logMax int64
+		s.scanLog(name, func(line string) error {
+			if n, ok := coord.ClaimedEpoch(line); ok {
+				logMax = max(logMax, n)
+			}
+			return nil
+		})
+		see(logMax, name+" (a claim line)")
+	}
 	return best, nil
 }
 
@@ -199,14 +200,11 @@ func (s *Store) lockEpoch(name string) (int64, bool) {
 }
 
 // archiveEpoch returns the highest epoch of the tasks in one archive file,
-// streamed line by line.
-func (s *Store) archiveEpoch(name string) (int64, error) {
+// streamed line by line (0 if it cannot be read).
+func (s *Store) archiveEpoch(name string) int64 {
 	f, err := s.Tree.Open(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
 	if err != nil {
-		return 0, IOError(err, "")
+		return 0
 	}
 	defer f.Close()
 	var hi int64
@@ -220,7 +218,7 @@ func (s *Store) archiveEpoch(name string) (int64, error) {
 			hi = max(hi, t.Epoch)
 		}
 	}
-	return hi, nil
+	return hi
 }
 
 // epochProblems is doctor's check of the epoch counter: the counter a
