@@ -10,9 +10,27 @@ import (
 const LogSep = " ▶ "
 
 // FormatLogLine renders an event as one log line without its newline:
-// "[2025-07-06T12:34:01Z] agent-a ▶ claimed task 4.2".
+// "[2025-07-06T12:34:01Z] agent-a ▶ claimed task 4.2". The text goes
+// through OneLine, and so does the agent (with blanks made '_'; a valid
+// agent id is unchanged), so whatever an event holds, the line is one
+// line that ParseLogLine reads back to the same agent and text.
 func FormatLogLine(e Event) string {
-	return "[" + FormatTime(e.Time) + "] " + e.Agent + LogSep + OneLine(e.Text)
+	return "[" + FormatTime(e.Time) + "] " + logAgent(e.Agent) + LogSep + OneLine(e.Text)
+}
+
+// logAgent makes an agent name fit a log line: sanitised, without blanks,
+// never empty.
+func logAgent(a string) string {
+	a = strings.Map(func(r rune) rune {
+		if r == ' ' {
+			return '_'
+		}
+		return r
+	}, OneLine(a))
+	if a == "" {
+		return "-"
+	}
+	return a
 }
 
 // LogEntry is a parsed log line in the shape of ROTD's
@@ -27,26 +45,59 @@ type LogEntry struct {
 }
 
 // ParseLogLine parses one log line; ok is false for a torn or foreign line.
+// The agent and message are returned sanitised by OneLine: a line written
+// by hand or by an older coord shows the same text in 'log' and
+// 'log --json', and none of it can act on a terminal.
 func ParseLogLine(line string) (LogEntry, bool) {
 	var e LogEntry
-	if len(line) < 23 || line[0] != '[' || line[21] != ']' || line[22] != ' ' {
+	ts, agent, msg, ok := splitLogLine(line)
+	if !ok {
 		return e, false
 	}
-	ts := line[1:21]
+	e.Timestamp, e.AgentID, e.Message = ts, agent, msg
+	e.EventType, e.TaskID, e.Metadata = classify(e.Message)
+	return e, true
+}
+
+// splitLogLine is ParseLogLine without the classification.
+func splitLogLine(line string) (ts, agent, msg string, ok bool) {
+	if len(line) < 23 || line[0] != '[' || line[21] != ']' || line[22] != ' ' {
+		return "", "", "", false
+	}
+	ts = line[1:21]
 	if _, err := time.Parse(TimeFormat, ts); err != nil {
-		return e, false
+		return "", "", "", false
 	}
 	rest := line[23:]
 	i := strings.Index(rest, LogSep)
 	if i <= 0 {
-		return e, false
+		return "", "", "", false
 	}
-	e.Timestamp, e.AgentID, e.Message = ts, rest[:i], rest[i+len(LogSep):]
-	if strings.ContainsAny(e.AgentID, " \t") {
-		return e, false
+	agent, msg = rest[:i], rest[i+len(LogSep):]
+	if strings.ContainsAny(agent, " \t") {
+		return "", "", "", false
 	}
-	e.EventType, e.TaskID, e.Metadata = classify(e.Message)
-	return e, true
+	if agent = OneLine(agent); agent == "" || strings.ContainsAny(agent, " \t") {
+		return "", "", "", false
+	}
+	return ts, agent, OneLine(msg), true
+}
+
+// CleanLogLine parses one log line and returns it as FormatLogLine would
+// write its event: the line itself when it is already clean, else with its
+// agent and message sanitised. ok is false for a torn or foreign line.
+// Every reader that prints log lines (log, log -f, top) goes through it.
+func CleanLogLine(line string) (string, bool) {
+	ts, agent, msg, ok := splitLogLine(line)
+	if !ok {
+		return "", false
+	}
+	rest := line[23:]
+	if a := len(agent); len(rest) == a+len(LogSep)+len(msg) &&
+		rest[:a] == agent && rest[a+len(LogSep):] == msg {
+		return line, true // already clean
+	}
+	return "[" + ts + "] " + agent + LogSep + msg, true
 }
 
 // classify maps a message to a ROTD event type, the task it names and any
@@ -106,4 +157,22 @@ func classify(msg string) (string, *string, map[string]any) {
 		}
 	}
 	return "message", nil, nil
+}
+
+// ClaimedEpoch returns the epoch a claim line records ("claimed task 4.2
+// (epoch 17)", as Claim logs it); ok is false for any other line.
+func ClaimedEpoch(line string) (int64, bool) {
+	_, _, msg, ok := splitLogLine(line)
+	if !ok || !strings.HasPrefix(msg, "claimed task ") || !strings.HasSuffix(msg, ")") {
+		return 0, false
+	}
+	i := strings.LastIndex(msg, " (epoch ")
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(msg[i+len(" (epoch "):len(msg)-1], 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
 }

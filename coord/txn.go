@@ -2,6 +2,7 @@ package coord
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -26,7 +27,9 @@ type Txn struct {
 	// Archived reports whether an id names an archived (hence done) task;
 	// nil means nothing is archived.
 	Archived func(id string) bool
-	// LastEpoch is the highest epoch issued in the tree.
+	// LastEpoch is the highest epoch issued in the tree: the backend sets
+	// it to at least every epoch the tree records anywhere (registry, lock
+	// files, archive, log), so the next Claim's epoch is new.
 	LastEpoch int64
 	Now       time.Time
 	Events    []Event
@@ -225,6 +228,10 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 		if pick == nil {
 			return nil, nil
 		}
+	}
+	if tx.LastEpoch == math.MaxInt64 {
+		return nil, Errorf(CodeIO, "the epoch counter is at its maximum (%d): no new fencing token can be issued", tx.LastEpoch).
+			WithHint("a hand-edited registry, lock, log or .lock/epoch file raised it; run 'coord doctor' to see where")
 	}
 	tx.LastEpoch++
 	pick.Status = Claimed
@@ -472,19 +479,4 @@ func suffix(s string) string {
 		return ""
 	}
 	return ": " + s
-}
-
-// OneLine flattens text to one line: control characters (newlines
-// included) become spaces, surrounding space is trimmed.
-func OneLine(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
-		return strings.TrimSpace(s)
-	}
-	b := []rune(s)
-	for i, r := range b {
-		if r < 0x20 || r == 0x7f {
-			b[i] = ' '
-		}
-	}
-	return strings.TrimSpace(string(b))
 }

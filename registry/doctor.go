@@ -171,6 +171,7 @@ func (s *Store) diagnose() []Problem {
 			add(func() error { return s.Tree.Remove(path) }, "temp file %s left by an interrupted write", path)
 		}
 	}
+	probs = append(probs, s.epochProblems(tx, f)...)
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].What < probs[j].What })
 	return probs
 }

@@ -137,64 +137,221 @@ func rotKey(n string) string {
 	return day + "." + seq
 }
 
+// Reading bounds: the log is read in blocks of logBlock bytes, and a line
+// longer than maxLogLine is skipped as foreign without being held whole.
+const (
+	logBlock   = 64 << 10
+	maxLogLine = 1 << 20
+)
+
 // LogLines returns the last n complete lines across the rotated logs and
-// the current one (n <= 0: all), and how many torn or foreign lines were
-// skipped.
+// the current one (n <= 0: all), oldest first, and how many torn or
+// foreign lines were skipped among those read. The lines are sanitised
+// (coord.CleanLogLine).
+//
+// The last n lines are read from the end of the files backwards, so the
+// cost depends on n, not on the size of the log. For every line, ReadLog
+// streams without holding them all.
 func (s *Store) LogLines(n int) (lines []string, skipped int, err error) {
-	files, err := s.LogFiles()
+	skipped, err = s.ReadLog(n, func(line string) error {
+		lines = append(lines, line)
+		return nil
+	})
 	if err != nil {
 		return nil, 0, err
-	}
-	for i := len(files) - 1; i >= 0; i-- {
-		ls, sk, err := s.readLog(files[i])
-		if err != nil {
-			return nil, 0, err
-		}
-		skipped += sk
-		lines = append(ls, lines...)
-		if n > 0 && len(lines) >= n {
-			return lines[len(lines)-n:], skipped, nil
-		}
 	}
 	return lines, skipped, nil
 }
 
-func (s *Store) readLog(name string) ([]string, int, error) {
+// ReadLog calls fn with the last n complete log lines (n <= 0: every
+// line), oldest first, across rotations, and returns how many torn or
+// foreign lines it skipped among those it read. With n > 0 it reads the
+// files backwards from their end, newest file first, and stops once it
+// has n lines: time and memory are bounded by n, not by the log's size.
+// With n <= 0 it streams every file forwards, one block at a time. A
+// line is complete when it ends in a newline (an unterminated tail was
+// cut by a crash, or is still being written) and parses as a log line.
+func (s *Store) ReadLog(n int, fn func(line string) error) (skipped int, err error) {
+	files, err := s.LogFiles()
+	if err != nil {
+		return 0, err
+	}
+	if n <= 0 {
+		for _, name := range files {
+			sk, err := s.scanLog(name, fn)
+			skipped += sk
+			if err != nil {
+				return skipped, err
+			}
+		}
+		return skipped, nil
+	}
+	var rev []string // newest first
+	for i := len(files) - 1; i >= 0 && len(rev) < n; i-- {
+		sk, _, err := s.tailLog(files[i], -1, func(line string) bool {
+			rev = append(rev, line)
+			return len(rev) >= n
+		})
+		skipped += sk
+		if err != nil {
+			return skipped, err
+		}
+	}
+	for i := len(rev) - 1; i >= 0; i-- {
+		if err := fn(rev[i]); err != nil {
+			return skipped, err
+		}
+	}
+	return skipped, nil
+}
+
+func (s *Store) openLog(name string) (*os.File, error) {
 	f, err := s.Tree.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		return nil, nil // rotated away meanwhile, or no log yet
 	}
 	if err != nil {
-		return nil, 0, IOError(err, "")
+		return nil, IOError(err, "")
+	}
+	return f, nil
+}
+
+// tailLog reads the log file name backwards, block by block, calling fn
+// with each complete line, newest first, until fn returns true (stop),
+// the file's start is reached, or budget bytes (budget >= 0) were read.
+func (s *Store) tailLog(name string, budget int64, fn func(line string) (stop bool)) (skipped int, stopped bool, err error) {
+	f, err := s.openLog(name)
+	if f == nil {
+		return 0, false, err
 	}
 	defer f.Close()
-	var out []string
-	skipped := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	// Only newline-terminated lines count: an unterminated tail is torn
-	// (cut by a crash, or still being written) and is skipped, not parsed.
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			return i + 1, data[:i], nil
-		}
-		if atEOF && len(data) > 0 {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, false, IOError(err, "")
+	}
+	size := fi.Size()
+	// The first block is small (the last lines are usually all that is
+	// wanted); each next one twice as large, up to logBlock.
+	buf := make([]byte, min(size, logBlock/8))
+	// The end of a line whose start lies in an earlier block: copies of
+	// its pieces, last piece first, and their total length.
+	var parts [][]byte
+	partsLen := 0
+	long := false // that line is longer than maxLogLine: it is skipped unheld
+	last := true  // the segment at hand is the one after the file's last newline
+	// emit judges the segment head+parts between two newlines; it reports
+	// whether enough lines have been found.
+	emit := func(head []byte) bool {
+		n := len(head) + partsLen
+		switch {
+		case last:
+			if n > 0 || long {
+				skipped++ // torn tail
+			}
+		case long || n > maxLogLine:
 			skipped++
-			return len(data), nil, nil
+		default:
+			seg := head
+			if len(parts) > 0 {
+				seg = make([]byte, 0, n)
+				seg = append(seg, head...)
+				for k := len(parts) - 1; k >= 0; k-- {
+					seg = append(seg, parts[k]...)
+				}
+			}
+			if line, ok := coord.CleanLogLine(string(seg)); ok {
+				stopped = fn(line)
+			} else {
+				skipped++
+			}
 		}
-		return 0, nil, nil
-	})
-	for sc.Scan() {
-		if _, ok := coord.ParseLogLine(sc.Text()); ok {
-			out = append(out, sc.Text())
+		last, long, parts, partsLen = false, false, parts[:0], 0
+		return stopped
+	}
+	for pos := size; pos > 0; {
+		if budget >= 0 && size-pos >= budget {
+			return skipped, false, nil
+		}
+		if pos < size && len(buf) < logBlock {
+			buf = make([]byte, min(pos, int64(2*len(buf))))
+		}
+		k := min(pos, int64(len(buf)))
+		pos -= k
+		b := buf[:k]
+		if _, err := f.ReadAt(b, pos); err != nil && err != io.EOF {
+			return skipped, false, IOError(err, "")
+		}
+		end := len(b)
+		for {
+			i := bytes.LastIndexByte(b[:end], '\n')
+			if i < 0 {
+				break
+			}
+			if emit(b[i+1 : end]) {
+				return skipped, true, nil
+			}
+			end = i
+		}
+		switch {
+		case long || end == 0:
+		case partsLen+end > maxLogLine:
+			long, parts, partsLen = true, parts[:0], 0
+		default:
+			parts = append(parts, bytes.Clone(b[:end]))
+			partsLen += end
+		}
+	}
+	if size > 0 {
+		emit(nil) // the file's first line: no newline before it
+	}
+	return skipped, stopped, nil
+}
+
+// scanLog streams the log file name forwards, calling fn with each
+// complete line.
+func (s *Store) scanLog(name string, fn func(line string) error) (skipped int, err error) {
+	f, err := s.openLog(name)
+	if f == nil {
+		return 0, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, logBlock)
+	var acc []byte // a line longer than the buffer, gathered
+	long := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			if !long && len(acc)+len(chunk) > maxLogLine {
+				long, acc = true, acc[:0]
+			} else if !long {
+				acc = append(acc, chunk...)
+			}
+			continue
+		case err == io.EOF:
+			if len(acc)+len(chunk) > 0 || long {
+				skipped++ // torn tail
+			}
+			return skipped, nil
+		case err != nil:
+			return skipped, IOError(err, "")
+		}
+		line := chunk[:len(chunk)-1]
+		if len(acc) > 0 {
+			acc = append(acc, line...)
+			line = acc
+		}
+		if long || len(line) > maxLogLine {
+			skipped++
+		} else if l, ok := coord.CleanLogLine(string(line)); ok {
+			if err := fn(l); err != nil {
+				return skipped, err
+			}
 		} else {
 			skipped++
 		}
+		acc, long = acc[:0], false
 	}
-	if err := sc.Err(); err != nil {
-		return out, skipped + 1, nil
-	}
-	return out, skipped, nil
 }
 
 // Follower follows the log across rotations: it reads what is appended to
@@ -203,7 +360,8 @@ func (s *Store) readLog(name string) ([]string, int, error) {
 type Follower struct {
 	s       *Store
 	f       *os.File
-	partial []byte
+	partial []byte // an unterminated line, awaiting its end
+	long    bool   // the line at hand is longer than maxLogLine
 	Skipped int
 }
 
@@ -235,14 +393,16 @@ func (fl *Follower) reopen(atEnd bool) error {
 // Poll returns complete lines appended since the last call.
 func (fl *Follower) Poll() ([]string, error) {
 	var out []string
+	buf := make([]byte, logBlock)
+	// read takes what was appended, block by block, passing on each
+	// complete line; a line longer than maxLogLine is skipped unheld.
 	read := func() error {
 		if fl.f == nil {
 			return nil
 		}
-		buf := make([]byte, 64<<10)
 		for {
 			n, err := fl.f.Read(buf)
-			fl.partial = append(fl.partial, buf[:n]...)
+			fl.take(buf[:n], &out)
 			if err == io.EOF || n == 0 {
 				return nil
 			}
@@ -261,6 +421,10 @@ func (fl *Follower) Poll() ([]string, error) {
 		if err == nil && old != nil && !os.SameFile(cur, old) {
 			read()
 			fl.f.Close()
+			if len(fl.partial) > 0 || fl.long { // the old file's torn tail
+				fl.Skipped++
+				fl.partial, fl.long = fl.partial[:0], false
+			}
 			if err := fl.reopen(false); err != nil {
 				return nil, err
 			}
@@ -271,20 +435,35 @@ func (fl *Follower) Poll() ([]string, error) {
 	} else {
 		read()
 	}
-	for {
-		i := strings.IndexByte(string(fl.partial), '\n')
+	return out, nil
+}
+
+// take splits data into lines, keeping an unterminated end for later.
+func (fl *Follower) take(data []byte, out *[]string) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
-			break
+			if fl.long || len(fl.partial)+len(data) > maxLogLine {
+				fl.long, fl.partial = true, fl.partial[:0]
+			} else {
+				fl.partial = append(fl.partial, data...)
+			}
+			return
 		}
-		line := string(fl.partial[:i])
-		fl.partial = fl.partial[i+1:]
-		if _, ok := coord.ParseLogLine(line); ok {
-			out = append(out, line)
+		line := data[:i]
+		data = data[i+1:]
+		if len(fl.partial) > 0 {
+			line = append(fl.partial, line...)
+		}
+		if fl.long || len(line) > maxLogLine {
+			fl.Skipped++
+		} else if l, ok := coord.CleanLogLine(string(line)); ok {
+			*out = append(*out, l)
 		} else {
 			fl.Skipped++
 		}
+		fl.partial, fl.long = fl.partial[:0], false
 	}
-	return out, nil
 }
 
 // Close closes the follower.

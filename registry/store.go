@@ -185,7 +185,11 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 	if err != nil {
 		return err
 	}
-	fixes, err := s.reconcile(tx, locks)
+	mark, err := s.epochFloor(tx)
+	if err != nil {
+		return err
+	}
+	fixes, err := s.reconcile(tx, locks, &mark)
 	if err != nil {
 		return err
 	}
@@ -206,7 +210,7 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 		}
 	}
 	if dirty {
-		if err := s.commit(tx, f, locks); err != nil {
+		if err := s.commit(tx, f, locks, mark); err != nil {
 			return err
 		}
 	}
@@ -218,8 +222,12 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 	return nil
 }
 
-// commit writes new locks, the registry, then removes unbacked locks.
-func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string) error {
+// commit raises the epoch mark past any epoch it hands out, writes new
+// locks, the registry (the commit point), then removes unbacked locks.
+func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string, mark int64) error {
+	if err := s.raiseEpochMark(&mark, tx.LastEpoch); err != nil {
+		return err
+	}
 	var created []string
 	for _, t := range tx.Tasks {
 		if !t.Dirty || !t.HoldsLock() {
@@ -370,7 +378,11 @@ func (s *Store) listLocks() (map[string][]string, error) {
 // reconcile makes the lock files agree with the registry: an unbacked
 // lock is removed, a lock-holding task without its lock gets it back. It
 // returns the log events describing each fix and updates locks.
-func (s *Store) reconcile(tx *coord.Txn, locks map[string][]string) ([]coord.Event, error) {
+//
+// An unbacked lock may record the newest epoch the tree has issued (a
+// registry restored from a backup no longer knows it): before such a lock
+// goes, the counter and the epoch mark are raised past its epoch.
+func (s *Store) reconcile(tx *coord.Txn, locks map[string][]string, mark *int64) ([]coord.Event, error) {
 	var fixes []coord.Event
 	fix := func(format string, args ...any) {
 		fixes = append(fixes, coord.Event{Time: tx.Now, Agent: coord.CoordinatorID, Text: "reconciled: " + fmt.Sprintf(format, args...)})
@@ -380,12 +392,27 @@ func (s *Store) reconcile(tx *coord.Txn, locks map[string][]string) ([]coord.Eve
 		tasks = append(tasks, task)
 	}
 	sort.Strings(tasks)
+	backed := func(t *coord.Task, a string) bool { return t != nil && t.HoldsLock() && t.ClaimedBy == a }
+	for _, task := range tasks {
+		t := tx.Task(task)
+		for _, a := range locks[task] {
+			if backed(t, a) {
+				continue
+			}
+			if n, ok := s.lockEpoch(LockName(task, a)); ok && n > tx.LastEpoch {
+				tx.LastEpoch = n
+			}
+		}
+	}
+	if err := s.raiseEpochMark(mark, tx.LastEpoch); err != nil {
+		return nil, err
+	}
 	for _, task := range tasks {
 		agents := locks[task]
 		t := tx.Task(task)
 		kept := agents[:0]
 		for _, a := range agents {
-			if t != nil && t.HoldsLock() && t.ClaimedBy == a {
+			if backed(t, a) {
 				kept = append(kept, a)
 				continue
 			}

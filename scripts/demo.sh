@@ -28,7 +28,12 @@ cleanup() {
 }
 trap cleanup EXIT
 c() { "$COORD" "$@"; }
-say() { printf '\033[1m== %s\033[0m\n' "$*"; }
+# Bold headings on a terminal only: piped or redirected, no escape sequence.
+if [ -t 1 ]; then
+	say() { printf '\033[1m== %s\033[0m\n' "$*"; }
+else
+	say() { printf '== %s\n' "$*"; }
+fi
 
 say "tree: $ROOT/.rotd/coordination"
 c init >/dev/null

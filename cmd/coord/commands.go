@@ -593,14 +593,14 @@ func (e *env) cmdLs(c *cli.Context) error {
 			if p == "" {
 				p = coord.Medium
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d%%\t%s\n", t.ID, t.Status, p, owner, t.Epoch, t.Progress, coord.OneLine(t.Title))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d%%\t%s\n", t.ID, t.Status, p, owner, t.Epoch, t.Progress, coord.Cell(t.Title, textWidth))
 		}
 		return tw.Flush()
 	})
 }
 
 func (e *env) cmdMsg(c *cli.Context) error {
-	text := coord.OneLine(strings.Join(c.Args().Slice(), " "))
+	text := coord.MessageText(strings.Join(c.Args().Slice(), " "))
 	if text == "" {
 		return strErr("msg needs TEXT")
 	}
@@ -623,18 +623,20 @@ func (e *env) cmdLog(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	w := bufio.NewWriter(e.stdout)
+	write := func(l string) error {
+		if e.json {
+			ent, _ := coord.ParseLogLine(l)
+			b, _ := json.Marshal(ent)
+			w.Write(b)
+		} else {
+			w.WriteString(l)
+		}
+		return w.WriteByte('\n')
+	}
 	print := func(lines []string) {
-		w := bufio.NewWriter(e.stdout)
 		for _, l := range lines {
-			if e.json {
-				ent, _ := coord.ParseLogLine(l)
-				b, _ := json.Marshal(ent)
-				w.Write(b)
-				w.WriteByte('\n')
-			} else {
-				w.WriteString(l)
-				w.WriteByte('\n')
-			}
+			write(l)
 		}
 		w.Flush()
 	}
@@ -645,11 +647,13 @@ func (e *env) cmdLog(c *cli.Context) error {
 		}
 		defer fl.Close()
 	}
-	lines, skipped, err := s.LogLines(n)
+	// The last n lines are read from the end of the log; all of them
+	// (-n 0) are streamed: neither holds the whole log in memory.
+	skipped, err := s.ReadLog(n, write)
+	w.Flush()
 	if err != nil {
 		return err
 	}
-	print(lines)
 	if skipped > 0 && !e.json {
 		fmt.Fprintf(e.stderr, "coord: skipped %d torn or foreign log lines\n", skipped)
 	}
@@ -803,7 +807,7 @@ func (e *env) cmdAgents(c *cli.Context) error {
 		if r.Alive {
 			state = "alive"
 		}
-		tasks := strings.Join(r.Tasks, ",")
+		tasks := coord.Clip(strings.Join(r.Tasks, ","), textWidth)
 		if tasks == "" {
 			tasks = "-"
 		}
@@ -936,7 +940,7 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 			if p.Fixed {
 				mark = "fixed"
 			}
-			e.printf("%s: %s\n", mark, p.What)
+			e.printf("%s: %s\n", mark, coord.OneLine(p.What))
 		}
 		if remaining == 0 {
 			e.printf("ok: every invariant holds\n")

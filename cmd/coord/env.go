@@ -113,7 +113,7 @@ func (e *env) open() (*registry.Store, error) {
 		s.LockWait = e.lockWait
 	}
 	s.Clock = e.clock
-	s.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", msg) }
+	s.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
 	s.Holder = e.agentFlag
 	if v := os.Getenv("COORD_AGENT"); s.Holder == "" && v != "" {
 		s.Holder = v

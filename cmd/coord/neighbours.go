@@ -60,7 +60,7 @@ func (e *env) printLease(l registry.Lease) error {
 	if e.json {
 		return e.printJSON(l)
 	}
-	e.printf("%s held by %s (epoch %d) until %s\n", l.Name, l.Holder, l.Epoch, l.ExpiresAt)
+	e.printf("%s held by %s (epoch %d) until %s\n", coord.OneLine(l.Name), coord.OneLine(l.Holder), l.Epoch, coord.OneLine(l.ExpiresAt))
 	return nil
 }
 
@@ -149,7 +149,7 @@ func (e *env) cmdLeaseList(c *cli.Context) error {
 	}
 	e.printf("%-40s %-20s %6s  %s\n", "LEASE", "HOLDER", "EPOCH", "EXPIRES")
 	for _, l := range ls {
-		e.printf("%-40s %-20s %6d  %s\n", l.Name, l.Holder, l.Epoch, l.ExpiresAt)
+		e.printf("%-40s %-20s %6d  %s\n", coord.Cell(l.Name, textWidth), coord.Cell(l.Holder, textWidth), l.Epoch, coord.Cell(l.ExpiresAt, textWidth))
 	}
 	return nil
 }
@@ -356,7 +356,7 @@ func (e *env) cmdKVLs(c *cli.Context) error {
 		return e.printJSON(list)
 	}
 	for _, en := range list {
-		e.printf("%s\t%s\trev %d\tuntil %s\n", en.Key, en.Text(), en.Rev, en.ExpiresAt)
+		e.printf("%s\t%s\trev %d\tuntil %s\n", coord.Cell(en.Key, textWidth), coord.Cell(en.Text(), textWidth), en.Rev, coord.Cell(en.ExpiresAt, textWidth))
 	}
 	return nil
 }

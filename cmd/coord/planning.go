@@ -92,14 +92,14 @@ func (e *env) cmdReady(c *cli.Context) error {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	for _, r := range ready {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Priority, coord.OneLine(r.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Priority, coord.Cell(r.Title, textWidth))
 	}
 	if len(ready) == 0 {
 		fmt.Fprintln(tw, "no task is eligible for "+agent)
 	}
 	if c.Bool("explain") {
 		for _, r := range not {
-			fmt.Fprintf(tw, "%s\tnot eligible\t%s\n", r.ID, r.Reason)
+			fmt.Fprintf(tw, "%s\tnot eligible\t%s\n", r.ID, coord.Cell(r.Reason, reasonWidth))
 		}
 	}
 	return tw.Flush()
@@ -312,7 +312,7 @@ func (e *env) cmdLocks(c *cli.Context) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tHOLDER\tSINCE\tEXPIRES\tTASK")
 	for _, l := range live {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Path, l.Holder, l.Since, dash(l.Expires), dash(l.TaskID))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", coord.Cell(l.Path, textWidth), coord.Cell(l.Holder, textWidth), coord.Cell(l.Since, textWidth), dash(coord.Cell(l.Expires, textWidth)), dash(coord.Cell(l.TaskID, textWidth)))
 	}
 	return tw.Flush()
 }
@@ -464,7 +464,7 @@ func (e *env) cmdQuotaShow(c *cli.Context) error {
 		return e.printJSON(q)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "DAY %s\tTOKENS\tREQUESTS\n", q.LastReset[:min(10, len(q.LastReset))])
+	fmt.Fprintf(tw, "DAY %s\tTOKENS\tREQUESTS\n", coord.Cell(q.LastReset[:min(10, len(q.LastReset))], textWidth))
 	agents := make([]string, 0, len(q.AgentBreakdown))
 	for a := range q.AgentBreakdown {
 		agents = append(agents, a)
@@ -472,7 +472,7 @@ func (e *env) cmdQuotaShow(c *cli.Context) error {
 	sort.Strings(agents)
 	for _, a := range agents {
 		u := q.AgentBreakdown[a]
-		fmt.Fprintf(tw, "%s\t%d\t%d\n", a, u.Tokens, u.Requests)
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", coord.Cell(a, textWidth), u.Tokens, u.Requests)
 	}
 	fmt.Fprintf(tw, "total\t%d\t%d\n", q.TokensUsed, q.Requests)
 	if l := e.cfg.Quota; l.Tokens > 0 || l.Requests > 0 {

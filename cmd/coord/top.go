@@ -16,7 +16,9 @@ import (
 
 // cmdTop is a live view for people: agents and their heartbeat age, tasks
 // by status, locks, and the last log lines, redrawn when the tree changes
-// (and every second for the ages). Plain ANSI, so it works over ssh.
+// (and every second for the ages). Plain ANSI, so it works over ssh. When
+// stdout is not a terminal it writes no escape sequence at all: each
+// frame follows the previous one, separated by a blank line.
 func (e *env) cmdTop(c *cli.Context) error {
 	s, err := e.open()
 	if err != nil {
@@ -38,14 +40,24 @@ func (e *env) cmdTop(c *cli.Context) error {
 	for _, d := range []string{".", registry.HeartbeatDir, registry.LocksDir} {
 		dirs = append(dirs, s.Tree.Path(d))
 	}
-	fmt.Fprint(e.stdout, "\033[?25l") // hide the cursor while drawing
-	defer fmt.Fprint(e.stdout, "\033[?25h\n")
+	tty := isTerminal(e.stdout)
+	if tty {
+		fmt.Fprint(e.stdout, "\033[?25l") // hide the cursor while drawing
+		defer fmt.Fprint(e.stdout, "\033[?25h\n")
+	}
+	first := true
 	untilChange(e.ctx, dirs, 0, 50*time.Millisecond, func() (bool, error) {
 		frame, err := e.topFrame(s, timeout)
 		if err != nil {
-			frame = []byte("coord top: " + err.Error() + "\n")
+			frame = []byte("coord top: " + coord.OneLine(err.Error()) + "\n")
 		}
-		fmt.Fprint(e.stdout, "\033[H\033[2J")
+		switch {
+		case tty:
+			fmt.Fprint(e.stdout, "\033[H\033[2J")
+		case !first:
+			fmt.Fprint(e.stdout, "\n")
+		}
+		first = false
 		e.stdout.Write(frame)
 		return false, nil
 	})
@@ -55,7 +67,7 @@ func (e *env) cmdTop(c *cli.Context) error {
 func (e *env) topFrame(s *registry.Store, timeout time.Duration) ([]byte, error) {
 	var b bytes.Buffer
 	now := e.clock()
-	fmt.Fprintf(&b, "coord top — %s — %s (q: Ctrl-C)\n\n", s.Tree.Dir(), coord.FormatTime(now))
+	fmt.Fprintf(&b, "coord top — %s — %s (q: Ctrl-C)\n\n", coord.OneLine(s.Tree.Dir()), coord.FormatTime(now))
 	beats, err := e.beats().List()
 	if err != nil {
 		return nil, registry.IOError(err, "")
@@ -68,7 +80,7 @@ func (e *env) topFrame(s *registry.Store, timeout time.Duration) ([]byte, error)
 			counts[t.Status]++
 			if t.HoldsLock() {
 				held[t.ClaimedBy] = append(held[t.ClaimedBy], t.ID)
-				locks = append(locks, fmt.Sprintf("%s\t%s\t%d\t%s\t%s", t.ID, t.ClaimedBy, t.Epoch, t.Status, t.ClaimedAt))
+				locks = append(locks, fmt.Sprintf("%s\t%s\t%d\t%s\t%s", t.ID, t.ClaimedBy, t.Epoch, t.Status, coord.Cell(t.ClaimedAt, textWidth)))
 			}
 		}
 		return nil
@@ -90,7 +102,7 @@ func (e *env) topFrame(s *registry.Store, timeout time.Duration) ([]byte, error)
 		if age > timeout {
 			state = "STALE"
 		}
-		fmt.Fprintf(tw, "%s\t%s ago\t%s\t%s\n", hb.Agent, age.Round(time.Second), state, strings.Join(held[hb.Agent], ","))
+		fmt.Fprintf(tw, "%s\t%s ago\t%s\t%s\n", hb.Agent, age.Round(time.Second), state, coord.Clip(strings.Join(held[hb.Agent], ","), textWidth))
 	}
 	tw.Flush()
 	b.WriteString("\nLOCKS\n")
@@ -103,13 +115,13 @@ func (e *env) topFrame(s *registry.Store, timeout time.Duration) ([]byte, error)
 	if pl, err := s.PathLocks(); err == nil && len(pl) > 0 {
 		b.WriteString("\nPATH LOCKS\n")
 		for _, l := range pl {
-			fmt.Fprintf(&b, "  %s  %s\n", l.Path, l.Holder)
+			fmt.Fprintf(&b, "  %s  %s\n", coord.Cell(l.Path, textWidth), coord.Cell(l.Holder, textWidth))
 		}
 	}
 	b.WriteString("\nLOG\n")
 	lines, _, _ := s.LogLines(8)
 	for _, l := range lines {
-		b.WriteString("  " + l + "\n")
+		b.WriteString("  " + coord.Clip(l, logWidth) + "\n") // sanitised by LogLines
 	}
 	return b.Bytes(), nil
 }

@@ -161,5 +161,5 @@ func (e *env) cmdWatch(c *cli.Context) error {
 
 // logf prints a timestamped line for a person or a log collector.
 func (e *env) logf(format string, args ...any) {
-	fmt.Fprintf(e.stdout, "%s %s\n", coord.FormatTime(e.clock()), fmt.Sprintf(format, args...))
+	fmt.Fprintf(e.stdout, "%s %s\n", coord.FormatTime(e.clock()), coord.OneLine(fmt.Sprintf(format, args...)))
 }

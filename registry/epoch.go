@@ -1,0 +1,274 @@
+package registry
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
+)
+
+// EpochFile is the epoch high-water mark: the highest fencing token the
+// tree has issued or recorded, in decimal. An epoch is issued once in a
+// tree's life, but the registry alone cannot promise that: restoring an
+// older active_work_registry.json (a backup, a 'git checkout' of a
+// committed .rotd/) brings back an older last_epoch. The mark lives apart
+// from the registry, with the runtime state in .lock/, which version
+// control never needs to hold, so a restored registry does not bring it
+// back.
+//
+// Rules (every step under the registry flock):
+//   - the counter a claim increments is max(registry last_epoch, every
+//     task's epoch, the mark);
+//   - the mark is raised before an epoch is handed out: a commit that
+//     issues one writes it before the lock files and the registry
+//     rename, which stays the commit point; the reconcile step raises it
+//     past an unbacked lock's epoch before it removes that lock;
+//   - it never goes back: it is only ever written with a larger value,
+//     or after a scan, with the highest epoch recorded anywhere;
+//   - the newest claim line at the end of the current log counts too
+//     (epochs grow with time, so it holds the log's highest): a cheap
+//     check that catches a registry restored together with a mark that
+//     was under version control, when the log was not;
+//   - a missing or unreadable mark (a new tree, a tree from an older
+//     coord, a power loss that left it empty) is rebuilt by a full scan
+//     of everything that records epochs: the registry, the lock files,
+//     the archive and the logs. So is a mark behind the tree, by
+//     'coord doctor --repair'.
+//
+// The mark is replaced atomically without its own fsync: the registry's
+// fsyncs that follow in the same commit make it durable on journaling
+// file systems, and should a power loss still take it, the durable
+// registry holds the epoch and an empty mark is rebuilt by the scan.
+const EpochFile = LockDir + "/epoch"
+
+// readEpochMark returns the mark; ok is false when it is missing or does
+// not hold a number.
+func (s *Store) readEpochMark() (mark int64, ok bool, err error) {
+	data, err := s.Tree.ReadFile(EpochFile, 64)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fsops.ErrTooLarge):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, IOError(err, "remove "+s.Tree.Path(EpochFile)+"; coord rebuilds it from the tree")
+	}
+	n, perr := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if perr != nil || n < 0 {
+		return 0, false, nil
+	}
+	return n, true, nil
+}
+
+func (s *Store) writeEpochMark(n int64) error {
+	if err := s.Tree.ReplaceFile(EpochFile, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
+		return IOError(err, "")
+	}
+	return nil
+}
+
+// epochFloor raises tx.LastEpoch to the mark and returns the mark. A
+// missing or damaged mark is rebuilt first, from a full scan.
+func (s *Store) epochFloor(tx *coord.Txn) (int64, error) {
+	mark, ok, err := s.readEpochMark()
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		hi, err := s.highestEpoch(tx)
+		if err != nil {
+			return 0, err
+		}
+		mark = max(hi.Epoch, tx.LastEpoch)
+		if err := s.writeEpochMark(mark); err != nil {
+			return 0, err
+		}
+	}
+	tx.LastEpoch = max(tx.LastEpoch, mark, s.lastLoggedEpoch())
+	return mark, nil
+}
+
+// logTailBudget bounds how much of the current log's end every mutation
+// reads to find the newest claim line: one read block.
+const logTailBudget = logBlock
+
+// lastLoggedEpoch returns the epoch of the newest claim line within the
+// last logTailBudget bytes of the current log (0 if there is none). It is
+// a check on top of the mark: a log it cannot read (doctor reports it)
+// counts as holding none, and does not stop the command.
+func (s *Store) lastLoggedEpoch() int64 {
+	var n int64
+	if _, _, err := s.tailLog(LogFile, logTailBudget, func(line string) bool {
+		e, ok := coord.ClaimedEpoch(line)
+		n = e
+		return ok
+	}); err != nil {
+		return 0
+	}
+	return n
+}
+
+// raiseEpochMark makes the mark at least n before evidence of n is
+// removed or n is handed out.
+func (s *Store) raiseEpochMark(mark *int64, n int64) error {
+	if n <= *mark {
+		return nil
+	}
+	if err := s.writeEpochMark(n); err != nil {
+		return err
+	}
+	*mark = n
+	return nil
+}
+
+// EpochSeen is the highest epoch found in the tree and the file that
+// records it.
+type EpochSeen struct {
+	Epoch int64
+	Where string
+}
+
+// highestEpoch scans everything in the tree that records an epoch: the
+// registry as loaded in tx (its last_epoch and every task's epoch), every
+// lock file, every archived task and every claim line of every log.
+// Unreadable files are skipped (as far as they cannot be read): the scan
+// looks for the highest token, and doctor reports broken files on its
+// own.
+func (s *Store) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
+	best := EpochSeen{tx.LastEpoch, RegistryFile}
+	see := func(n int64, where string) {
+		if n > best.Epoch {
+			best = EpochSeen{n, where}
+		}
+	}
+	ents, err := s.Tree.ReadDir(LocksDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return best, IOError(err, "")
+	}
+	for _, e := range ents {
+		if _, _, ok := SplitLockName(e.Name()); !ok || !e.Type().IsRegular() {
+			continue
+		}
+		if n, ok := s.lockEpoch(e.Name()); ok {
+			see(n, LocksDir+"/"+e.Name())
+		}
+	}
+	ents, err = s.Tree.ReadDir(ArchiveDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return best, IOError(err, "")
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".jsonl") || IsTempName(e.Name()) {
+			continue
+		}
+		name := ArchiveDir + "/" + e.Name()
+		see(s.archiveEpoch(name), name)
+	}
+	files, err := s.LogFiles()
+	if err != nil {
+		return best, err
+	}
+	for _, name := range files {
+		var logMax int64
+		s.scanLog(name, func(line string) error {
+			if n, ok := coord.ClaimedEpoch(line); ok {
+				logMax = max(logMax, n)
+			}
+			return nil
+		})
+		see(logMax, name+" (a claim line)")
+	}
+	return best, nil
+}
+
+// lockEpoch reads the epoch recorded in agent_locks/name.
+func (s *Store) lockEpoch(name string) (int64, bool) {
+	path := LocksDir + "/" + name
+	data, err := s.Tree.ReadFile(path, maxSmallFile)
+	if err != nil {
+		return 0, false
+	}
+	li, err := ParseLockInfo(s.Tree.Path(path), data)
+	if err != nil || li.Epoch < 0 {
+		return 0, false
+	}
+	return li.Epoch, true
+}
+
+// archiveEpoch returns the highest epoch of the tasks in one archive file,
+// streamed line by line (0 if it cannot be read).
+func (s *Store) archiveEpoch(name string) int64 {
+	f, err := s.Tree.Open(name)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var hi int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), MaxRegistrySize)
+	for sc.Scan() {
+		var t struct {
+			Epoch int64 `json:"epoch"`
+		}
+		if json.Unmarshal(sc.Bytes(), &t) == nil {
+			hi = max(hi, t.Epoch)
+		}
+	}
+	return hi
+}
+
+// epochProblems is doctor's check of the epoch counter: the counter a
+// claim would increment must be at least the highest epoch recorded
+// anywhere in the tree; --repair raises the mark and the registry's
+// last_epoch to it.
+func (s *Store) epochProblems(tx *coord.Txn, f *File) []Problem {
+	mark, ok, err := s.readEpochMark()
+	if err != nil {
+		return []Problem{{What: err.Error()}}
+	}
+	hi, err := s.highestEpoch(tx)
+	if err != nil {
+		return []Problem{{What: err.Error()}}
+	}
+	counter := max(tx.LastEpoch, mark)
+	var probs []Problem
+	switch {
+	case hi.Epoch > counter:
+		probs = append(probs, Problem{
+			What: fmt.Sprintf("epoch counter %d is behind the highest epoch %d recorded in %s: a claim would reissue a fencing token", counter, hi.Epoch, hi.Where),
+			fix: func() error {
+				if err := s.writeEpochMark(hi.Epoch); err != nil {
+					return err
+				}
+				if f.LastEpoch >= hi.Epoch {
+					return nil
+				}
+				f.LastEpoch = hi.Epoch
+				return s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644)
+			},
+		})
+	case !ok:
+		if _, err := s.Tree.Lstat(EpochFile); err == nil {
+			probs = append(probs, Problem{
+				What: fmt.Sprintf("epoch mark %s does not hold a number", EpochFile),
+				fix:  func() error { return s.writeEpochMark(counter) },
+			})
+		}
+	}
+	// Temp files of an interrupted mark write.
+	ents, _ := s.Tree.ReadDir(LockDir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".epoch") && IsTempName(e.Name()) && e.Type().IsRegular() {
+			path := LockDir + "/" + e.Name()
+			probs = append(probs, Problem{
+				What: fmt.Sprintf("temp file %s left by an interrupted write", path),
+				fix:  func() error { return s.Tree.Remove(path) },
+			})
+		}
+	}
+	return probs
+}
