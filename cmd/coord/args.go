@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/rotd/coord/coord"
 )
 
 // normalizeArgs lets every flag stand before or after the command name and
@@ -130,4 +132,150 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 		}
 	}
 	return nil
+}
+
+// guardArgs makes every argument data (contract §1) and checks how many
+// positionals each command takes, for c and all its subcommands. It is
+// applied to every command of the app, so a new command is covered
+// without doing anything:
+//
+//   - No command gets urfave's "help" subcommand (alias "h"): urfave looks
+//     the first positional up among the subcommands, so 'coord release h'
+//     printed help and exited 0 without releasing task h. Help stays
+//     available as --help/-h (before any "--") and as 'coord help CMD'.
+//   - A command with subcommands answers "help" or "h" in the subcommand
+//     slot (and nothing) with its help, and refuses an unknown subcommand.
+//   - A command's ArgsUsage declares its positionals; fewer or more
+//     (any at all when ArgsUsage is empty) are refused with exit 1 before
+//     the command runs. See argCount for the notation.
+func guardArgs(c *cli.Command, parent string) {
+	name := strings.TrimSpace(parent + " " + c.Name)
+	c.HideHelpCommand = true
+	if len(c.Subcommands) > 0 {
+		if c.Action == nil {
+			c.Action = parentAction
+		}
+		for _, s := range c.Subcommands {
+			guardArgs(s, name)
+		}
+		return
+	}
+	if c.Action == nil {
+		return
+	}
+	lo, hi := argCount(c.ArgsUsage)
+	action := c.Action
+	c.Action = func(ctx *cli.Context) error {
+		n := ctx.NArg()
+		switch {
+		case hi == 0 && n > 0:
+			return strErr("%s takes no arguments, got %q; run 'coord help %s'", name, clipArg(ctx.Args().First()), name)
+		case n < lo:
+			return strErr("%s needs %s (got %d arguments)", name, c.ArgsUsage, n)
+		case hi > 0 && n > hi:
+			return strErr("%s takes %s (got %d arguments); run 'coord help %s'", name, c.ArgsUsage, n, name)
+		}
+		return action(ctx)
+	}
+}
+
+// argCount reads an ArgsUsage string: each word is one positional, a word
+// in [brackets] is optional, a word ending in "…" or "..." takes any
+// number (max -1), and "--" is only a separator. "" takes none.
+func argCount(usage string) (lo, hi int) {
+	for _, w := range strings.Fields(usage) {
+		if w == "--" {
+			continue
+		}
+		if !strings.HasPrefix(w, "[") {
+			lo++
+		}
+		switch {
+		case strings.HasSuffix(w, "…") || strings.HasSuffix(w, "..."):
+			hi = -1
+		case hi >= 0:
+			hi++
+		}
+	}
+	return lo, hi
+}
+
+// parentAction runs when a command with subcommands is given none that
+// it knows: its help for nothing, "help" or "h"; otherwise exit 1.
+func parentAction(c *cli.Context) error {
+	switch c.Args().First() {
+	case "", "help", "h":
+		return cli.ShowSubcommandHelp(c)
+	}
+	names := []string{}
+	for _, s := range c.Command.Subcommands {
+		if !s.Hidden {
+			names = append(names, s.Name)
+		}
+	}
+	return strErr("unknown command '%s %s' (%s has %s); run 'coord help %s'",
+		c.Command.Name, clipArg(c.Args().First()), c.Command.Name, strings.Join(names, ", "), c.Command.Name)
+}
+
+func clipArg(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// isHelpExitCodes reports whether argv (normalized) asks for 'coord help
+// exit-codes': the command word is help (or h) and exit-codes follows.
+// A positional "help exit-codes" of another command does not count.
+func isHelpExitCodes(app *cli.App, argv []string) bool {
+	global := flagArity(app.Flags)
+	var words []string
+	for i := 1; i < len(argv); i++ {
+		tok := argv[i]
+		if tok == "--" {
+			break
+		}
+		if len(tok) > 1 && tok[0] == '-' {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
+			if global[name] && !hasValue {
+				i++
+			}
+			continue
+		}
+		words = append(words, tok)
+	}
+	return len(words) == 2 && (words[0] == "help" || words[0] == "h") && words[1] == "exit-codes"
+}
+
+// newEpochFlag is --epoch N of release, progress, block, unblock and the
+// lease commands. Not given, ownership is checked by agent alone (read
+// it with epochOf); given, it must be a real epoch: a negative value is
+// refused (exit 1), never read as "skip the check".
+func newEpochFlag() *cli.Int64Flag {
+	return &cli.Int64Flag{Name: "epoch", Usage: "refuse (exit 6) unless the task is still at this epoch",
+		Action: func(_ *cli.Context, v int64) error {
+			if v < 0 {
+				return strErr("--epoch %d is negative; give the epoch 'coord claim' printed, or leave --epoch out", v)
+			}
+			return nil
+		}}
+}
+
+// epochOf is the --epoch given, or coord.NoEpoch when it was not.
+func epochOf(c *cli.Context) int64 {
+	if !c.IsSet("epoch") {
+		return coord.NoEpoch
+	}
+	return c.Int64("epoch")
+}
+
+// shellQuote quotes s as a POSIX shell word when it needs quoting, so a
+// hint's command can be pasted as it is.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -25,7 +25,7 @@ import (
 )
 
 func commands(e *env) []*cli.Command {
-	epochFlag := &cli.Int64Flag{Name: "epoch", Value: coord.NoEpoch, Usage: "refuse (exit 6) unless the task is still at this epoch"}
+	epochFlag := newEpochFlag()
 	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS)"}
 	skillFlag := &cli.StringFlag{Name: "skill-level", Usage: "skill filter: '<=intermediate', '>=entry', '=expert'"}
 	return []*cli.Command{
@@ -62,7 +62,7 @@ func commands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "status", Usage: "only tasks in this status (comma-separated)"},
 				&cli.BoolFlag{Name: "all", Usage: "include archived tasks (after the active ones)"},
 			}, Action: e.cmdLs},
-		{Name: "msg", Usage: "append a message line to the log", ArgsUsage: "TEXT", Action: e.cmdMsg},
+		{Name: "msg", Usage: "append a message line to the log", ArgsUsage: "TEXT…", Action: e.cmdMsg},
 		{Name: "log", Usage: "print or follow the log across rotations",
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines"},
@@ -399,7 +399,7 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	stillHolds := false
 	var who string
 	err = e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		t, err := tx.Release(agent, a[0], c.Int64("epoch"), summary, e.cfg.ReviewGate)
+		t, err := tx.Release(agent, a[0], epochOf(c), summary, e.cfg.ReviewGate)
 		stillHolds, who = len(tx.HeldBy(agent)) > 0, agent
 		return t, err
 	}, func(t *coord.Task) string { return fmt.Sprintf("released %s (%s)", t.ID, t.Status) })
@@ -439,7 +439,7 @@ func (e *env) cmdBlock(c *cli.Context) error {
 		return strErr("block needs --reason TEXT")
 	}
 	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Block(agent, a[0], c.Int64("epoch"), c.String("reason"))
+		return tx.Block(agent, a[0], epochOf(c), c.String("reason"))
 	}, func(t *coord.Task) string { return "blocked " + t.ID })
 }
 
@@ -449,7 +449,7 @@ func (e *env) cmdUnblock(c *cli.Context) error {
 		return err
 	}
 	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Unblock(agent, a[0], c.Int64("epoch"))
+		return tx.Unblock(agent, a[0], epochOf(c))
 	}, func(t *coord.Task) string { return fmt.Sprintf("unblocked %s (%s)", t.ID, t.Status) })
 }
 
@@ -463,7 +463,7 @@ func (e *env) cmdProgress(c *cli.Context) error {
 		return strErr("PERCENT must be an integer 0..100, got %q", a[1])
 	}
 	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Progress(agent, a[0], c.Int64("epoch"), pct, c.String("note"))
+		return tx.Progress(agent, a[0], epochOf(c), pct, c.String("note"))
 	}, func(t *coord.Task) string { return fmt.Sprintf("progress %s %d%%", t.ID, t.Progress) })
 }
 

@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -65,24 +63,10 @@ func (e *env) before(c *cli.Context) error {
 	return nil
 }
 
-// parseDuration accepts a Go duration or a bare number of seconds.
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		if n < 0 {
-			return 0, fmt.Errorf("%q is negative", s)
-		}
-		return time.Duration(n * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (e.g. 30s, 2m, or a number of seconds)", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	return d, nil
-}
+// parseDuration is coord.ParseDuration, the one duration parser (flags,
+// COORD_LEASE_TTL and config.json all go through it): a Go duration or a
+// bare number of seconds, never negative, NaN, infinite or overflowing.
+func parseDuration(s string) (time.Duration, error) { return coord.ParseDuration(s) }
 
 // open resolves the root and opens the store and config.
 func (e *env) open() (*registry.Store, error) {

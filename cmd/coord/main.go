@@ -52,8 +52,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" {
 		argv = normalizeArgs(app, args)
 	}
-	if len(argv) >= 3 && argv[len(argv)-2] == "help" && argv[len(argv)-1] == "exit-codes" ||
-		len(argv) >= 4 && argv[1] == "help" && argv[len(argv)-1] == "exit-codes" {
+	if isHelpExitCodes(app, argv) {
 		printExitCodes(stdout)
 		return 0
 	}
@@ -125,6 +124,7 @@ func newApp(e *env) *cli.App {
 	}
 	for _, c := range app.Commands {
 		setUsage(c)
+		guardArgs(c, "")
 	}
 	return app
 }

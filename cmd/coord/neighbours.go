@@ -107,7 +107,7 @@ func (e *env) cmdLeaseRenew(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.RenewLease(e.ctx, a[0], agent, c.Int64("epoch"), ttl)
+	l, err := s.RenewLease(e.ctx, a[0], agent, epochOf(c), ttl)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (e *env) cmdLeaseRelease(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.ReleaseLease(e.ctx, a[0], agent, c.Int64("epoch")); err != nil {
+	if err := s.ReleaseLease(e.ctx, a[0], agent, epochOf(c)); err != nil {
 		return err
 	}
 	if !e.json {

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestArgumentsAreData walks every command and subcommand of the app (a
+// new command is covered without editing this test) and gives each
+// positional slot a word that is also a help or command word: h, help,
+// ls, the command's own name; and after "--" the flags --help and -h. No
+// such call may print help: the command does its work or refuses for
+// another reason (exit 1 "takes no arguments" for a command without
+// positionals, exit 3 or 6 for a task in the wrong state, …).
+//
+// Broken build this fails against: commands without guardArgs (urfave's
+// "help" subcommand on every command: 'coord release h' printed the
+// release help and exited 0 without releasing task h; 'coord doctor h'
+// ran doctor).
+func TestArgumentsAreData(t *testing.T) {
+	root := seedTree(t, []string{`{"id":"h"}`, `{"id":"help"}`, `{"id":"ls"}`, `{"id":"exit-codes"}`})
+	t.Chdir(root)
+	t.Setenv("PATH", t.TempDir()) // 'coord run -- ls' finds no ls to run
+	for _, id := range []string{"h", "help", "ls"} {
+		mustCoord(t, "--root", root, "--agent", "a", "claim", "--task", id)
+	}
+	app := newApp(&env{})
+	var leaves [][]string
+	var argsUsage = map[string]string{}
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := append(append([]string(nil), path...), c.Name)
+			if len(c.Subcommands) > 0 {
+				walk(p, c.Subcommands)
+				continue
+			}
+			leaves = append(leaves, p)
+			argsUsage[strings.Join(p, " ")] = c.ArgsUsage
+		}
+	}
+	walk(nil, app.Commands)
+	if len(leaves) < 40 {
+		t.Fatalf("walked only %d commands", len(leaves))
+	}
+	for _, path := range leaves {
+		name := strings.Join(path, " ")
+		lo, hi := argCount(argsUsage[name])
+		slots := max(lo, 1)
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			try := func(args []string) {
+				t.Helper()
+				// Commands that wait (kv watch PREFIX) are cut short: any
+				// outcome but help passes, so the bound is not a timing
+				// assumption.
+				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+				defer cancel()
+				var out, errb bytes.Buffer
+				argv := append([]string{"coord", "--root", root, "--agent", "a"}, args...)
+				code := run(ctx, argv, strings.NewReader(""), &out, &errb)
+				all := out.String() + errb.String()
+				call := strings.Join(args, " ")
+				if strings.Contains(all, "USAGE:") || strings.Contains(all, "NAME:") {
+					t.Fatalf("coord %s printed help (exit %d):\n%s", call, code, all)
+				}
+				if hi == 0 && (code != 1 || !strings.Contains(errb.String(), "takes no arguments")) {
+					t.Fatalf("coord %s: exit %d %q; a command without positionals must refuse one with exit 1", call, code, errb.String())
+				}
+				if code != 0 && !strings.HasPrefix(errb.String(), "coord: ") {
+					t.Fatalf("coord %s: exit %d without a 'coord: …' message: %q", call, code, errb.String())
+				}
+			}
+			for _, w := range []string{"h", "help", "ls", path[len(path)-1]} {
+				words := make([]string, slots)
+				for i := range words {
+					words[i] = w
+				}
+				try(append(append([]string(nil), path...), words...))
+				try(append(append(append([]string(nil), path...), "--"), words...))
+			}
+			for _, w := range []string{"--help", "-h"} {
+				words := make([]string, slots)
+				for i := range words {
+					words[i] = w
+				}
+				try(append(append(append([]string(nil), path...), "--"), words...))
+			}
+		})
+	}
+}
+
+// TestArgumentsAreDataWork: where the word is a valid id, the command
+// does its work with it (release, block, progress, approve, kv, lease,
+// msg), through the same in-process entry point as TestArgumentsAreData.
+func TestArgumentsAreDataWork(t *testing.T) {
+	root := seedTree(t, []string{`{"id":"h"}`, `{"id":"help"}`, `{"id":"ls"}`})
+	t.Chdir(root)
+	as := func(agent string, args ...string) string {
+		t.Helper()
+		return mustCoord(t, append([]string{"--root", root, "--agent", agent}, args...)...)
+	}
+	for _, id := range []string{"h", "help", "ls"} {
+		as("a", "claim", "--task", id)
+	}
+	as("a", "progress", "ls", "50")
+	as("a", "block", "help", "--reason", "waiting")
+	as("a", "unblock", "help")
+	as("a", "release", "h", "--summary", "x")
+	if out := as("a", "ls", "--json", "--status", "done"); !strings.Contains(out, `"id":"h"`) {
+		t.Fatalf("release h did not release h: %s", out)
+	}
+	as("a", "msg", "help")
+	as("a", "kv", "set", "h", "help", "--ttl", "1m")
+	if out := as("a", "kv", "get", "h"); strings.TrimSpace(out) != "help" {
+		t.Fatalf("kv get h = %q", out)
+	}
+	as("a", "lease", "acquire", "help")
+	as("a", "lease", "renew", "help")
+	as("a", "lease", "release", "help")
+	lines := as("a", "log", "-n", "0")
+	for _, want := range []string{"a ▶ progress task ls 50%", "a ▶ blocked task help", "a ▶ released task h", "a ▶ help", "a ▶ acquired lease help", "a ▶ released lease help"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("the log lacks %q:\n%s", want, lines)
+		}
+	}
+}
+
+func TestArgCount(t *testing.T) {
+	for _, c := range []struct {
+		usage  string
+		lo, hi int
+	}{
+		{"", 0, 0},
+		{"TASK", 1, 1},
+		{"TASK PERCENT", 2, 2},
+		{"[FILE]", 0, 1},
+		{"PATH…", 1, -1},
+		{"TEXT...", 1, -1},
+		{"-- CMD ARGS...", 2, -1},
+		{"[PREFIX]", 0, 1},
+		{"bash|zsh", 1, 1},
+	} {
+		if lo, hi := argCount(c.usage); lo != c.lo || hi != c.hi {
+			t.Errorf("argCount(%q) = %d, %d; want %d, %d", c.usage, lo, hi, c.lo, c.hi)
+		}
+	}
+}
+
+func TestIsHelpExitCodes(t *testing.T) {
+	app := newApp(&env{})
+	for _, c := range []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"coord", "help", "exit-codes"}, true},
+		{[]string{"coord", "--root", "R", "help", "exit-codes"}, true},
+		{[]string{"coord", "h", "exit-codes"}, true},
+		{[]string{"coord", "msg", "--", "help", "exit-codes"}, false},
+		{[]string{"coord", "--agent", "help", "exit-codes"}, false},
+		{[]string{"coord", "help"}, false},
+	} {
+		if got := isHelpExitCodes(app, c.argv); got != c.want {
+			t.Errorf("isHelpExitCodes(%q) = %v, want %v", c.argv, got, c.want)
+		}
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/x":        "/tmp/x",
+		"my dir":        "'my dir'",
+		"it's":          `'it'\''s'`,
+		"":              "''",
+		"$HOME":         "'$HOME'",
+		"a;rm -rf b":    "'a;rm -rf b'",
+		"dir/with-dash": "dir/with-dash",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
