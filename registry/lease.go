@@ -97,7 +97,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	if err := ValidLeaseName(name); err != nil {
 		return got, err
 	}
-	if err := coord.ValidAgentID(holder); err != nil {
+	if err := coord.ValidActingAgent(holder); err != nil {
 		return got, err
 	}
 	if ttl <= 0 {

@@ -26,7 +26,7 @@ import (
 
 func commands(e *env) []*cli.Command {
 	epochFlag := newEpochFlag()
-	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS)"}
+	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS or ROTD_AGENT_CAPS)"}
 	skillFlag := &cli.StringFlag{Name: "skill-level", Usage: "skill filter: '<=intermediate', '>=entry', '=expert'"}
 	return []*cli.Command{
 		{Name: "init", Usage: "create the coordination tree (idempotent, never overwrites)", Action: e.cmdInit},
@@ -53,8 +53,11 @@ func commands(e *env) []*cli.Command {
 		{Name: "progress", Usage: "record progress (0-100) on a task you hold", ArgsUsage: "TASK PERCENT",
 			Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the log"}, epochFlag},
 			Action: e.cmdProgress},
-		{Name: "approve", Usage: "review gate: turn a task in review into done", ArgsUsage: "TASK",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "reviewer", Usage: "reviewer id (default: this agent)"}}, Action: e.cmdApprove},
+		{Name: "approve", Usage: "review gate: turn a task in review into done, with this agent as its reviewer", ArgsUsage: "TASK",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "reviewer", Usage: "with --human: the human who approved (recorded as the reviewer)"},
+				&cli.BoolFlag{Name: "human", Usage: "the approval is a human's decision, relayed by this agent (needs --reviewer NAME)"},
+			}, Action: e.cmdApprove},
 		{Name: "reject", Usage: "review gate: hand a task in review back to its owner", ArgsUsage: "TASK",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}}, Action: e.cmdReject},
 		{Name: "ls", Usage: "registry snapshot",
@@ -171,11 +174,18 @@ func (e *env) agentInfo(c *cli.Context, held []*coord.Task) *heartbeat.Info {
 	return in
 }
 
+// caps is this agent's capabilities: --capability, else COORD_AGENT_CAPS,
+// else ROTD_AGENT_CAPS (ROTD's spelling, contract §1).
 func (e *env) caps(c *cli.Context) []string {
 	if c.IsSet("capability") {
 		return coord.ParseCaps(c.String("capability"))
 	}
-	return coord.ParseCaps(os.Getenv("COORD_AGENT_CAPS"))
+	for _, name := range []string{"COORD_AGENT_CAPS", "ROTD_AGENT_CAPS"} {
+		if v, ok := os.LookupEnv(name); ok {
+			return coord.ParseCaps(v)
+		}
+	}
+	return nil
 }
 
 // --- commands ------------------------------------------------------------
@@ -278,7 +288,7 @@ func (e *env) cmdSeed(c *cli.Context) error {
 		if validate {
 			return nil
 		}
-		agent := e.agentFlag
+		agent := e.explicitAgent
 		if agent == "" {
 			agent = coord.CoordinatorID
 		}
@@ -467,33 +477,44 @@ func (e *env) cmdProgress(c *cli.Context) error {
 	}, func(t *coord.Task) string { return fmt.Sprintf("progress %s %d%%", t.ID, t.Progress) })
 }
 
+// cmdApprove approves as the caller, who is recorded as the reviewer.
+// Naming someone else with --reviewer is only for a human's decision,
+// said so with --human and recorded as such in the task and the log.
 func (e *env) cmdApprove(c *cli.Context) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
 		return err
 	}
+	human, named := c.Bool("human"), c.String("reviewer")
 	if c.IsSet("reviewer") {
-		if err := coord.ValidAgentID(c.String("reviewer")); err != nil {
+		if err := checkAgent("--reviewer", named); err != nil {
 			return err
 		}
 	}
-	s, err := e.open()
+	if human && named == "" {
+		return strErr("approve --human needs --reviewer NAME: the human who approved the work")
+	}
+	s, caller, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	reviewer := c.String("reviewer")
-	if reviewer == "" {
-		if reviewer, err = e.who(); err != nil {
-			return err
-		}
+	if named != "" && named != caller && !human {
+		return strErr("approve --reviewer %s: an agent approves as itself (%s); a reviewer named for someone else is only recorded with --human, for a human's decision", named, caller)
 	}
 	var got *coord.Task
 	err = s.Update(e.ctx, func(tx *coord.Txn) error {
-		got, err = tx.Approve(reviewer, a[0])
+		if human {
+			got, err = tx.ApproveForHuman(caller, named, a[0])
+		} else {
+			got, err = tx.Approve(caller, a[0])
+		}
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if human {
+		return e.printTask(got, false, "approved "+got.ID+" for human reviewer "+named)
 	}
 	return e.printTask(got, false, "approved "+got.ID)
 }

@@ -34,6 +34,11 @@ type env struct {
 	store               *registry.Store
 	cfg                 registry.Config
 	root, agent, cwd    string
+
+	// explicitAgent is the identity given by --agent, COORD_AGENT or
+	// ROTD_AGENT_ID (validated in before), "" when none is; who() adds
+	// the agent_id file.
+	explicitAgent string
 }
 
 func (e *env) before(c *cli.Context) error {
@@ -50,11 +55,11 @@ func (e *env) before(c *cli.Context) error {
 		}
 		e.lockWait, e.lockWaitSet = d, true
 	}
-	if e.agentSet {
-		if err := coord.ValidAgentID(e.agentFlag); err != nil {
-			return err
-		}
+	id, _, err := explicitAgent(e.agentFlag, e.agentSet)
+	if err != nil {
+		return err
 	}
+	e.explicitAgent = id
 	wd, err := os.Getwd()
 	if err != nil {
 		return registry.IOError(err, "")
@@ -98,10 +103,7 @@ func (e *env) open() (*registry.Store, error) {
 	}
 	s.Clock = e.clock
 	s.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", msg) }
-	s.Holder = e.agentFlag
-	if v := os.Getenv("COORD_AGENT"); s.Holder == "" && v != "" {
-		s.Holder = v
-	}
+	s.Holder = e.explicitAgent
 	e.store = s
 	return s, nil
 }

@@ -139,7 +139,7 @@ func setUsage(c *cli.Command) {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "root", Usage: "project root holding .rotd/coordination (env COORD_ROOT)"},
-		&cli.StringFlag{Name: "agent", Usage: "this agent's id (env COORD_AGENT; default: a UUID kept in .rotd/agent_id)"},
+		&cli.StringFlag{Name: "agent", Usage: "this agent's id (env COORD_AGENT or ROTD_AGENT_ID; default: a UUID kept in .rotd/agent_id)"},
 		&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 		&cli.StringFlag{Name: "lock-wait", Usage: "how long to wait for an artifact lock (Go duration; a bare number is seconds)"},
 		&cli.BoolFlag{Name: "lock-diagnose", Usage: "name the holder of a contended lock"},

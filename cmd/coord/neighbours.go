@@ -212,8 +212,8 @@ func (e *env) cmdLeaseCheck(c *cli.Context) error {
 }
 
 func (e *env) cmdLeaseLock(c *cli.Context) error {
-	if !e.agentSet && os.Getenv("COORD_AGENT") == "" {
-		return strErr("lease lock needs --agent NAME")
+	if e.explicitAgent == "" {
+		return strErr("lease lock needs --agent NAME (or COORD_AGENT)")
 	}
 	ttl, err := e.leaseTTL(c)
 	if err != nil {
@@ -283,10 +283,7 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	by := e.agentFlag
-	if by == "" {
-		by = os.Getenv("COORD_AGENT")
-	}
+	by := e.explicitAgent
 	en, err := s.KVSet(e.ctx, a[0], val, ttl, by, cond)
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ import (
 )
 
 func planningCommands(e *env) []*cli.Command {
-	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS)"}
+	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS or ROTD_AGENT_CAPS)"}
 	skillFlag := &cli.StringFlag{Name: "skill-level", Usage: "skill filter: '<=intermediate', '>=entry', '=expert'"}
 	return []*cli.Command{
 		{Name: "ready", Usage: "tasks this agent could claim now, best first; --explain says why the others are not eligible",
