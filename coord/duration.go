@@ -91,14 +91,19 @@ func durationSpelling(s string) bool {
 }
 
 // RoundDuration rounds d for people: to the second from a minute up, to a
-// tenth of a second from a second up, to the millisecond below ("7s", not
-// "6.666666666s").
+// tenth of a second from a second up, to the millisecond below ("6.7s",
+// not "6.666666666s"). A positive d too short to round stays as it is,
+// so the result can still drive a ticker.
 func RoundDuration(d time.Duration) time.Duration {
+	r := d.Round(time.Millisecond)
 	switch {
 	case d >= time.Minute:
-		return d.Round(time.Second)
+		r = d.Round(time.Second)
 	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
+		r = d.Round(100 * time.Millisecond)
 	}
-	return d.Round(time.Millisecond)
+	if r <= 0 && d > 0 {
+		return d
+	}
+	return r
 }

@@ -77,6 +77,8 @@ func TestRoundDuration(t *testing.T) {
 		{5 * time.Minute / 3, 100 * time.Second},
 		{time.Second / 3, 333 * time.Millisecond},
 		{time.Minute, time.Minute},
+		{time.Millisecond / 3, time.Millisecond / 3},
+		{0, 0},
 	} {
 		if got := RoundDuration(c.in); got != c.want {
 			t.Errorf("RoundDuration(%v) = %v, want %v", c.in, got, c.want)

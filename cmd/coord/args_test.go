@@ -185,3 +185,36 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+func TestDotQuote(t *testing.T) {
+	if got := dotLabel(`a"b\`, "done"); got != `"a\"b\\\ndone"` {
+		t.Errorf("dotLabel = %s", got)
+	}
+	if got := dotQuote(`x"`); got != `"x\""` {
+		t.Errorf("dotQuote = %s", got)
+	}
+}
+
+// TestWatchIntervalForPeople: the default rescan interval (timeout/3) is
+// rounded for people: "6.7s", not "6.666666666s".
+func TestWatchIntervalForPeople(t *testing.T) {
+	root := seedTree(t, []string{`{"id":"w1","title":"x"}`})
+	_, lines := startWatch(t, root, "--timeout", "20s", "--poll")
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("watch exited before saying what it watches")
+			}
+			if !strings.Contains(l, "watching") {
+				continue
+			}
+			if !strings.Contains(l, "stale after 20s; full rescan every 6.7s)") {
+				t.Fatalf("watch says %q, want the interval rounded to 6.7s", l)
+			}
+			return
+		case <-time.After(60 * time.Second):
+			t.Fatal("no 'watching' line within 60s")
+		}
+	}
+}

@@ -37,7 +37,7 @@ func findRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 		if mustExist {
 			if _, err := os.Stat(filepath.Join(abs, registry.RelDir)); err != nil {
 				return "", coord.Errorf(coord.CodeIO, "no coordination tree at %s", filepath.Join(abs, registry.RelDir)).
-					WithHint("run 'coord init --root %s' first", root)
+					WithHint("create it first: coord init --root %s", shellQuote(root))
 			}
 		}
 		return abs, nil
