@@ -29,7 +29,7 @@ func normalizeArgs(app *cli.App, args []string) []string {
 	// (coord --capability go claim): find the command first so such flags
 	// are known, with their arity, from the start.
 	if c := guessCommand(app, rest, global); c != nil {
-		cmdFlagSet = flagArity(c.Flags)
+		cmdFlagSet = commandArity(c)
 	}
 	for i := 0; i < len(rest); i++ {
 		tok := rest[i]
@@ -62,14 +62,14 @@ func normalizeArgs(app *cli.App, args []string) []string {
 				// Unknown command or help: leave the rest for urfave.
 				return append(append(append([]string{args[0]}, globals...), path...), rest[i+1:]...)
 			}
-			cmdFlagSet = flagArity(cur.Flags)
+			cmdFlagSet = commandArity(cur)
 			continue
 		}
 		if cur != nil && len(cur.Subcommands) > 0 && len(path) == 1 && len(pos) == 0 {
 			if sub := findCommand(cur.Subcommands, tok); sub != nil {
 				cur = sub
 				path = append(path, tok)
-				cmdFlagSet = flagArity(sub.Flags)
+				cmdFlagSet = commandArity(sub)
 				continue
 			}
 		}
@@ -86,27 +86,63 @@ func normalizeArgs(app *cli.App, args []string) []string {
 	return out
 }
 
-// guessCommand returns the command named by the first token that is
-// neither a flag nor the value of a global flag and names a command.
+// guessCommand finds the command before the command-flag arities are
+// known: the first word naming a command that is not the value of a flag
+// standing before it (coord --task ls claim: "ls" is --task's value, the
+// command is claim). A candidate fits when every flag before it is a
+// global flag or one of its own, no free word precedes it, and it is not
+// taken as a value; the first that fits wins, else the first candidate
+// (urfave then reports the flag it does not know).
 func guessCommand(app *cli.App, rest []string, global map[string]bool) *cli.Command {
+	var first *cli.Command
 	for i := 0; i < len(rest); i++ {
-		tok := rest[i]
-		if tok == "--" {
-			return nil
+		if rest[i] == "--" {
+			break
 		}
-		if len(tok) > 1 && tok[0] == '-' {
-			name, _, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
-			if global[name] && !hasValue {
-				i++
-			}
+		if isFlagToken(rest[i]) {
 			continue
 		}
-		if c := findCommand(app.Commands, tok); c != nil {
+		c := findCommand(app.Commands, rest[i])
+		if c == nil {
+			continue
+		}
+		if first == nil {
+			first = c
+		}
+		if fitsBefore(rest[:i], global, commandArity(c)) {
 			return c
 		}
 	}
-	return nil
+	return first
 }
+
+// fitsBefore reports whether prefix, the words before a command's name,
+// are all flags known to global or own, with their values, so that the
+// word after prefix is free (not a flag's value).
+func fitsBefore(prefix []string, global, own map[string]bool) bool {
+	for j := 0; j < len(prefix); j++ {
+		if !isFlagToken(prefix[j]) {
+			return false // a free word before it would be the command
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(prefix[j], "-"), "=")
+		takes, known := own[name]
+		if !known {
+			takes, known = global[name]
+		}
+		if !known {
+			return false
+		}
+		if takes && !hasValue {
+			j++ // its value; past the end means it takes the command's name
+			if j >= len(prefix) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isFlagToken(tok string) bool { return len(tok) > 1 && tok[0] == '-' }
 
 // flagArity maps each flag name and alias to whether it takes a value.
 func flagArity(flags []cli.Flag) map[string]bool {
@@ -115,6 +151,21 @@ func flagArity(flags []cli.Flag) map[string]bool {
 		_, isBool := f.(*cli.BoolFlag)
 		for _, n := range f.Names() {
 			m[n] = !isBool
+		}
+	}
+	return m
+}
+
+// commandArity is flagArity of a command's flags and, until its
+// subcommand is known, those of all its subcommands (coord --ttl 1h lease
+// acquire x): within one command a flag name means the same everywhere.
+func commandArity(c *cli.Command) map[string]bool {
+	m := flagArity(c.Flags)
+	for _, s := range c.Subcommands {
+		for n, takes := range commandArity(s) {
+			if _, ok := m[n]; !ok {
+				m[n] = takes
+			}
 		}
 	}
 	return m

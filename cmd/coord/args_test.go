@@ -218,3 +218,83 @@ func TestWatchIntervalForPeople(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagValuesAreData: a flag standing before the command name keeps its
+// value even when the value is a command word: 'coord --task ls claim'
+// claims task ls (it was read as the command ls, which has no --task).
+func TestFlagValuesAreData(t *testing.T) {
+	root := seedTree(t, []string{`{"id":"ls"}`, `{"id":"claim"}`, `{"id":"help"}`})
+	t.Chdir(root)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--task", "ls", "claim"}, `"id":"ls"`},
+		{[]string{"--task=claim", "claim"}, `"id":"claim"`},
+		{[]string{"--capability", "help", "--task", "help", "claim"}, `"id":"help"`},
+		{[]string{"--reason", "help", "block", "ls"}, "blocked ls"},
+		{[]string{"--note", "claim", "progress", "claim", "5"}, "progress claim 5%"},
+		{[]string{"--summary", "ls", "release", "claim"}, "released claim"},
+	} {
+		out := mustCoord(t, append([]string{"--root", root, "--agent", "a"}, c.args...)...)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("coord %s: %q, want %q", strings.Join(c.args, " "), out, c.want)
+		}
+	}
+	log := mustCoord(t, "--root", root, "log", "-n", "0")
+	for _, want := range []string{"blocked task ls: help", "progress task claim 5%: claim", "released task claim: ls"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestSubcommandFlagsAnywhere: a subcommand's flag may stand before the
+// command name or between it and the subcommand, its value data.
+func TestSubcommandFlagsAnywhere(t *testing.T) {
+	root := seedTree(t, []string{`{"id":"t"}`})
+	t.Chdir(root)
+	for _, args := range [][]string{
+		{"--ttl", "1h", "lease", "acquire", "help"},
+		{"lease", "--ttl", "1h", "acquire", "ls"},
+		{"--ttl", "1m", "kv", "set", "h", "help"},
+		{"kv", "--ttl", "1m", "set", "help", "ls"},
+	} {
+		mustCoord(t, append([]string{"--root", root, "--agent", "a"}, args...)...)
+	}
+	out := mustCoord(t, "--root", root, "lease", "list")
+	if !strings.Contains(out, "help ") || !strings.Contains(out, "ls ") {
+		t.Fatalf("lease list: %s", out)
+	}
+	if out := mustCoord(t, "--root", root, "kv", "get", "help"); strings.TrimSpace(out) != "ls" {
+		t.Fatalf("kv get help = %q", out)
+	}
+}
+
+// TestCommandFlagArityAgreesAcrossSubcommands: commandArity merges the
+// flags of a command's subcommands, which is sound only while a flag name
+// takes a value in all of them or in none.
+func TestCommandFlagArityAgreesAcrossSubcommands(t *testing.T) {
+	var check func(c *cli.Command)
+	check = func(c *cli.Command) {
+		seen := flagArity(c.Flags)
+		var walk func(s *cli.Command)
+		walk = func(s *cli.Command) {
+			for n, takes := range flagArity(s.Flags) {
+				if prev, ok := seen[n]; ok && prev != takes {
+					t.Errorf("%s: flag --%s takes a value in one subcommand and not in another", c.Name, n)
+				}
+				seen[n] = takes
+			}
+			for _, ss := range s.Subcommands {
+				walk(ss)
+			}
+		}
+		for _, s := range c.Subcommands {
+			walk(s)
+		}
+	}
+	for _, c := range newApp(&env{}).Commands {
+		check(c)
+	}
+}
