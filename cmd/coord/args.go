@@ -220,11 +220,11 @@ func guardArgs(c *cli.Command, parent string) {
 		n := ctx.NArg()
 		switch {
 		case hi == 0 && n > 0:
-			return strErr("%s takes no arguments, got %q; run 'coord help %s'", name, clipArg(ctx.Args().First()), name)
+			return strErr("%s takes no arguments, got %q; run 'coord %s --help'", name, clipArg(ctx.Args().First()), name)
 		case n < lo:
 			return strErr("%s needs %s (got %d arguments)", name, c.ArgsUsage, n)
 		case hi > 0 && n > hi:
-			return strErr("%s takes %s (got %d arguments); run 'coord help %s'", name, c.ArgsUsage, n, name)
+			return strErr("%s takes %s (got %d arguments); run 'coord %s --help'", name, c.ArgsUsage, n, name)
 		}
 		return action(ctx)
 	}
