@@ -238,9 +238,11 @@ func argCount(usage string) (lo, hi int) {
 		if w == "--" {
 			continue
 		}
-		if !strings.HasPrefix(w, "[") {
+		optional := strings.HasPrefix(w, "[")
+		if !optional {
 			lo++
 		}
+		w = strings.TrimSuffix(strings.TrimPrefix(w, "["), "]")
 		switch {
 		case strings.HasSuffix(w, "…") || strings.HasSuffix(w, "..."):
 			hi = -1

@@ -98,7 +98,7 @@ func TestArgumentsAreData(t *testing.T) {
 // does its work with it (release, block, progress, approve, kv, lease,
 // msg), through the same in-process entry point as TestArgumentsAreData.
 func TestArgumentsAreDataWork(t *testing.T) {
-	root := seedTree(t, []string{`{"id":"h"}`, `{"id":"help"}`, `{"id":"ls"}`})
+	root := seedTree(t, []string{`{"id":"h"}`, `{"id":"help"}`, `{"id":"ls"}`, `{"id":"run"}`})
 	t.Chdir(root)
 	as := func(agent string, args ...string) string {
 		t.Helper()
@@ -122,6 +122,11 @@ func TestArgumentsAreDataWork(t *testing.T) {
 	as("a", "lease", "acquire", "help")
 	as("a", "lease", "renew", "help")
 	as("a", "lease", "release", "help")
+	// run takes a command of one word: CMD [ARGS...]
+	as("a", "run", "--task", "run", "--", "true")
+	if out := as("a", "ls", "--json", "--status", "done"); !strings.Contains(out, `"id":"run"`) {
+		t.Fatalf("run --task run -- true did not finish task run: %s", out)
+	}
 	lines := as("a", "log", "-n", "0")
 	for _, want := range []string{"a ▶ progress task ls 50%", "a ▶ blocked task help", "a ▶ released task h", "a ▶ help", "a ▶ acquired lease help", "a ▶ released lease help"} {
 		if !strings.Contains(lines, want) {
@@ -141,7 +146,8 @@ func TestArgCount(t *testing.T) {
 		{"[FILE]", 0, 1},
 		{"PATH…", 1, -1},
 		{"TEXT...", 1, -1},
-		{"-- CMD ARGS...", 2, -1},
+		{"-- CMD [ARGS...]", 1, -1},
+		{"[ARGS…]", 0, -1},
 		{"[PREFIX]", 0, 1},
 		{"bash|zsh", 1, 1},
 	} {

@@ -81,7 +81,7 @@ func commands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after, 15m)"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "only report"},
 			}, Action: e.cmdCleanStale},
-		{Name: "run", Usage: "claim, run CMD beating meanwhile, release on success, block on failure", ArgsUsage: "-- CMD ARGS...",
+		{Name: "run", Usage: "claim, run CMD beating meanwhile, release on success, block on failure", ArgsUsage: "-- CMD [ARGS...]",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "task", Usage: "take this task or exit 3"},
 				capFlag, skillFlag,
