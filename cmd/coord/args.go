@@ -14,7 +14,10 @@ import (
 //
 //	prog <global flags> <command> [<subcommand>] <command flags> -- <positionals> [<after-->]
 //
-// Everything after a literal "--" is passed through untouched (coord run).
+// Every positional goes after the "--", so urfave never looks one up as a
+// subcommand or reads it as a flag: an argument is data wherever it
+// stands (contract §1; guardArgs does the rest). Everything after a
+// literal "--" is passed through untouched (coord run, coord msg -- -x).
 func normalizeArgs(app *cli.App, args []string) []string {
 	if len(args) == 0 {
 		return args
