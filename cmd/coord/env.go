@@ -36,8 +36,8 @@ type env struct {
 	root, agent, cwd    string
 
 	// explicitAgent is the identity given by --agent, COORD_AGENT or
-	// ROTD_AGENT_ID (validated in before), "" when none is; who() adds
-	// the agent_id file.
+	// ROTD_AGENT_ID, resolved and checked by open (so help works whatever
+	// the environment), "" when none is; who() adds the agent_id file.
 	explicitAgent string
 }
 
@@ -55,11 +55,11 @@ func (e *env) before(c *cli.Context) error {
 		}
 		e.lockWait, e.lockWaitSet = d, true
 	}
-	id, _, err := explicitAgent(e.agentFlag, e.agentSet)
-	if err != nil {
-		return err
+	if e.agentSet {
+		if err := checkAgent("--agent", e.agentFlag); err != nil {
+			return err
+		}
 	}
-	e.explicitAgent = id
 	wd, err := os.Getwd()
 	if err != nil {
 		return registry.IOError(err, "")
@@ -78,6 +78,11 @@ func (e *env) open() (*registry.Store, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
+	id, _, err := explicitAgent(e.agentFlag, e.agentSet)
+	if err != nil {
+		return nil, err
+	}
+	e.explicitAgent = id
 	root, err := findRoot(e.rootFlag, e.rootSet, e.cwd, true)
 	if err != nil {
 		return nil, err

@@ -214,14 +214,18 @@ func (e *env) cmdLeaseCheck(c *cli.Context) error {
 }
 
 func (e *env) cmdLeaseLock(c *cli.Context) error {
-	if e.explicitAgent == "" {
-		return strErr("lease lock needs --agent NAME (or COORD_AGENT)")
-	}
 	ttl, err := e.leaseTTL(c)
 	if err != nil {
 		return err
 	}
-	s, agent, err := e.openAs()
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	if e.explicitAgent == "" {
+		return strErr("lease lock needs --agent NAME (or COORD_AGENT)")
+	}
+	agent, err := e.who()
 	if err != nil {
 		return err
 	}
