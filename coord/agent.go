@@ -90,3 +90,19 @@ func (a Agent) HasCap(c string) bool {
 	}
 	return false
 }
+
+// ValidActingAgent checks the id under which an agent acts (claims, holds,
+// releases, reviews, takes a lease, beats): a valid agent id that is not
+// CoordinatorID in any case. The log shows coord's own sweeps and repairs
+// under that name; an agent called so could pass its actions off as the
+// sweeper's. Ids read back from files are checked with ValidAgentID only.
+func ValidActingAgent(id string) error {
+	if err := ValidAgentID(id); err != nil {
+		return err
+	}
+	if strings.EqualFold(id, CoordinatorID) {
+		return Errorf(CodeUsage, "agent id %q is reserved: the log names coord's own sweeps and repairs so", clip(id)).
+			WithHint("choose another agent id")
+	}
+	return nil
+}

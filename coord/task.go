@@ -101,7 +101,10 @@ type Task struct {
 	Progress      int
 	BlockedReason string
 	ReviewerID    string
-	RejectReason  string
+	// ReviewerKind is "agent" or "human" (approve --human: a human's
+	// decision relayed by an agent); "" before any approval.
+	ReviewerKind string
+	RejectReason string
 
 	// Dirty is set by every operation that changes the task; the backend
 	// re-encodes only dirty tasks.
@@ -144,6 +147,9 @@ func (t *Task) Check() error {
 		if err := ValidAgentID(t.ClaimedBy); err != nil {
 			return Errorf(CodeUsage, "task %q: claimed_by: %v", t.ID, err)
 		}
+	}
+	if t.ReviewerKind != "" && t.ReviewerKind != "agent" && t.ReviewerKind != "human" {
+		return Errorf(CodeUsage, "task %q: reviewer_kind %q is not agent or human", t.ID, clip(t.ReviewerKind))
 	}
 	if t.Progress < 0 || t.Progress > 100 {
 		return Errorf(CodeUsage, "task %q: progress %d is outside 0..100", t.ID, t.Progress)

@@ -184,7 +184,7 @@ type ClaimOptions struct {
 // highest priority (registry order breaking ties), or with Any the first
 // eligible. It returns (nil, nil) when nothing is eligible.
 func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
-	if err := ValidAgentID(a.ID); err != nil {
+	if err := ValidActingAgent(a.ID); err != nil {
 		return nil, err
 	}
 	h := tx.holders()
@@ -242,6 +242,7 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.Progress = 0
 	pick.BlockedReason = ""
 	pick.ReviewerID = ""
+	pick.ReviewerKind = ""
 	pick.RejectReason = ""
 	pick.Dirty = true
 	tx.Log(a.ID, "claimed task %s (epoch %d)", pick.ID, pick.Epoch)
@@ -249,28 +250,45 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 }
 
 // NoEpoch means "no --epoch given": ownership is checked by agent alone.
+// Any other negative epoch is refused (the CLI never passes one: an
+// --epoch that is not given is NoEpoch, a negative one exits 1).
 const NoEpoch int64 = -1
 
-// owned returns the task if agent holds it (and, when epoch >= 0, at that
-// epoch); otherwise a CodeLost error.
+// owned returns the task if agent holds it (and, unless epoch is NoEpoch,
+// at that epoch); otherwise a CodeLost error that says what became of it.
 func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
-	if err := ValidAgentID(agent); err != nil {
+	if err := ValidActingAgent(agent); err != nil {
 		return nil, err
 	}
 	if err := ValidTaskID(id); err != nil {
 		return nil, err
 	}
+	if epoch < 0 && epoch != NoEpoch {
+		return nil, Errorf(CodeUsage, "epoch %d is negative", epoch)
+	}
 	t := tx.Task(id)
 	switch {
 	case t == nil:
 		return nil, Errorf(CodeLost, "task %q not found: you do not hold it", id).WithHint("stop working on it; run 'coord ls' to see the task ids")
-	case t.ClaimedBy != agent || !t.HoldsLock():
-		holder := "nobody"
-		if t.ClaimedBy != "" {
-			holder = t.ClaimedBy
+	case !t.HoldsLock():
+		// Finished, in review, free again, or blocked with its owner
+		// swept: nobody holds it, whoever last did.
+		what := map[Status]string{Done: "done", Review: "in review", Unclaimed: "unclaimed", Blocked: "blocked with no owner"}[t.Status]
+		if what == "" {
+			what = string(t.Status)
 		}
-		return nil, Errorf(CodeLost, "task %q is not held by %s (status %s, held by %s)", id, agent, t.Status, holder).WithHint("stop working on it; claim another task")
-	case epoch >= 0 && t.Epoch != epoch:
+		last := ""
+		if t.ClaimedBy != "" {
+			last = " (last held by " + t.ClaimedBy + ")"
+		}
+		hint := "stop working on it; claim another task"
+		if t.Status == Done || t.Status == Review {
+			hint = "nothing to do: it was already released"
+		}
+		return nil, Errorf(CodeLost, "task %q is %s: nobody holds it%s", id, what, last).WithHint("%s", hint)
+	case t.ClaimedBy != agent:
+		return nil, Errorf(CodeLost, "task %q is held by %s, not by %s (status %s)", id, t.ClaimedBy, agent, t.Status).WithHint("stop working on it; claim another task")
+	case epoch != NoEpoch && t.Epoch != epoch:
 		return nil, Errorf(CodeLost, "task %q was reclaimed: epoch is %d, yours is %d", id, t.Epoch, epoch).WithHint("stop working on it; claim another task")
 	}
 	return t, nil
@@ -320,7 +338,7 @@ func (tx *Txn) Block(agent, id string, epoch int64, reason string) (*Task, error
 // when the sweep cleared its owner, to unclaimed; any agent may unblock an
 // ownerless task.
 func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
-	if err := ValidAgentID(agent); err != nil {
+	if err := ValidActingAgent(agent); err != nil {
 		return nil, err
 	}
 	if err := ValidTaskID(id); err != nil {
@@ -363,10 +381,26 @@ func (tx *Txn) Progress(agent, id string, epoch int64, pct int, note string) (*T
 	return t, nil
 }
 
-// Approve turns a task in review into done; the reviewer must not be the
-// agent that claimed it.
+// Approve turns a task in review into done, with reviewer, the agent that
+// approves, recorded as its reviewer. The reviewer must not be the agent
+// that claimed it.
 func (tx *Txn) Approve(reviewer, id string) (*Task, error) {
-	if err := ValidAgentID(reviewer); err != nil {
+	return tx.approve(reviewer, reviewer, "agent", id)
+}
+
+// ApproveForHuman records a human's decision to approve a task in review,
+// relayed by agent: human is recorded as the reviewer with reviewer_kind
+// "human", and the log line, under agent's name, says so. The human must
+// not be the agent that claimed the task.
+func (tx *Txn) ApproveForHuman(agent, human, id string) (*Task, error) {
+	if err := ValidActingAgent(agent); err != nil {
+		return nil, err
+	}
+	return tx.approve(agent, human, "human", id)
+}
+
+func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
+	if err := ValidActingAgent(reviewer); err != nil {
 		return nil, err
 	}
 	t, err := tx.inReview(id)
@@ -374,13 +408,19 @@ func (tx *Txn) Approve(reviewer, id string) (*Task, error) {
 		return nil, err
 	}
 	if t.ClaimedBy == reviewer {
-		return nil, Errorf(CodeConflict, "task %q: %s claimed it and cannot approve it", id, reviewer).WithHint("another agent must approve (--reviewer ID)")
+		return nil, Errorf(CodeConflict, "task %q: %s claimed it and cannot approve it", id, reviewer).
+			WithHint("the review gate needs a reviewer who did not do the work; leave it in review")
 	}
 	t.Status = Done
 	t.ReviewerID = reviewer
+	t.ReviewerKind = kind
 	t.Progress = 100
 	t.Dirty = true
-	tx.Log(reviewer, "approved task %s", id)
+	if kind == "human" {
+		tx.Log(agent, "approved task %s for human reviewer %s", id, reviewer)
+	} else {
+		tx.Log(agent, "approved task %s", id)
+	}
 	return t, nil
 }
 
@@ -389,7 +429,7 @@ func (tx *Txn) Reject(reviewer, id, reason string) (*Task, error) {
 	if strings.TrimSpace(reason) == "" {
 		return nil, Errorf(CodeUsage, "reject needs --reason TEXT")
 	}
-	if err := ValidAgentID(reviewer); err != nil {
+	if err := ValidActingAgent(reviewer); err != nil {
 		return nil, err
 	}
 	t, err := tx.inReview(id)

@@ -204,3 +204,105 @@ func TestFindCycle(t *testing.T) {
 		t.Fatal("cycle reported in a DAG")
 	}
 }
+
+// TestCoordinatorIsNobody: the sweeper's log name cannot act as an agent:
+// claim, hold, release, unblock, approve and reject refuse it (any case)
+// with exit 1, and nothing changes.
+func TestCoordinatorIsNobody(t *testing.T) {
+	for _, id := range []string{CoordinatorID, "Coordinator", "COORDINATOR"} {
+		if err := ValidActingAgent(id); CodeOf(err) != CodeUsage || !strings.Contains(err.Error(), "reserved") {
+			t.Errorf("ValidActingAgent(%q) = %v, want a usage error", id, err)
+		}
+		if err := ValidAgentID(id); err != nil {
+			t.Errorf("ValidAgentID(%q) = %v: ids read back from files stay valid", id, err)
+		}
+	}
+	if err := ValidActingAgent("coordinator-2"); err != nil {
+		t.Errorf("coordinator-2: %v", err)
+	}
+	tx := newTxn(&Task{ID: "t"}, &Task{ID: "r", Status: Review, ClaimedBy: "a"})
+	ops := map[string]func() error{
+		"claim":    func() error { _, err := tx.Claim(Agent{ID: CoordinatorID}, ClaimOptions{}); return err },
+		"release":  func() error { _, err := tx.Release(CoordinatorID, "t", NoEpoch, "", false); return err },
+		"unblock":  func() error { _, err := tx.Unblock(CoordinatorID, "t", NoEpoch); return err },
+		"approve":  func() error { _, err := tx.Approve(CoordinatorID, "r"); return err },
+		"human":    func() error { _, err := tx.ApproveForHuman("b", CoordinatorID, "r"); return err },
+		"relay":    func() error { _, err := tx.ApproveForHuman(CoordinatorID, "alice", "r"); return err },
+		"reject":   func() error { _, err := tx.Reject(CoordinatorID, "r", "no"); return err },
+		"progress": func() error { _, err := tx.Progress(CoordinatorID, "t", NoEpoch, 5, ""); return err },
+	}
+	for name, op := range ops {
+		if err := op(); CodeOf(err) != CodeUsage {
+			t.Errorf("%s as coordinator: %v, want usage (1)", name, err)
+		}
+	}
+	if tx.Task("t").Status != Unclaimed || tx.Task("r").Status != Review || len(tx.Events) != 0 {
+		t.Fatalf("a refused operation changed the txn: %+v %+v %v", tx.Task("t"), tx.Task("r"), tx.Events)
+	}
+}
+
+// TestApproveForHuman: a human's decision relayed by an agent records the
+// human as reviewer, of kind human, and says so in the log; the claimer
+// can relay it but the human cannot be the claimer; a new claim clears it.
+func TestApproveForHuman(t *testing.T) {
+	tx := newTxn(&Task{ID: "t"})
+	task, _ := tx.Claim(Agent{ID: "a"}, ClaimOptions{})
+	tx.Release("a", "t", task.Epoch, "", true)
+	if _, err := tx.ApproveForHuman("b", "a", "t"); CodeOf(err) != CodeConflict {
+		t.Fatalf("the claimer as the human: %v, want conflict", err)
+	}
+	if _, err := tx.ApproveForHuman("a", "alice", "t"); err != nil {
+		t.Fatal(err)
+	}
+	if task.Status != Done || task.ReviewerID != "alice" || task.ReviewerKind != "human" {
+		t.Fatalf("after a human approval: %s reviewer %q kind %q", task.Status, task.ReviewerID, task.ReviewerKind)
+	}
+	if ev := tx.Events[len(tx.Events)-1]; ev.Agent != "a" || ev.Text != "approved task t for human reviewer alice" {
+		t.Fatalf("log: %+v", ev)
+	}
+	task.Status = Unclaimed
+	tx.Claim(Agent{ID: "c"}, ClaimOptions{})
+	if task.ReviewerID != "" || task.ReviewerKind != "" {
+		t.Fatalf("a new claim kept the old review: %q %q", task.ReviewerID, task.ReviewerKind)
+	}
+}
+
+// TestSelfApprovalTeachesNothing: the refusal of a self-approval names
+// the rule, not a flag that gets round it.
+func TestSelfApprovalTeachesNothing(t *testing.T) {
+	tx := newTxn(&Task{ID: "t"})
+	task, _ := tx.Claim(Agent{ID: "a"}, ClaimOptions{})
+	tx.Release("a", "t", task.Epoch, "", true)
+	_, err := tx.Approve("a", "t")
+	if CodeOf(err) != CodeConflict {
+		t.Fatalf("self-approval: %v", err)
+	}
+	for _, w := range []string{"--reviewer", "--agent", "--human", "another agent must approve"} {
+		if strings.Contains(err.Error(), w) {
+			t.Errorf("self-approval refusal %q mentions %q", err, w)
+		}
+	}
+}
+
+// TestNotHeldSaysWhy: releasing a task twice says it is done, not "not
+// held by agent-d (… held by agent-d)"; another holder is named as such.
+func TestNotHeldSaysWhy(t *testing.T) {
+	tx := newTxn(&Task{ID: "t"}, &Task{ID: "u"})
+	task, _ := tx.Claim(Agent{ID: "agent-d"}, ClaimOptions{TaskID: "t"})
+	tx.Claim(Agent{ID: "agent-e"}, ClaimOptions{TaskID: "u"})
+	if _, err := tx.Release("agent-d", "t", task.Epoch, "", false); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tx.Release("agent-d", "t", task.Epoch, "", false)
+	if CodeOf(err) != CodeLost || !strings.Contains(err.Error(), `task "t" is done: nobody holds it (last held by agent-d)`) ||
+		strings.Contains(err.Error(), "not held by agent-d") {
+		t.Fatalf("second release: %v", err)
+	}
+	_, err = tx.Release("agent-d", "u", NoEpoch, "", false)
+	if CodeOf(err) != CodeLost || !strings.Contains(err.Error(), `task "u" is held by agent-e, not by agent-d`) {
+		t.Fatalf("release of another's task: %v", err)
+	}
+	if _, err := tx.Release("agent-e", "u", -2, "", false); CodeOf(err) != CodeUsage {
+		t.Fatalf("a negative epoch other than NoEpoch: %v, want usage", err)
+	}
+}

@@ -62,9 +62,9 @@ func LoadConfig(t *fsops.Tree) (Config, error) {
 		if err != nil {
 			return err
 		}
-		v, err := time.ParseDuration(s)
+		v, err := coord.ParseDuration(s)
 		if err != nil || v <= 0 {
-			return d.errf(`"%s" must be a positive Go duration like "15m", found %q`, key, s)
+			return d.errf(`"%s" must be a positive duration like "15m" (at most %s), found %q`, key, coord.MaxDuration, s)
 		}
 		*dst = v
 		return nil

@@ -37,6 +37,7 @@ var taskFieldOrder = []string{
 	"id", "title", "status", "priority", "deps", "capability", "skill_level",
 	"files", "conflict_group", "claimed_by", "claimed_at", "completed_at",
 	"epoch", "progress", "blocked_reason", "reviewer_id", "reject_reason",
+	"reviewer_kind",
 }
 
 // Parse reads a registry strictly. file names it in errors. The returned
@@ -220,6 +221,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.ReviewerID, err = s.strVal(name, true)
 	case fRejectReason:
 		t.RejectReason, err = s.strVal(name, true)
+	case fReviewerKind:
+		t.ReviewerKind, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldOrder); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -248,6 +251,7 @@ const (
 	fBlockedReason
 	fReviewerID
 	fRejectReason
+	fReviewerKind
 )
 
 // taskFieldIndex is a name's position in taskFieldOrder, or -1.
@@ -287,6 +291,8 @@ func taskFieldIndex(name string) int {
 		return 15
 	case "reject_reason":
 		return 16
+	case "reviewer_kind":
+		return 17
 	}
 	return -1
 }
@@ -454,6 +460,8 @@ func wantField(t *coord.Task, name string) bool {
 		return t.ConflictGroup != ""
 	case "reject_reason":
 		return t.RejectReason != ""
+	case "reviewer_kind":
+		return t.ReviewerKind != ""
 	}
 	return true
 }
@@ -504,6 +512,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.ReviewerID)
 	case "reject_reason":
 		return nullable(t.RejectReason)
+	case "reviewer_kind":
+		return nullable(t.ReviewerKind)
 	}
 	return append(b, "null"...)
 }

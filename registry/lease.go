@@ -24,12 +24,28 @@ const (
 
 // Lease is one grant.
 type Lease struct {
-	Name      string            `json:"name"`
-	Holder    string            `json:"holder"`
-	Epoch     int64             `json:"epoch"`
-	GrantedAt string            `json:"granted_at"`
-	ExpiresAt string            `json:"expires_at"`
-	Meta      map[string]string `json:"meta,omitempty"`
+	Name      string `json:"name"`
+	Holder    string `json:"holder"`
+	Epoch     int64  `json:"epoch"`
+	GrantedAt string `json:"granted_at"`
+	ExpiresAt string `json:"expires_at"`
+	// TTL is the duration the lease was granted for (a Go duration);
+	// a renewal without a TTL of its own extends it by this much again.
+	TTL  string            `json:"ttl,omitempty"`
+	Meta map[string]string `json:"meta,omitempty"`
+}
+
+// GrantedTTL is the duration the lease was granted for: TTL, or for a
+// lease written before TTL was recorded, expires_at - granted_at.
+func (l Lease) GrantedTTL() time.Duration {
+	if d, err := coord.ParseDuration(l.TTL); err == nil && d > 0 {
+		return d
+	}
+	g, err := coord.ParseTime(l.GrantedAt)
+	if err != nil {
+		return 0
+	}
+	return l.Expires().Sub(g)
 }
 
 // Expires is the lease's expiry instant.
@@ -97,7 +113,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	if err := ValidLeaseName(name); err != nil {
 		return got, err
 	}
-	if err := coord.ValidAgentID(holder); err != nil {
+	if err := coord.ValidActingAgent(holder); err != nil {
 		return got, err
 	}
 	if ttl <= 0 {
@@ -112,7 +128,7 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 				WithHint("wait for it to expire or be released")
 		}
 		got = Lease{Name: name, Holder: holder, Epoch: d.LastEpoch + 1, GrantedAt: coord.FormatTime(now),
-			ExpiresAt: coord.FormatTime(now.Add(ttl)), Meta: meta}
+			ExpiresAt: coord.FormatTime(now.Add(ttl)), TTL: ttl.String(), Meta: meta}
 		if dryRun {
 			return dropped, nil
 		}
@@ -142,16 +158,26 @@ func (d *leaseDoc) held(name, holder string, epoch int64, now time.Time) (int, e
 	return i, nil
 }
 
-// RenewLease extends holder's lease (at epoch; -1: any) by ttl from now.
+// RenewLease extends holder's lease (at epoch; -1: any) by ttl from now;
+// a ttl of 0 keeps the lease's own (the duration it was granted for).
 func (s *Store) RenewLease(ctx context.Context, name, holder string, epoch int64, ttl time.Duration) (Lease, error) {
 	var got Lease
+	if ttl < 0 {
+		return got, coord.Errorf(coord.CodeUsage, "a lease renewal needs a positive --ttl")
+	}
 	err := updateDoc(ctx, s, LeasesFile, leasesLock, func(d *leaseDoc) (bool, error) {
 		now := s.Clock()
 		i, err := d.held(name, holder, epoch, now)
 		if err != nil {
 			return d.drop(now), err
 		}
+		if ttl == 0 {
+			if ttl = d.Leases[i].GrantedTTL(); ttl <= 0 {
+				return false, coord.Errorf(coord.CodeUsage, "lease %s records no duration to renew it by", name).WithHint("pass --ttl DUR")
+			}
+		}
 		d.Leases[i].ExpiresAt = coord.FormatTime(now.Add(ttl))
+		d.Leases[i].TTL = ttl.String()
 		got = d.Leases[i]
 		d.drop(now)
 		return true, nil

@@ -114,3 +114,32 @@ func TestKVTTLAndCAS(t *testing.T) {
 		t.Errorf("text value stored as %s", raw)
 	}
 }
+
+// TestLeaseRenewKeepsItsTTL: a renewal without a TTL extends the lease by
+// the duration it was granted for (not a default of 2h); one written
+// before the TTL was recorded uses expires_at - granted_at.
+func TestLeaseRenewKeepsItsTTL(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	s.Clock = func() time.Time { return now }
+	ctx := context.Background()
+	if _, err := s.AcquireLease(ctx, "deploy", "a", 10*time.Minute, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(5 * time.Minute)
+	r, err := s.RenewLease(ctx, "deploy", "a", coord.NoEpoch, 0)
+	if err != nil || r.ExpiresAt != "2026-11-22T10:15:00Z" || r.TTL != "10m0s" {
+		t.Fatalf("renew without a TTL: %+v %v, want expiry 10:15 (10m from now)", r, err)
+	}
+	// a renewal with a TTL of its own makes that the lease's TTL
+	if r, err = s.RenewLease(ctx, "deploy", "a", coord.NoEpoch, time.Minute); err != nil || r.ExpiresAt != "2026-11-22T10:06:00Z" {
+		t.Fatalf("renew 1m: %+v %v", r, err)
+	}
+	if r, err = s.RenewLease(ctx, "deploy", "a", coord.NoEpoch, 0); err != nil || r.ExpiresAt != "2026-11-22T10:06:00Z" {
+		t.Fatalf("renew after 1m: %+v %v", r, err)
+	}
+	old := Lease{GrantedAt: "2026-11-22T10:00:00Z", ExpiresAt: "2026-11-22T10:30:00Z"}
+	if d := old.GrantedTTL(); d != 30*time.Minute {
+		t.Fatalf("a lease without ttl: GrantedTTL %v, want 30m", d)
+	}
+}

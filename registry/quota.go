@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -60,6 +62,9 @@ func (s *Store) LoadQuota() (*Quota, error) {
 		if q.AgentBreakdown == nil {
 			q.AgentBreakdown = map[string]AgentUsage{}
 		}
+		if err := q.check(); err != nil {
+			return nil, IOError(&ParseError{s.Tree.Path(QuotaFile), err.Error()}, "")
+		}
 	}
 	q.rollover(s.Clock().UTC())
 	return q, nil
@@ -100,20 +105,31 @@ func (s *Store) AddQuota(ctx context.Context, agent string, tokens, requests int
 	if lim.Requests > 0 {
 		q.RequestLimit = &lim.Requests
 	}
-	if lim.Tokens > 0 && q.TokensUsed+tokens > lim.Tokens {
+	if tokens < 0 || requests < 0 {
+		return q, coord.Errorf(coord.CodeUsage, "quota: usage to add must not be negative (%d tokens, %d requests)", tokens, requests)
+	}
+	// Counters never wrap: a sum past 2^63-1 would turn negative and pass
+	// every limit.
+	total, ok1 := addCount(q.TokensUsed, tokens)
+	reqs, ok2 := addCount(q.Requests, requests)
+	u := q.AgentBreakdown[agent]
+	uTokens, ok3 := addCount(u.Tokens, tokens)
+	uReqs, ok4 := addCount(u.Requests, requests)
+	if !(ok1 && ok2 && ok3 && ok4) {
+		return q, coord.Errorf(coord.CodeConflict, "quota: adding %d tokens and %d requests to today's %d and %d would overflow the counters", tokens, requests, q.TokensUsed, q.Requests).
+			WithHint("nothing was added; check the numbers given to 'coord quota add'")
+	}
+	if lim.Tokens > 0 && total > lim.Tokens {
 		return q, coord.Errorf(coord.CodeConflict, "quota: %d tokens today plus %d exceeds the daily limit %d", q.TokensUsed, tokens, lim.Tokens).
 			WithHint("wait for the next UTC day or raise quota_daily_tokens in config.json")
 	}
-	if lim.Requests > 0 && q.Requests+requests > lim.Requests {
+	if lim.Requests > 0 && reqs > lim.Requests {
 		return q, coord.Errorf(coord.CodeConflict, "quota: %d requests today plus %d exceeds the daily limit %d", q.Requests, requests, lim.Requests).
 			WithHint("wait for the next UTC day or raise quota_daily_requests in config.json")
 	}
 	now := s.Clock().UTC()
-	q.TokensUsed += tokens
-	q.Requests += requests
-	u := q.AgentBreakdown[agent]
-	u.Tokens += tokens
-	u.Requests += requests
+	q.TokensUsed, q.Requests = total, reqs
+	u.Tokens, u.Requests = uTokens, uReqs
 	u.LastActivity = coord.FormatTime(now)
 	q.AgentBreakdown[agent] = u
 	b, _ := json.MarshalIndent(q, "", "  ")
@@ -121,4 +137,27 @@ func (s *Store) AddQuota(ctx context.Context, agent string, tokens, requests int
 		return nil, IOError(err, "")
 	}
 	return q, nil
+}
+
+// addCount adds two non-negative counters; ok is false when the sum would
+// not fit in an int64.
+func addCount(a, b int64) (int64, bool) {
+	if b > math.MaxInt64-a {
+		return 0, false
+	}
+	return a + b, true
+}
+
+// check refuses counters no addition can produce: negative ones, which
+// would let usage pass a limit.
+func (q *Quota) check() error {
+	if q.TokensUsed < 0 || q.Requests < 0 {
+		return fmt.Errorf("negative counters (tokens_used %d, requests %d)", q.TokensUsed, q.Requests)
+	}
+	for a, u := range q.AgentBreakdown {
+		if u.Tokens < 0 || u.Requests < 0 {
+			return fmt.Errorf("agent_breakdown %q has negative counters", a)
+		}
+	}
+	return nil
 }

@@ -24,6 +24,9 @@ type scanner struct {
 	i     int
 	depth int
 	file  string
+	// oneLine: data is one line of a larger file (a seed or archive
+	// line) whose number file already names; errors give the column only.
+	oneLine bool
 }
 
 func (s *scanner) errf(format string, args ...any) error {
@@ -34,6 +37,9 @@ func (s *scanner) errf(format string, args ...any) error {
 		} else {
 			col++
 		}
+	}
+	if s.oneLine {
+		return &ParseError{s.file, fmt.Sprintf(format, args...) + fmt.Sprintf(" (column %d)", col)}
 	}
 	return &ParseError{s.file, fmt.Sprintf(format, args...) + fmt.Sprintf(" (line %d, column %d)", line, col)}
 }

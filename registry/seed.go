@@ -46,7 +46,7 @@ func ParseSeedLine(where string, line []byte) (*coord.Task, error) {
 	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
 		return nil, coord.Errorf(coord.CodeUsage, "%s: starts with a byte-order mark", where)
 	}
-	s := &scanner{data: line, file: where}
+	s := &scanner{data: line, file: where, oneLine: true} // where names the line
 	if s.peek() != '{' {
 		return nil, coord.Errorf(coord.CodeUsage, "%s: a seed line must be one JSON object", where)
 	}

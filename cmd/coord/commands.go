@@ -25,8 +25,8 @@ import (
 )
 
 func commands(e *env) []*cli.Command {
-	epochFlag := &cli.Int64Flag{Name: "epoch", Value: coord.NoEpoch, Usage: "refuse (exit 6) unless the task is still at this epoch"}
-	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS)"}
+	epochFlag := newEpochFlag()
+	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS or ROTD_AGENT_CAPS)"}
 	skillFlag := &cli.StringFlag{Name: "skill-level", Usage: "skill filter: '<=intermediate', '>=entry', '=expert'"}
 	return []*cli.Command{
 		{Name: "init", Usage: "create the coordination tree (idempotent, never overwrites)", Action: e.cmdInit},
@@ -53,8 +53,11 @@ func commands(e *env) []*cli.Command {
 		{Name: "progress", Usage: "record progress (0-100) on a task you hold", ArgsUsage: "TASK PERCENT",
 			Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the log"}, epochFlag},
 			Action: e.cmdProgress},
-		{Name: "approve", Usage: "review gate: turn a task in review into done", ArgsUsage: "TASK",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "reviewer", Usage: "reviewer id (default: this agent)"}}, Action: e.cmdApprove},
+		{Name: "approve", Usage: "review gate: turn a task in review into done, with this agent as its reviewer", ArgsUsage: "TASK",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "reviewer", Usage: "with --human: the human who approved (recorded as the reviewer)"},
+				&cli.BoolFlag{Name: "human", Usage: "the approval is a human's decision, relayed by this agent (needs --reviewer NAME)"},
+			}, Action: e.cmdApprove},
 		{Name: "reject", Usage: "review gate: hand a task in review back to its owner", ArgsUsage: "TASK",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}}, Action: e.cmdReject},
 		{Name: "ls", Usage: "registry snapshot",
@@ -62,7 +65,7 @@ func commands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "status", Usage: "only tasks in this status (comma-separated)"},
 				&cli.BoolFlag{Name: "all", Usage: "include archived tasks (after the active ones)"},
 			}, Action: e.cmdLs},
-		{Name: "msg", Usage: "append a message line to the log", ArgsUsage: "TEXT", Action: e.cmdMsg},
+		{Name: "msg", Usage: "append a message line to the log", ArgsUsage: "TEXT…", Action: e.cmdMsg},
 		{Name: "log", Usage: "print or follow the log across rotations",
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines"},
@@ -78,7 +81,7 @@ func commands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after, 15m)"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "only report"},
 			}, Action: e.cmdCleanStale},
-		{Name: "run", Usage: "claim, run CMD beating meanwhile, release on success, block on failure", ArgsUsage: "-- CMD ARGS...",
+		{Name: "run", Usage: "claim, run CMD beating meanwhile, release on success, block on failure", ArgsUsage: "-- CMD [ARGS...]",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "task", Usage: "take this task or exit 3"},
 				capFlag, skillFlag,
@@ -171,11 +174,18 @@ func (e *env) agentInfo(c *cli.Context, held []*coord.Task) *heartbeat.Info {
 	return in
 }
 
+// caps is this agent's capabilities: --capability, else COORD_AGENT_CAPS,
+// else ROTD_AGENT_CAPS (ROTD's spelling, contract §1).
 func (e *env) caps(c *cli.Context) []string {
 	if c.IsSet("capability") {
 		return coord.ParseCaps(c.String("capability"))
 	}
-	return coord.ParseCaps(os.Getenv("COORD_AGENT_CAPS"))
+	for _, name := range []string{"COORD_AGENT_CAPS", "ROTD_AGENT_CAPS"} {
+		if v, ok := os.LookupEnv(name); ok {
+			return coord.ParseCaps(v)
+		}
+	}
+	return nil
 }
 
 // --- commands ------------------------------------------------------------
@@ -286,7 +296,7 @@ func (e *env) cmdSeed(c *cli.Context) error {
 		if validate {
 			return nil
 		}
-		agent := e.agentFlag
+		agent := e.explicitAgent
 		if agent == "" {
 			agent = coord.CoordinatorID
 		}
@@ -407,7 +417,7 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	stillHolds := false
 	var who string
 	err = e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		t, err := tx.Release(agent, a[0], c.Int64("epoch"), summary, e.cfg.ReviewGate)
+		t, err := tx.Release(agent, a[0], epochOf(c), summary, e.cfg.ReviewGate)
 		stillHolds, who = len(tx.HeldBy(agent)) > 0, agent
 		return t, err
 	}, func(t *coord.Task) string { return fmt.Sprintf("released %s (%s)", t.ID, t.Status) })
@@ -448,7 +458,7 @@ func (e *env) cmdBlock(c *cli.Context) error {
 		return strErr("block needs --reason TEXT")
 	}
 	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Block(agent, a[0], c.Int64("epoch"), c.String("reason"))
+		return tx.Block(agent, a[0], epochOf(c), c.String("reason"))
 	}, func(t *coord.Task) string { return "blocked " + t.ID })
 }
 
@@ -458,7 +468,7 @@ func (e *env) cmdUnblock(c *cli.Context) error {
 		return err
 	}
 	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Unblock(agent, a[0], c.Int64("epoch"))
+		return tx.Unblock(agent, a[0], epochOf(c))
 	}, func(t *coord.Task) string { return fmt.Sprintf("unblocked %s (%s)", t.ID, t.Status) })
 }
 
@@ -472,37 +482,48 @@ func (e *env) cmdProgress(c *cli.Context) error {
 		return strErr("PERCENT must be an integer 0..100, got %q", a[1])
 	}
 	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Progress(agent, a[0], c.Int64("epoch"), pct, c.String("note"))
+		return tx.Progress(agent, a[0], epochOf(c), pct, c.String("note"))
 	}, func(t *coord.Task) string { return fmt.Sprintf("progress %s %d%%", t.ID, t.Progress) })
 }
 
+// cmdApprove approves as the caller, who is recorded as the reviewer.
+// Naming someone else with --reviewer is only for a human's decision,
+// said so with --human and recorded as such in the task and the log.
 func (e *env) cmdApprove(c *cli.Context) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
 		return err
 	}
+	human, named := c.Bool("human"), c.String("reviewer")
 	if c.IsSet("reviewer") {
-		if err := coord.ValidAgentID(c.String("reviewer")); err != nil {
+		if err := checkAgent("--reviewer", named); err != nil {
 			return err
 		}
 	}
-	s, err := e.open()
+	if human && named == "" {
+		return strErr("approve --human needs --reviewer NAME: the human who approved the work")
+	}
+	s, caller, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	reviewer := c.String("reviewer")
-	if reviewer == "" {
-		if reviewer, err = e.who(); err != nil {
-			return err
-		}
+	if named != "" && named != caller && !human {
+		return strErr("approve --reviewer %s: an agent approves as itself (%s); a reviewer named for someone else is only recorded with --human, for a human's decision", named, caller)
 	}
 	var got *coord.Task
 	err = s.Update(e.ctx, func(tx *coord.Txn) error {
-		got, err = tx.Approve(reviewer, a[0])
+		if human {
+			got, err = tx.ApproveForHuman(caller, named, a[0])
+		} else {
+			got, err = tx.Approve(caller, a[0])
+		}
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if human {
+		return e.printTask(got, false, "approved "+got.ID+" for human reviewer "+named)
 	}
 	return e.printTask(got, false, "approved "+got.ID)
 }

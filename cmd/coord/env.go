@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -36,6 +34,11 @@ type env struct {
 	store               *registry.Store
 	cfg                 registry.Config
 	root, agent, cwd    string
+
+	// explicitAgent is the identity given by --agent, COORD_AGENT or
+	// ROTD_AGENT_ID, resolved and checked by open (so help works whatever
+	// the environment), "" when none is; who() adds the agent_id file.
+	explicitAgent string
 }
 
 func (e *env) before(c *cli.Context) error {
@@ -53,7 +56,7 @@ func (e *env) before(c *cli.Context) error {
 		e.lockWait, e.lockWaitSet = d, true
 	}
 	if e.agentSet {
-		if err := coord.ValidAgentID(e.agentFlag); err != nil {
+		if err := checkAgent("--agent", e.agentFlag); err != nil {
 			return err
 		}
 	}
@@ -65,30 +68,21 @@ func (e *env) before(c *cli.Context) error {
 	return nil
 }
 
-// parseDuration accepts a Go duration or a bare number of seconds.
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		if n < 0 {
-			return 0, fmt.Errorf("%q is negative", s)
-		}
-		return time.Duration(n * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (e.g. 30s, 2m, or a number of seconds)", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	return d, nil
-}
+// parseDuration is coord.ParseDuration, the one duration parser (flags,
+// COORD_LEASE_TTL and config.json all go through it): a Go duration or a
+// bare number of seconds, never negative, NaN, infinite or overflowing.
+func parseDuration(s string) (time.Duration, error) { return coord.ParseDuration(s) }
 
 // open resolves the root and opens the store and config.
 func (e *env) open() (*registry.Store, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
+	id, _, err := explicitAgent(e.agentFlag, e.agentSet)
+	if err != nil {
+		return nil, err
+	}
+	e.explicitAgent = id
 	root, err := findRoot(e.rootFlag, e.rootSet, e.cwd, true)
 	if err != nil {
 		return nil, err
@@ -114,10 +108,7 @@ func (e *env) open() (*registry.Store, error) {
 	}
 	s.Clock = e.clock
 	s.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
-	s.Holder = e.agentFlag
-	if v := os.Getenv("COORD_AGENT"); s.Holder == "" && v != "" {
-		s.Holder = v
-	}
+	s.Holder = e.explicitAgent
 	e.store = s
 	return s, nil
 }

@@ -52,8 +52,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" {
 		argv = normalizeArgs(app, args)
 	}
-	if len(argv) >= 3 && argv[len(argv)-2] == "help" && argv[len(argv)-1] == "exit-codes" ||
-		len(argv) >= 4 && argv[1] == "help" && argv[len(argv)-1] == "exit-codes" {
+	if isHelpExitCodes(app, argv) {
 		printExitCodes(stdout)
 		return 0
 	}
@@ -125,6 +124,7 @@ func newApp(e *env) *cli.App {
 	}
 	for _, c := range app.Commands {
 		setUsage(c)
+		guardArgs(c, "")
 	}
 	return app
 }
@@ -139,7 +139,7 @@ func setUsage(c *cli.Command) {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "root", Usage: "project root holding .rotd/coordination (env COORD_ROOT)"},
-		&cli.StringFlag{Name: "agent", Usage: "this agent's id (env COORD_AGENT; default: a UUID kept in .rotd/agent_id)"},
+		&cli.StringFlag{Name: "agent", Usage: "this agent's id (env COORD_AGENT or ROTD_AGENT_ID; default: a UUID kept in .rotd/agent_id)"},
 		&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 		&cli.StringFlag{Name: "lock-wait", Usage: "how long to wait for an artifact lock (Go duration; a bare number is seconds)"},
 		&cli.BoolFlag{Name: "lock-diagnose", Usage: "name the holder of a contended lock"},

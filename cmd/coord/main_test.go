@@ -49,7 +49,7 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("COORD_AGENT", "")
-			e.Vars = dropEnv(e.Vars, "COORD_AGENT", "COORD_ROOT", "COORD_AGENT_CAPS")
+			e.Vars = dropEnv(e.Vars, "COORD_AGENT", "COORD_ROOT", "COORD_AGENT_CAPS", "ROTD_AGENT_ID", "ROTD_AGENT_CAPS")
 			e.Setenv("GIT_AUTHOR_NAME", "t")
 			e.Setenv("GIT_AUTHOR_EMAIL", "t@example.com")
 			e.Setenv("GIT_COMMITTER_NAME", "t")

@@ -22,7 +22,9 @@ func leaseCommands(e *env, epochFlag cli.Flag) *cli.Command {
 	cadence := &cli.StringFlag{Name: "cadence", Usage: "daily or weekly"}
 	return &cli.Command{Name: "lease", Usage: "named auto-expiring locks with fencing epochs (TORCH-style)", Subcommands: []*cli.Command{
 		{Name: "acquire", Usage: "take a lease (exit 3 naming the holder if it is held)", ArgsUsage: "NAME", Flags: []cli.Flag{ttl, &cli.BoolFlag{Name: "dry-run"}}, Action: e.cmdLeaseAcquire},
-		{Name: "renew", Usage: "extend a lease you hold (exit 6 if you no longer do)", ArgsUsage: "NAME", Flags: []cli.Flag{ttl, epochFlag}, Action: e.cmdLeaseRenew},
+		{Name: "renew", Usage: "extend a lease you hold (exit 6 if you no longer do)", ArgsUsage: "NAME",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "ttl", Usage: "extend by this much from now (default: the lease's own TTL, as granted)"}, epochFlag},
+			Action: e.cmdLeaseRenew},
 		{Name: "release", Usage: "end a lease you hold (exit 6 if you no longer do)", ArgsUsage: "NAME", Flags: []cli.Flag{epochFlag}, Action: e.cmdLeaseRelease},
 		{Name: "list", Usage: "leases in force", Action: e.cmdLeaseList},
 		{Name: "check", Usage: "TORCH: which roster agents are locked for this period", Flags: []cli.Flag{cadence}, Action: e.cmdLeaseCheck},
@@ -99,7 +101,7 @@ func (e *env) cmdLeaseRenew(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ttl, err := e.leaseTTL(c)
+	ttl, err := durFlag(c, "ttl", 0) // not set: the lease's own TTL
 	if err != nil {
 		return err
 	}
@@ -107,7 +109,7 @@ func (e *env) cmdLeaseRenew(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.RenewLease(e.ctx, a[0], agent, c.Int64("epoch"), ttl)
+	l, err := s.RenewLease(e.ctx, a[0], agent, epochOf(c), ttl)
 	if err != nil {
 		return err
 	}
@@ -123,7 +125,7 @@ func (e *env) cmdLeaseRelease(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.ReleaseLease(e.ctx, a[0], agent, c.Int64("epoch")); err != nil {
+	if err := s.ReleaseLease(e.ctx, a[0], agent, epochOf(c)); err != nil {
 		return err
 	}
 	if !e.json {
@@ -212,14 +214,18 @@ func (e *env) cmdLeaseCheck(c *cli.Context) error {
 }
 
 func (e *env) cmdLeaseLock(c *cli.Context) error {
-	if !e.agentSet && os.Getenv("COORD_AGENT") == "" {
-		return strErr("lease lock needs --agent NAME")
-	}
 	ttl, err := e.leaseTTL(c)
 	if err != nil {
 		return err
 	}
-	s, agent, err := e.openAs()
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	if e.explicitAgent == "" {
+		return strErr("lease lock needs --agent NAME (or COORD_AGENT)")
+	}
+	agent, err := e.who()
 	if err != nil {
 		return err
 	}
@@ -283,10 +289,7 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	by := e.agentFlag
-	if by == "" {
-		by = os.Getenv("COORD_AGENT")
-	}
+	by := e.explicitAgent
 	en, err := s.KVSet(e.ctx, a[0], val, ttl, by, cond)
 	if err != nil {
 		return err

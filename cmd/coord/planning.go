@@ -21,7 +21,7 @@ import (
 )
 
 func planningCommands(e *env) []*cli.Command {
-	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS)"}
+	capFlag := &cli.StringFlag{Name: "capability", Usage: "this agent's capabilities, comma-separated (env COORD_AGENT_CAPS or ROTD_AGENT_CAPS)"}
 	skillFlag := &cli.StringFlag{Name: "skill-level", Usage: "skill filter: '<=intermediate', '>=entry', '=expert'"}
 	return []*cli.Command{
 		{Name: "ready", Usage: "tasks this agent could claim now, best first; --explain says why the others are not eligible",
@@ -168,13 +168,13 @@ func (e *env) cmdDeps(c *cli.Context) error {
 	case c.Bool("dot"):
 		e.printf("digraph deps {\n  rankdir=LR;\n")
 		for _, n := range nodes {
-			e.printf("  %q [label=%q];\n", n.ID, n.ID+"\\n"+n.Status)
+			e.printf("  %s [label=%s];\n", dotQuote(n.ID), dotLabel(n.ID, n.Status))
 			for _, d := range n.Deps {
-				e.printf("  %q -> %q;\n", d, n.ID)
+				e.printf("  %s -> %s;\n", dotQuote(d), dotQuote(n.ID))
 			}
 		}
 		for _, u := range unknown {
-			e.printf("  %q [style=dashed,label=%q];\n", u, u+"\\nunknown")
+			e.printf("  %s [style=dashed,label=%s];\n", dotQuote(u), dotLabel(u, "unknown"))
 		}
 		e.printf("}\n")
 	default:
@@ -197,6 +197,23 @@ func (e *env) cmdDeps(c *cli.Context) error {
 			WithHint("seed the missing tasks or fix the deps")
 	}
 	return nil
+}
+
+// dotQuote quotes s as a Graphviz string: only '"' and '\\' are escaped.
+// (Go's %q doubles the backslash of a "\n" line break, which Graphviz then
+// shows as a literal \n.)
+func dotQuote(s string) string { return `"` + dotEscape.Replace(s) + `"` }
+
+var dotEscape = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
+// dotLabel is a Graphviz label of lines, each quoted as text and joined
+// by Graphviz's centred line break \n.
+func dotLabel(lines ...string) string {
+	q := make([]string, len(lines))
+	for i, l := range lines {
+		q[i] = dotEscape.Replace(l)
+	}
+	return `"` + strings.Join(q, `\n`) + `"`
 }
 
 // repoPaths maps the PATH arguments to project paths (pathMap.RepoPath:
