@@ -78,7 +78,7 @@ func (s *Store) Doctor(ctx context.Context, repair bool) ([]Problem, error) {
 		}
 	}
 	unlock := func() {}
-	if repair || s.Tree.CheckDir(LockDir) == nil && s.Tree.CheckFile(registryLock) == nil {
+	if _, err := s.Tree.Lstat(LockDir); repair || err == nil && s.Tree.CheckDir(LockDir) == nil && s.Tree.CheckFile(registryLock) == nil {
 		var err error
 		if unlock, err = s.LockRegistry(ctx); err != nil {
 			return early, err
@@ -190,6 +190,12 @@ func (s *Store) kindProblemThen(ps *problems, name string, wantDir bool, then fu
 		is = ke.Is
 	case errors.Is(err, fsops.ErrSymlink):
 		is = "a symlink"
+		if holdsData(name) {
+			// Removing the link would lose nothing, but would leave coord
+			// without the data the link was meant to provide.
+			ps.add(nil, "%s is a symlink, not %s; replace the link with what it points to (coord never follows symlinks in the tree)", name, want)
+			return false
+		}
 	}
 	ps.add(func() (string, error) {
 		done, err := s.clearName(name)
@@ -235,6 +241,17 @@ func (s *Store) clearName(name string) (string, error) {
 	return "moved it to " + aside, s.Tree.SyncDir(dirOf(name))
 }
 
+// holdsData reports whether name holds data coord cannot rebuild: the
+// data files, the logs and the archive.
+func holdsData(name string) bool {
+	for _, f := range DataFiles {
+		if name == f {
+			return true
+		}
+	}
+	return name == LogFile || isRotatedLog(name) || name == ArchiveDir || strings.HasPrefix(name, ArchiveDir+"/")
+}
+
 func dirOf(name string) string {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		return name[:i]
@@ -246,6 +263,10 @@ func dirOf(name string) string {
 // must be a directory and regular files.
 func (s *Store) checkLockDir() []Problem {
 	var ps problems
+	if _, err := s.Tree.Lstat(LockDir); errors.Is(err, fs.ErrNotExist) {
+		ps.add(func() (string, error) { return "", s.Tree.MkdirAll(LockDir, 0o755) }, "directory %s is missing", LockDir)
+		return ps
+	}
 	if s.kindProblem(&ps, LockDir, true) {
 		s.checkEntries(&ps, LockDir, hasSuffix(".lock"), nil)
 	}

@@ -208,10 +208,20 @@ func TestDoctorFindsEverything(t *testing.T) {
 			os.RemoveAll(filepath.Join(d, HeartbeatDir))
 			write(t, filepath.Join(d, HeartbeatDir), "notes\n")
 		}, HeartbeatDir + " is a regular file, not a directory", true, ""},
+		{"symlink for heartbeat", func(t *testing.T, d string) {
+			os.RemoveAll(filepath.Join(d, HeartbeatDir))
+			os.Symlink(FileLocksDir, filepath.Join(d, HeartbeatDir))
+		}, HeartbeatDir + " is a symlink, not a directory", true, ""},
+		{"missing .lock", func(t *testing.T, d string) { os.RemoveAll(filepath.Join(d, LockDir)) },
+			"directory " + LockDir + " is missing", true, ""},
 		{"symlink for archive", func(t *testing.T, d string) {
-			os.RemoveAll(filepath.Join(d, ArchiveDir))
-			os.Symlink(HeartbeatDir, filepath.Join(d, ArchiveDir))
-		}, ArchiveDir + " is a symlink, not a directory", true, ""},
+			os.Rename(filepath.Join(d, ArchiveDir), filepath.Join(d, "..", "elsewhere"))
+			os.Symlink("../elsewhere", filepath.Join(d, ArchiveDir))
+		}, ArchiveDir + " is a symlink, not a directory; replace the link", false, ArchiveDir},
+		{"symlink at the registry", func(t *testing.T, d string) {
+			os.Rename(filepath.Join(d, RegistryFile), filepath.Join(d, "..", "registry.json"))
+			os.Symlink("../registry.json", filepath.Join(d, RegistryFile))
+		}, RegistryFile + " is a symlink, not a regular file; replace the link", false, RegistryFile},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,9 +243,9 @@ func TestDoctorFindsEverything(t *testing.T) {
 			if after := treeDigest(t, dir); after != before {
 				t.Fatalf("doctor without --repair changed the tree:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
-			var kept []byte
+			var kept string
 			if tc.file != "" {
-				kept, _ = os.ReadFile(filepath.Join(dir, tc.file))
+				kept = entryDigest(filepath.Join(dir, tc.file))
 			}
 			probs = boundedDoctor(t, s2, true)
 			if tc.repairable {
@@ -260,11 +270,24 @@ func TestDoctorFindsEverything(t *testing.T) {
 			if !hasProblem(probs, tc.want, false) {
 				t.Fatalf("an unrepairable problem is no longer reported after --repair:\n%s", listProblems(probs))
 			}
-			if now, _ := os.ReadFile(filepath.Join(dir, tc.file)); string(now) != string(kept) {
+			if now := entryDigest(filepath.Join(dir, tc.file)); now != kept {
 				t.Fatalf("doctor --repair changed %s: %q -> %q", tc.file, kept, now)
 			}
 		})
 	}
+}
+
+// entryDigest is what stands at path: a symlink's target, or a regular
+// file's content.
+func entryDigest(path string) string {
+	if l, err := os.Readlink(path); err == nil {
+		return "-> " + l
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(data)
 }
 
 // boundedDoctor runs Doctor and fails the test if it does not return (it
