@@ -72,6 +72,9 @@ func open(dir string, subdirs []string) (*Store, error) {
 		}
 	}
 	t, err := fsops.OpenTree(dir, subdirs...)
+	if errors.Is(err, fsops.ErrWrongKind) {
+		return nil, IOError(err, "") // its own hint
+	}
 	if err != nil {
 		return nil, IOError(err, "remove the symlink or file and run 'coord init' ('coord doctor --repair' does both)")
 	}
@@ -102,7 +105,7 @@ func IOError(err error, hint string) error {
 	}
 	var ke *fsops.KindError
 	if errors.As(err, &ke) {
-		if hint == "" || strings.HasPrefix(hint, "remove the symlink or file") {
+		if hint == "" {
 			hint = "remove it ('coord doctor --repair' does)"
 			if ke.MayHoldData() {
 				hint = "move it away ('coord doctor --repair' does)"
