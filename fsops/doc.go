@@ -5,9 +5,15 @@
 //     it (".." and symlinks pointing out are refused), with the final path
 //     component never followed if it is a symlink (O_NOFOLLOW), and known
 //     subdirectories checked to be real directories when the tree is opened.
-//   - Lock: an exclusive flock (github.com/gofrs/flock) on a sidecar file that
-//     is never renamed or replaced, with a bounded wait; the holder writes a
-//     one-line description into the sidecar so a waiter can name it.
+//   - Lock: an exclusive flock(2) on a sidecar file that is never renamed or
+//     replaced, with a bounded wait; the holder writes a one-line
+//     description into the sidecar so a waiter can name it.
+//   - Only regular files: every open is O_NONBLOCK|O_NOFOLLOW|O_NOCTTY,
+//     then fstat, and anything but a regular file (a FIFO, socket, device
+//     or directory) is refused with a *KindError naming it before a byte is
+//     read or written; directories are opened with O_DIRECTORY. Replaces
+//     (WriteFile, ReplaceFile) and Chtimes refuse such a name too. So no
+//     file planted in the tree can make coord wait in open(2) or read(2).
 //   - WriteFile: atomic replace via github.com/google/renameio/v2 (temp file
 //     in the target directory, fsync, rename) followed by an fsync of the
 //     directory, which renameio does not do.
@@ -17,5 +23,8 @@
 //
 // Limits: flock is advisory and only trustworthy on local file systems
 // (see CheckLocalFS); a directory swapped for a symlink after the tree was
-// opened is still confined to the tree by os.Root.
+// opened is still confined to the tree by os.Root. os.Root opens a
+// directory handle without O_DIRECTORY, so fsops never asks it for one
+// (OpenRoot) below the tree; only the tree's own directory is opened that
+// way, right after a non-blocking check that it is a directory.
 package fsops

@@ -8,10 +8,9 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 )
 
 // ErrLockTimeout is returned (wrapped in *LockTimeoutError) when a lock was
@@ -37,58 +36,96 @@ const holderSize = 512
 // missing, never followed if a symlink), waiting at most wait. holder is a
 // one-line self-description written into the sidecar for waiters to read.
 // unlock releases the lock; it is safe to call once.
+//
+// The sidecar is opened as every file is (see openFile): a FIFO, socket,
+// device or directory at its name is refused at once with a *KindError,
+// never opened in a way that can block.
 func (t *Tree) Lock(ctx context.Context, name string, wait time.Duration, holder []byte) (unlock func(), err error) {
-	if err := t.refuseSymlink(name); err != nil {
+	f, err := t.openFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
 		return nil, err
 	}
 	path := t.Path(name)
-	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o644))
-	ok, err := fl.TryLock()
+	ok, err := tryFlock(f)
 	if err != nil {
-		fl.Close()
-		return nil, &fs.PathError{Op: "lock", Path: path, Err: unwrapPath(fixELOOP(t, name, err))}
+		f.Close()
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 	}
 	if !ok {
-		if err := waitLock(ctx, fl, wait); err != nil {
+		if err := waitLock(ctx, f, wait); err != nil {
 			if errors.Is(err, ErrLockTimeout) {
 				return nil, &LockTimeoutError{Path: path, Wait: wait, Holder: t.readHolder(name)}
+			}
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				err = &fs.PathError{Op: "lock", Path: path, Err: err}
 			}
 			return nil, err
 		}
 	}
 	if len(holder) > 0 {
-		t.writeHolder(name, holder)
+		writeHolder(f, holder)
 	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			fl.Unlock()
-			fl.Close()
+			flock(f, unix.LOCK_UN)
+			f.Close()
 		})
 	}, nil
+}
+
+// flock is flock(2) on f's descriptor, retried on EINTR.
+func flock(f *os.File, how int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	cerr := rc.Control(func(fd uintptr) {
+		for {
+			ferr = unix.Flock(int(fd), how)
+			if ferr != unix.EINTR {
+				return
+			}
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return ferr
+}
+
+// tryFlock takes the exclusive lock if it is free; ok is false if another
+// descriptor holds it.
+func tryFlock(f *os.File) (ok bool, err error) {
+	err = flock(f, unix.LOCK_EX|unix.LOCK_NB)
+	if err == unix.EWOULDBLOCK {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // waitLock blocks in flock(2) on a helper goroutine so that the waiter is
 // woken the moment the holder lets go (no polling delay), and abandons the
 // wait on timeout or cancellation; an abandoned acquisition is released at
-// once by the helper.
-func waitLock(ctx context.Context, fl *flock.Flock, wait time.Duration) error {
+// once by the helper. f is closed unless the lock was acquired.
+func waitLock(ctx context.Context, f *os.File, wait time.Duration) error {
 	if wait <= 0 {
-		fl.Close()
+		f.Close()
 		return ErrLockTimeout
 	}
 	var mu sync.Mutex
 	abandoned := false
 	done := make(chan error, 1)
 	go func() {
-		err := fl.Lock()
+		err := flock(f, unix.LOCK_EX)
 		mu.Lock()
 		defer mu.Unlock()
 		if abandoned {
 			if err == nil {
-				fl.Unlock()
+				flock(f, unix.LOCK_UN)
 			}
-			fl.Close()
+			f.Close()
 			return
 		}
 		done <- err
@@ -99,7 +136,7 @@ func waitLock(ctx context.Context, fl *flock.Flock, wait time.Duration) error {
 	select {
 	case err := <-done:
 		if err != nil {
-			fl.Close()
+			f.Close()
 		}
 		return err
 	case <-timer.C:
@@ -113,20 +150,17 @@ func waitLock(ctx context.Context, fl *flock.Flock, wait time.Duration) error {
 	select {
 	case err := <-done: // acquired just as we gave up
 		if err == nil {
-			fl.Unlock()
+			flock(f, unix.LOCK_UN)
 		}
-		fl.Close()
+		f.Close()
 	default:
 	}
 	return cause
 }
 
-func (t *Tree) writeHolder(name string, holder []byte) {
-	f, err := t.root.OpenFile(name, os.O_WRONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
+// writeHolder writes the holder line at the start of the locked sidecar,
+// through the descriptor that holds the lock (never by name again).
+func writeHolder(f *os.File, holder []byte) {
 	buf := make([]byte, 0, holderSize)
 	buf = append(buf, holder...)
 	if len(buf) >= holderSize {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2"
+	"golang.org/x/sys/unix"
 )
 
 // ErrSymlink reports a symlink where coord needs a real file or directory.
@@ -37,27 +38,26 @@ func OpenTree(dir string, subdirs ...string) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	// os.OpenRoot opens without O_DIRECTORY: check first, without
+	// blocking, that abs is a directory (a FIFO there would block it).
+	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: abs, Err: err}
+	}
+	unix.Close(fd)
 	r, err := os.OpenRoot(abs)
 	if err != nil {
 		return nil, err
 	}
 	t := &Tree{root: r, dir: abs}
 	for _, s := range subdirs {
-		fi, err := r.Lstat(s)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+		if _, err := r.Lstat(s); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.Close()
 			return nil, err
 		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
+		if err := t.CheckDir(s); err != nil {
 			r.Close()
-			return nil, &fs.PathError{Op: "open", Path: t.Path(s), Err: ErrSymlink}
-		}
-		if !fi.IsDir() {
-			r.Close()
-			return nil, &fs.PathError{Op: "open", Path: t.Path(s), Err: syscall.ENOTDIR}
+			return nil, err
 		}
 	}
 	return t, nil
@@ -68,18 +68,18 @@ func OpenTree(dir string, subdirs ...string) (*Tree, error) {
 // missing entry maps to nil; a missing directory to an empty map.
 func (t *Tree) LstatAll(dir string, names []string) (map[string]fs.FileInfo, error) {
 	out := make(map[string]fs.FileInfo, len(names))
-	sub, err := t.root.OpenRoot(dir)
+	d, err := t.openDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer sub.Close()
+	defer d.Close()
 	for _, n := range names {
-		fi, err := sub.Lstat(n)
+		fi, err := lstatAt(d, n)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+			return nil, &fs.PathError{Op: "lstat", Path: t.Path(dir + "/" + n), Err: err}
 		}
 		out[n] = fi
 	}
@@ -104,7 +104,7 @@ func (t *Tree) MkdirAll(name string, perm fs.FileMode) error {
 		return &fs.PathError{Op: "mkdir", Path: t.Path(name), Err: err}
 	}
 	if err := t.root.MkdirAll(name, perm); err != nil {
-		return err
+		return t.dirError(name, err)
 	}
 	fi, err := t.root.Lstat(name)
 	if err != nil {
@@ -119,13 +119,15 @@ func (t *Tree) MkdirAll(name string, perm fs.FileMode) error {
 // Lstat is os.Lstat inside the tree.
 func (t *Tree) Lstat(name string) (fs.FileInfo, error) { return t.root.Lstat(name) }
 
-// Open opens a file for reading, refusing a symlink as the final component.
+// Open opens a regular file for reading. It never blocks on what it finds
+// (see openFile): a symlink is refused with ErrSymlink, a FIFO, socket,
+// device or directory with a *KindError.
 func (t *Tree) Open(name string) (*os.File, error) {
-	f, err := t.root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	return f, fixELOOP(t, name, err)
+	return t.openFile(name, os.O_RDONLY, 0)
 }
 
-// ReadFile reads a whole file, refusing symlinks and files over max bytes.
+// ReadFile reads a whole regular file (see Open), refusing files over
+// max bytes.
 func (t *Tree) ReadFile(name string, max int64) ([]byte, error) {
 	f, err := t.Open(name)
 	if err != nil {
@@ -135,9 +137,6 @@ func (t *Tree) ReadFile(name string, max int64) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: t.Path(name), Err: errors.New("not a regular file")}
 	}
 	if fi.Size() > max {
 		return nil, &fs.PathError{Op: "read", Path: t.Path(name), Err: fmt.Errorf("%w (%d bytes, limit %d)", ErrTooLarge, fi.Size(), max)}
@@ -179,9 +178,12 @@ func writeBytes(data []byte) func(io.Writer) error {
 }
 
 // WriteFileFrom is WriteFile with the content streamed by write into the
-// temp file, so a large file is never held whole in memory.
+// temp file, so a large file is never held whole in memory. Only a regular
+// file is replaced: a symlink, FIFO, socket, device or directory at name
+// is refused before anything is written (a rename would never block on
+// it, but silently replacing what someone put there is not coord's call).
 func (t *Tree) WriteFileFrom(name string, perm fs.FileMode, write func(io.Writer) error) error {
-	if err := t.refuseSymlink(name); err != nil {
+	if err := t.CheckFile(name); err != nil {
 		return err
 	}
 	pf, err := t.pending(name, write, perm)
@@ -194,6 +196,9 @@ func (t *Tree) WriteFileFrom(name string, perm fs.FileMode, write func(io.Writer
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: err}
 	}
 	if err := pf.CloseAtomicallyReplace(); err != nil {
+		if kerr := t.CheckFile(name); kerr != nil { // a directory appeared at name
+			return kerr
+		}
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: unwrapPath(err)}
 	}
 	if err := t.SyncDir(filepath.Dir(name)); err != nil {
@@ -251,7 +256,7 @@ func (t *Tree) CreateExcl(name string, data []byte, sync bool) error {
 	if err := step(OpCreate, name); err != nil {
 		return &fs.PathError{Op: "create", Path: t.Path(name), Err: err}
 	}
-	f, err := t.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	f, err := t.openFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -281,13 +286,15 @@ func (t *Tree) CreateExcl(name string, data []byte, sync bool) error {
 // AppendLine appends line (which must end in '\n') in one write(2). The
 // caller holds the file's lock. A short or failed write is truncated away;
 // after a torn last line left by a crash, the line starts on a new line.
+// Only a regular file is appended to (see openFile): a FIFO at name is
+// refused, never waited on.
 func (t *Tree) AppendLine(name string, line []byte) error {
 	if err := step(OpCreate, name); err != nil {
 		return &fs.PathError{Op: "append", Path: t.Path(name), Err: err}
 	}
-	f, err := t.root.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	f, err := t.openFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return fixELOOP(t, name, err)
+		return err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -299,7 +306,7 @@ func (t *Tree) AppendLine(name string, line []byte) error {
 	// a separate line that readers skip.
 	if fi.Size() > 0 {
 		var last [1]byte
-		if r, err := t.root.Open(name); err == nil {
+		if r, err := t.openFile(name, os.O_RDONLY, 0); err == nil {
 			_, rerr := r.ReadAt(last[:], fi.Size()-1)
 			r.Close()
 			if rerr == nil && last[0] != '\n' {
@@ -338,19 +345,19 @@ func (t *Tree) RemoveIn(dir string, names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	sub, err := t.root.OpenRoot(dir)
+	d, err := t.openDir(dir)
 	if err != nil {
 		return err
 	}
-	defer sub.Close()
+	defer d.Close()
 	var first error
 	for _, n := range names {
 		err := step(OpRemove, dir+"/"+n)
 		if err == nil {
-			err = sub.Remove(n)
+			err = removeAt(d, n)
 		}
 		if err != nil && first == nil {
-			first = err
+			first = &fs.PathError{Op: "remove", Path: t.Path(dir + "/" + n), Err: err}
 		}
 	}
 	return first
@@ -364,10 +371,12 @@ func (t *Tree) Rename(oldname, newname string) error {
 	return t.root.Rename(oldname, newname)
 }
 
-// Chtimes sets a file's access and modification times. It refuses a
-// symlink so that a planted link cannot be used to touch a file elsewhere.
+// Chtimes sets a regular file's access and modification times. It
+// refuses a symlink, so that a planted link cannot be used to touch a file
+// elsewhere, and anything else that is not a regular file (a FIFO or
+// directory at a heartbeat's name is not a heartbeat).
 func (t *Tree) Chtimes(name string, at time.Time) error {
-	if err := t.refuseSymlink(name); err != nil {
+	if err := t.CheckFile(name); err != nil {
 		return err
 	}
 	if err := step(OpChtimes, name); err != nil {
@@ -382,9 +391,9 @@ func (t *Tree) SyncFile(name string) error {
 	if err := step(OpSync, name); err != nil {
 		return &fs.PathError{Op: "fsync", Path: t.Path(name), Err: err}
 	}
-	f, err := t.root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := t.openFile(name, os.O_RDONLY, 0)
 	if err != nil {
-		return fixELOOP(t, name, err)
+		return err
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
@@ -399,7 +408,7 @@ func (t *Tree) SyncDir(name string) error {
 	if err := step(OpSyncDir, name); err != nil {
 		return &fs.PathError{Op: "fsync", Path: t.Path(name), Err: err}
 	}
-	d, err := t.root.Open(name)
+	d, err := t.openDir(name)
 	if err != nil {
 		return err
 	}
@@ -411,9 +420,10 @@ func (t *Tree) SyncDir(name string) error {
 }
 
 // ReadDir lists a directory's entries sorted by name, without following
-// symlinks; a missing directory lists as empty.
+// symlinks; a missing directory lists as empty, anything else at name is
+// refused (see openDir).
 func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
-	d, err := t.root.Open(name)
+	d, err := t.openDir(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -426,12 +436,12 @@ func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
 	return ents, err
 }
 
-func (t *Tree) refuseSymlink(name string) error {
-	fi, err := t.root.Lstat(name)
-	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return &fs.PathError{Op: "write", Path: t.Path(name), Err: ErrSymlink}
+// dirError names a wrong kind of entry where a directory failed to open.
+func (t *Tree) dirError(dir string, err error) error {
+	if kerr := t.CheckDir(dir); kerr != nil {
+		return kerr
 	}
-	return nil
+	return err
 }
 
 func fixELOOP(t *Tree, name string, err error) error {
@@ -483,8 +493,9 @@ func (t *Tree) CreateFile(name string, data []byte, perm fs.FileMode) error {
 // change durable: readers see the old or the new content, whole, but a
 // power loss may bring back the old one. For advisory content only
 // (heartbeat descriptions), where two fsyncs per state change buy nothing.
+// As WriteFile, it replaces only a regular file.
 func (t *Tree) ReplaceFile(name string, data []byte, perm fs.FileMode) error {
-	if err := t.refuseSymlink(name); err != nil {
+	if err := t.CheckFile(name); err != nil {
 		return err
 	}
 	var rnd [8]byte
@@ -493,7 +504,7 @@ func (t *Tree) ReplaceFile(name string, data []byte, perm fs.FileMode) error {
 	if err := step(OpCreate, tmp); err != nil {
 		return &fs.PathError{Op: "create", Path: t.Path(tmp), Err: err}
 	}
-	f, err := t.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
+	f, err := t.openFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
@@ -511,6 +522,9 @@ func (t *Tree) ReplaceFile(name string, data []byte, perm fs.FileMode) error {
 	}
 	if werr != nil {
 		t.root.Remove(tmp)
+		if kerr := t.CheckFile(name); kerr != nil { // a directory appeared at name
+			return kerr
+		}
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: unwrapPath(werr)}
 	}
 	return nil

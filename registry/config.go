@@ -64,7 +64,7 @@ func LoadConfig(t *fsops.Tree) (Config, error) {
 		}
 		v, err := coord.ParseDuration(s)
 		if err != nil || v <= 0 {
-			return d.errf(`"%s" must be a positive duration like "15m" (at most %s), found %q`, key, coord.MaxDuration, s)
+			return d.errf(`"%s" must be a positive duration like "15m", found %q`, key, s)
 		}
 		*dst = v
 		return nil

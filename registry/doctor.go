@@ -6,48 +6,106 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
 )
 
 // Problem is one broken invariant found by Doctor.
 type Problem struct {
 	What  string `json:"problem"`
 	Fixed bool   `json:"fixed"`
-	fix   func() error
+	// fix repairs the problem and may say what it did ("removed it");
+	// nil when doctor cannot repair it safely.
+	fix func() (done string, err error)
 }
 
 // tempMinAge: a temp file younger than this may belong to a write in
 // progress outside the registry lock (heartbeats), so it is left alone.
 const tempMinAge = time.Minute
 
-// Doctor checks every invariant under the registry lock: the files parse,
-// every lock-holding task has exactly one lock file and every lock file is
-// backed by such a task with matching content, no temp files are left.
-// With repair it fixes what it can, logs each fix, and re-checks.
+// AsideMark is in the name of anything doctor --repair moved aside
+// (<name>.corrupt-<UTC time>): a directory or regular file found where
+// the other kind belongs. Doctor ignores such names; delete them once
+// you have looked at them.
+const AsideMark = ".corrupt-"
+
+// DataFiles are the regular files of the tree that hold data coord needs
+// (corrupt ones are reported, never rewritten or removed by doctor).
+var DataFiles = []string{RegistryFile, DepMapFile, ConfigFile, QuotaFile, KVFile, LeasesFile}
+
+// Doctor checks every invariant under the registry lock: every name holds
+// the kind of file that belongs there, the files parse, the dependencies
+// have no cycle, every lock-holding task has exactly one lock file and
+// every lock file is backed by such a task with matching content, no temp
+// files are left. With repair it fixes what it safely can, logs each fix,
+// and re-checks.
+//
+// The flock sidecars in .lock/ are checked first: with repair, one that is
+// not a regular file is removed before doctor takes the registry lock
+// (nobody can hold a flock on it: coord refuses to open it); without
+// repair, doctor reports it and reads without the lock (it writes
+// nothing).
 func (s *Store) Doctor(ctx context.Context, repair bool) ([]Problem, error) {
-	unlock, err := s.LockRegistry(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	probs := s.diagnose()
-	if !repair {
-		return probs, nil
-	}
+	var early []Problem
 	var events []coord.Event
 	now := s.Clock().UTC()
-	for i := range probs {
-		p := &probs[i]
+	apply := func(p *Problem) error {
 		if p.fix == nil {
-			continue
+			return nil
 		}
-		if err := p.fix(); err != nil {
-			return probs, IOError(err, "")
+		done, err := p.fix()
+		if err != nil {
+			return IOError(err, "")
 		}
 		p.Fixed = true
-		events = append(events, coord.Event{Time: now, Agent: coord.CoordinatorID, Text: "repaired: " + p.What})
+		text := "repaired: " + p.What
+		if done != "" {
+			text += " (" + done + ")"
+		}
+		events = append(events, coord.Event{Time: now, Agent: coord.CoordinatorID, Text: text})
+		return nil
+	}
+	if repair {
+		early = s.checkLockDir()
+		for i := range early {
+			if err := apply(&early[i]); err != nil {
+				return early, err
+			}
+		}
+	}
+	unlock := func() {}
+	if _, err := s.Tree.Lstat(LockDir); repair || err == nil && s.Tree.CheckDir(LockDir) == nil && s.Tree.CheckFile(registryLock) == nil {
+		var err error
+		if unlock, err = s.LockRegistry(ctx); err != nil {
+			return early, err
+		}
+	}
+	defer unlock()
+	if !repair {
+		return s.diagnose(), nil
+	}
+	// A repair can bring further problems to light (a directory put back
+	// shows which lock files are missing from it): repeat while fixing.
+	probs := early
+	for round := 0; round < 4; round++ {
+		fixed := false
+		for _, p := range s.diagnose() {
+			if alreadyFixed(probs, p.What) {
+				continue // fixed once and back: reported as remaining below
+			}
+			if err := apply(&p); err != nil {
+				return append(probs, p), err
+			}
+			fixed = fixed || p.Fixed
+			probs = mergeProblem(probs, p)
+		}
+		if !fixed {
+			break
+		}
 	}
 	if err := s.AppendLog(ctx, events...); err != nil {
 		return probs, err
@@ -58,100 +116,265 @@ func (s *Store) Doctor(ctx context.Context, repair bool) ([]Problem, error) {
 	for _, p := range after {
 		seen[p.What] = true
 	}
+	// A problem still there is not fixed; one gone is, whether its own fix
+	// or another's removed it (an unreadable directory also hid what the
+	// epoch scan would have read there).
 	for i := range probs {
-		if seen[probs[i].What] {
-			probs[i].Fixed = false
-		}
+		probs[i].Fixed = !seen[probs[i].What]
 	}
 	for _, p := range after {
-		found := false
-		for _, q := range probs {
-			found = found || q.What == p.What
-		}
-		if !found {
-			probs = append(probs, p)
-		}
+		probs = mergeProblem(probs, p)
 	}
 	return probs, nil
 }
 
-func (s *Store) diagnose() []Problem {
-	var probs []Problem
-	add := func(fix func() error, format string, args ...any) {
-		probs = append(probs, Problem{What: fmt.Sprintf(format, args...), fix: fix})
+func alreadyFixed(probs []Problem, what string) bool {
+	for _, p := range probs {
+		if p.What == what && p.Fixed {
+			return true
+		}
 	}
-	tx, f, err := s.load()
+	return false
+}
+
+// mergeProblem adds p unless a problem of the same text is listed; a
+// listed one takes p's Fixed if p was fixed.
+func mergeProblem(probs []Problem, p Problem) []Problem {
+	for i := range probs {
+		if probs[i].What == p.What {
+			probs[i].Fixed = probs[i].Fixed || p.Fixed
+			return probs
+		}
+	}
+	return append(probs, p)
+}
+
+// problems collects doctor's findings.
+type problems []Problem
+
+func (ps *problems) add(fix func() (string, error), format string, args ...any) {
+	*ps = append(*ps, Problem{What: fmt.Sprintf(format, args...), fix: fix})
+}
+
+// removeFix wraps a plain removal as a fix.
+func removeFix(rm func() error) func() (string, error) {
+	return func() (string, error) { return "", rm() }
+}
+
+// kindProblem reports name if it is not of the kind that belongs there
+// (wantDir: a directory, else a regular file); it returns false then. The
+// repair clears the name: a FIFO, socket, device or symlink holds no data
+// and is removed, as is an empty directory; a directory with entries, or a
+// regular file where a directory belongs, is moved aside to
+// <name>.corrupt-<time>, so nothing is ever deleted that might hold data.
+// A missing directory is created.
+func (s *Store) kindProblem(ps *problems, name string, wantDir bool) bool {
+	return s.kindProblemThen(ps, name, wantDir, nil)
+}
+
+// kindProblemThen is kindProblem with a step run after the name was
+// cleared (recreating what belongs there).
+func (s *Store) kindProblemThen(ps *problems, name string, wantDir bool, then func() error) bool {
+	want, check := "a regular file", s.Tree.CheckFile
+	if wantDir {
+		want, check = "a directory", s.Tree.CheckDir
+		then = func() error { return s.Tree.MkdirAll(name, 0o755) }
+	}
+	err := check(name)
+	if err == nil {
+		return true
+	}
+	is := "an entry of another kind"
+	var ke *fsops.KindError
+	switch {
+	case errors.As(err, &ke):
+		is = ke.Is
+	case errors.Is(err, fsops.ErrSymlink):
+		is = "a symlink"
+		if holdsData(name) {
+			// Removing the link would lose nothing, but would leave coord
+			// without the data the link was meant to provide.
+			ps.add(nil, "%s is a symlink, not %s; replace the link with what it points to (coord never follows symlinks in the tree)", name, want)
+			return false
+		}
+	}
+	ps.add(func() (string, error) {
+		done, err := s.clearName(name)
+		if err == nil && then != nil {
+			if err = then(); !wantDir {
+				done += " and recreated it from the registry"
+			}
+		}
+		return done, err
+	}, "%s is %s, not %s", name, is, want)
+	return false
+}
+
+// clearName removes what stands at name if it can hold no data (a FIFO,
+// socket, device, symlink or empty directory) and otherwise renames it to
+// name.corrupt-<time>. It says which it did.
+func (s *Store) clearName(name string) (string, error) {
+	fi, err := s.Tree.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
 	if err != nil {
-		add(nil, "%v", err)
-		return probs
+		return "", err
 	}
-	if _, err := LoadConfig(s.Tree); err != nil {
-		add(nil, "%v", IOError(err, ""))
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return "removed it", s.Tree.Remove(name)
 	}
+	if fi.IsDir() {
+		if err := s.Tree.Remove(name); err == nil {
+			return "removed the empty directory", nil
+		}
+	}
+	aside := name + AsideMark + s.Clock().UTC().Format("20060102T150405Z")
+	for i := 1; ; i++ {
+		if _, err := s.Tree.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		aside = name + AsideMark + s.Clock().UTC().Format("20060102T150405Z") + "." + strconv.Itoa(i)
+	}
+	if err := s.Tree.Rename(name, aside); err != nil {
+		return "", err
+	}
+	return "moved it to " + aside, s.Tree.SyncDir(dirOf(name))
+}
+
+// holdsData reports whether name holds data coord cannot rebuild: the
+// data files, the logs and the archive.
+func holdsData(name string) bool {
+	for _, f := range DataFiles {
+		if name == f {
+			return true
+		}
+	}
+	return name == LogFile || isRotatedLog(name) || name == ArchiveDir || strings.HasPrefix(name, ArchiveDir+"/")
+}
+
+func dirOf(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		return name[:i]
+	}
+	return "."
+}
+
+// checkLockDir checks the .lock directory and its flock sidecars: they
+// must be a directory and regular files.
+func (s *Store) checkLockDir() []Problem {
+	var ps problems
+	if _, err := s.Tree.Lstat(LockDir); errors.Is(err, fs.ErrNotExist) {
+		ps.add(func() (string, error) { return "", s.Tree.MkdirAll(LockDir, 0o755) }, "directory %s is missing", LockDir)
+		return ps
+	}
+	if s.kindProblem(&ps, LockDir, true) {
+		s.checkEntries(&ps, LockDir, hasSuffix(".lock"), nil)
+	}
+	return ps
+}
+
+func hasSuffix(suffix string) func(string) bool {
+	return func(n string) bool { return strings.HasSuffix(n, suffix) }
+}
+
+// isRotatedLog matches coordination-YYYY-MM-DD[.N].log.
+func isRotatedLog(n string) bool {
+	return strings.HasPrefix(n, "coordination-") && strings.HasSuffix(n, ".log")
+}
+
+// checkEntries reports every entry of dir whose name match accepts and
+// that is not a regular file; each regular one is passed to each (which
+// may be nil). Temp files and names moved aside are skipped.
+func (s *Store) checkEntries(ps *problems, dir string, match func(string) bool, each func(name string, e fs.DirEntry)) {
+	ents, err := s.Tree.ReadDir(dir)
+	if err != nil {
+		ps.add(nil, "%v", IOError(err, ""))
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if !match(n) || IsTempName(n) || strings.Contains(n, AsideMark) {
+			continue
+		}
+		path := n
+		if dir != "." {
+			path = dir + "/" + n
+		}
+		if !s.kindProblem(ps, path, false) || each == nil {
+			continue
+		}
+		each(path, e)
+	}
+}
+
+func (s *Store) diagnose() []Problem {
+	var ps problems
+	add := ps.add
+	// Every name holds the kind of file that belongs there.
+	dirOK := map[string]bool{}
 	for _, d := range Subdirs {
 		if _, err := s.Tree.Lstat(d); errors.Is(err, fs.ErrNotExist) {
 			d := d
-			add(func() error { return s.Tree.MkdirAll(d, 0o755) }, "directory %s is missing", d)
-		}
-	}
-	// Registry-internal consistency.
-	for _, t := range tx.Tasks {
-		t := t
-		if (t.Status == coord.Claimed || t.Status == coord.Review) && t.ClaimedBy == "" {
-			add(func() error {
-				t.Status, t.Dirty = coord.Unclaimed, true
-				return s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644)
-			}, "task %s is %s but has no claimed_by", t.ID, t.Status)
-		}
-	}
-	// Lock files against the registry.
-	ents, err := s.Tree.ReadDir(LocksDir)
-	if err != nil {
-		add(nil, "%v", IOError(err, ""))
-		return probs
-	}
-	have := map[string]bool{}
-	for _, e := range ents {
-		name := e.Name()
-		path := LocksDir + "/" + name
-		rm := func() error { return s.Tree.Remove(path) }
-		if IsTempName(name) {
-			add(rm, "temp file %s left by an interrupted write", path)
+			add(func() (string, error) { return "", s.Tree.MkdirAll(d, 0o755) }, "directory %s is missing", d)
+			dirOK[d] = true // lists as empty
 			continue
 		}
-		task, agent, ok := SplitLockName(name)
-		if !ok || !e.Type().IsRegular() {
-			add(rm, "%s is not a lock file (<task>.<agent>.lock, regular file)", path)
-			continue
-		}
-		t := tx.Task(task)
-		if t == nil || !t.HoldsLock() || t.ClaimedBy != agent {
-			add(rm, "lock %s is not backed by the registry", path)
-			continue
-		}
-		have[task] = true
-		data, err := s.Tree.ReadFile(path, maxSmallFile)
-		var li LockInfo
-		if err == nil {
-			li, err = ParseLockInfo(s.Tree.Path(path), data)
-		}
-		if err != nil || li.Holder != agent || li.TaskID != task || li.Epoch != t.Epoch {
-			t := t
-			add(func() error { return s.Tree.WriteFile(path, lockContent(t, "", 0), 0o644) },
-				"lock %s content does not match the registry (holder %s, epoch %d)", path, agent, t.Epoch)
+		dirOK[d] = s.kindProblem(&ps, d, true)
+	}
+	fileOK := map[string]bool{}
+	for _, f := range append(DataFiles, LogFile) {
+		fileOK[f] = s.kindProblem(&ps, f, false)
+	}
+	s.checkEntries(&ps, ".", isRotatedLog, nil)
+	if dirOK[LockDir] {
+		s.checkEntries(&ps, LockDir, hasSuffix(".lock"), nil)
+	}
+	if dirOK[HeartbeatDir] {
+		s.checkEntries(&ps, HeartbeatDir, hasSuffix(".beat"), nil)
+	}
+	if dirOK[FileLocksDir] {
+		s.checkEntries(&ps, FileLocksDir, hasSuffix(".lock"), func(name string, _ fs.DirEntry) {
+			if _, err := s.readPathLock(name); err != nil {
+				add(nil, "path lock %s does not parse (%v); fix it by hand, or remove it if that path should not be locked", name, unwrapParse(err))
+			}
+		})
+	}
+	if dirOK[ArchiveDir] {
+		s.checkEntries(&ps, ArchiveDir, hasSuffix(".jsonl"), nil)
+		if _, err := s.ArchivedTasks(); err != nil {
+			add(nil, "%s; fix that line by hand (the archive is append-only history)", s.rel(unwrapCoded(err)))
 		}
 	}
-	for _, t := range tx.Tasks {
-		if t.HoldsLock() && !have[t.ID] {
-			t := t
-			add(func() error {
-				return s.Tree.CreateExcl(LocksDir+"/"+LockName(t.ID, t.ClaimedBy), lockContent(t, "", 0), true)
-			}, "task %s is %s by %s but has no lock file", t.ID, t.Status, t.ClaimedBy)
+	// The small data files parse (strictly). Doctor never rewrites or
+	// removes one it cannot read: it reports it with the fix.
+	parse := func(file string, read func() error) {
+		if !fileOK[file] {
+			return
+		}
+		if err := read(); err != nil {
+			add(nil, "%s; fix it by hand or restore it from version control", s.rel(unwrapCoded(err)))
 		}
 	}
-	// Temp leftovers elsewhere.
+	parse(ConfigFile, func() error { _, err := LoadConfig(s.Tree); return err })
+	parse(KVFile, func() error { _, err := readDoc[kvDoc](s, KVFile); return err })
+	parse(LeasesFile, func() error { _, err := readDoc[leaseDoc](s, LeasesFile); return err })
+	parse(QuotaFile, func() error { _, err := s.LoadQuota(); return err })
+	if fileOK[DepMapFile] {
+		if _, err := LoadDepMap(s.Tree); err != nil {
+			add(nil, "%s; fix it by hand or restore it from version control", s.rel(unwrapCoded(err)))
+			fileOK[DepMapFile] = false
+		}
+	}
+	if fileOK[RegistryFile] && fileOK[DepMapFile] && dirOK[LocksDir] {
+		s.diagnoseRegistry(&ps)
+	}
+	// Temp leftovers.
 	now := s.Clock()
 	for _, dir := range []string{".", HeartbeatDir, FileLocksDir, ArchiveDir} {
+		if dir != "." && !dirOK[dir] {
+			continue
+		}
 		ents, err := s.Tree.ReadDir(dir)
 		if err != nil {
 			add(nil, "%v", IOError(err, ""))
@@ -168,10 +391,140 @@ func (s *Store) diagnose() []Problem {
 			if fi, err := e.Info(); err == nil && dir != "." && now.Sub(fi.ModTime()) < tempMinAge {
 				continue
 			}
-			add(func() error { return s.Tree.Remove(path) }, "temp file %s left by an interrupted write", path)
+			add(removeFix(func() error { return s.Tree.Remove(path) }), "temp file %s left by an interrupted write", path)
 		}
 	}
-	probs = append(probs, s.epochProblems(tx, f)...)
-	sort.SliceStable(probs, func(i, j int) bool { return probs[i].What < probs[j].What })
-	return probs
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].What < ps[j].What })
+	return ps
+}
+
+// diagnoseRegistry checks the registry against itself, its dependencies
+// and the lock files.
+func (s *Store) diagnoseRegistry(ps *problems) {
+	add := ps.add
+	tx, f, err := s.load()
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		add(nil, "%s; fix it by hand or restore it from version control", s.rel(pe.Error()))
+		return
+	}
+	if err != nil {
+		add(nil, "%v", err)
+		return
+	}
+	// Registry-internal consistency.
+	for _, t := range tx.Tasks {
+		t := t
+		if (t.Status == coord.Claimed || t.Status == coord.Review) && t.ClaimedBy == "" {
+			add(removeFix(func() error {
+				t.Status, t.Dirty = coord.Unclaimed, true
+				return s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644)
+			}), "task %s is %s but has no claimed_by", t.ID, t.Status)
+		}
+	}
+	// Dependency cycles, over the tasks' deps merged with the map's.
+	graph := map[string][]string{}
+	for _, t := range tx.Tasks {
+		graph[t.ID] = tx.Deps(t)
+	}
+	for id, d := range tx.DepMap {
+		if tx.Task(id) == nil {
+			graph[id] = d
+		}
+	}
+	if cyc := coord.FindCycle(graph); cyc != nil {
+		add(nil, "dependency cycle %s (the tasks' deps in %s merged with %s); remove one of its edges by hand",
+			strings.Join(cyc, " -> "), RegistryFile, DepMapFile)
+	}
+	// Lock files against the registry.
+	ents, err := s.Tree.ReadDir(LocksDir)
+	if err != nil {
+		add(nil, "%v", IOError(err, ""))
+		return
+	}
+	have := map[string]bool{}
+	for _, e := range ents {
+		name := e.Name()
+		path := LocksDir + "/" + name
+		rm := removeFix(func() error { return s.Tree.Remove(path) })
+		if strings.Contains(name, AsideMark) {
+			continue
+		}
+		if IsTempName(name) {
+			add(rm, "temp file %s left by an interrupted write", path)
+			continue
+		}
+		task, agent, ok := SplitLockName(name)
+		if !ok {
+			if s.kindProblem(ps, path, false) {
+				add(rm, "%s is not a lock file (<task>.<agent>.lock, regular file)", path)
+			}
+			continue
+		}
+		t := tx.Task(task)
+		backed := t != nil && t.HoldsLock() && t.ClaimedBy == agent
+		var recreate func() error
+		if backed {
+			recreate = func() error { return s.Tree.CreateExcl(path, lockContent(t, "", 0), true) }
+		}
+		if !s.kindProblemThen(ps, path, false, recreate) {
+			have[task] = have[task] || backed
+			continue
+		}
+		if !backed {
+			add(rm, "lock %s is not backed by the registry", path)
+			continue
+		}
+		have[task] = true
+		data, err := s.Tree.ReadFile(path, maxSmallFile)
+		var li LockInfo
+		if err == nil {
+			li, err = ParseLockInfo(s.Tree.Path(path), data)
+		}
+		rewrite := removeFix(func() error { return s.Tree.WriteFile(path, lockContent(t, "", 0), 0o644) })
+		switch {
+		case err != nil:
+			add(rewrite, "lock %s does not parse (%v); it is rewritten from the registry (holder %s, epoch %d)", path, unwrapParse(err), agent, t.Epoch)
+		case li.Holder != agent || li.TaskID != task || li.Epoch != t.Epoch:
+			add(rewrite, "lock %s content does not match the registry (holder %s, epoch %d)", path, agent, t.Epoch)
+		}
+	}
+	for _, t := range tx.Tasks {
+		if t.HoldsLock() && !have[t.ID] {
+			t := t
+			name := LocksDir + "/" + LockName(t.ID, t.ClaimedBy)
+			add(removeFix(func() error {
+				return s.Tree.CreateExcl(name, lockContent(t, "", 0), true)
+			}), "task %s is %s by %s but has no lock file", t.ID, t.Status, t.ClaimedBy)
+		}
+	}
+	*ps = append(*ps, s.epochProblems(tx, f)...)
+}
+
+// rel gives a message on one line, with the tree's own path dropped from
+// file names (doctor names every file relative to the tree).
+func (s *Store) rel(msg string) string {
+	return coord.OneLine(strings.ReplaceAll(msg, s.Tree.Dir()+"/", ""))
+}
+
+// unwrapParse gives a parse error's message without the file name (the
+// problem line names the file already).
+func unwrapParse(err error) string {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return coord.OneLine(pe.Msg)
+	}
+	return coord.OneLine(err.Error())
+}
+
+// unwrapCoded drops the hint of a coded error (doctor gives its own fix).
+func unwrapCoded(err error) string {
+	var ce *coord.Error
+	if errors.As(err, &ce) {
+		if ce.Err != nil && ce.Err.Error() != ce.Msg {
+			return ce.Msg + ": " + ce.Err.Error()
+		}
+		return ce.Msg
+	}
+	return err.Error()
 }

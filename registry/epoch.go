@@ -240,7 +240,7 @@ func (s *Store) epochProblems(tx *coord.Txn, f *File) []Problem {
 	case hi.Epoch > counter:
 		probs = append(probs, Problem{
 			What: fmt.Sprintf("epoch counter %d is behind the highest epoch %d recorded in %s: a claim would reissue a fencing token", counter, hi.Epoch, hi.Where),
-			fix: func() error {
+			fix: removeFix(func() error {
 				if err := s.writeEpochMark(hi.Epoch); err != nil {
 					return err
 				}
@@ -249,13 +249,13 @@ func (s *Store) epochProblems(tx *coord.Txn, f *File) []Problem {
 				}
 				f.LastEpoch = hi.Epoch
 				return s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644)
-			},
+			}),
 		})
 	case !ok:
 		if _, err := s.Tree.Lstat(EpochFile); err == nil {
 			probs = append(probs, Problem{
 				What: fmt.Sprintf("epoch mark %s does not hold a number", EpochFile),
-				fix:  func() error { return s.writeEpochMark(counter) },
+				fix:  removeFix(func() error { return s.writeEpochMark(counter) }),
 			})
 		}
 	}
@@ -266,7 +266,7 @@ func (s *Store) epochProblems(tx *coord.Txn, f *File) []Problem {
 			path := LockDir + "/" + e.Name()
 			probs = append(probs, Problem{
 				What: fmt.Sprintf("temp file %s left by an interrupted write", path),
-				fix:  func() error { return s.Tree.Remove(path) },
+				fix:  removeFix(func() error { return s.Tree.Remove(path) }),
 			})
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
 )
 
 const fileLocksLock = LockDir + "/file_locks.lock"
@@ -93,13 +94,12 @@ func (s *Store) pathLocksStrict() ([]PathLock, error) {
 			continue
 		}
 		name := FileLocksDir + "/" + e.Name()
-		if !e.Type().IsRegular() { // never opened: a FIFO would block
-			return nil, coord.Errorf(coord.CodeIO, "%s is not a regular file", s.Tree.Path(name)).
-				WithHint("remove it; path locks are regular files")
-		}
 		l, err := s.readPathLock(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if errors.Is(err, fsops.ErrWrongKind) {
+			return nil, IOError(err, "") // the kind error's own fix
 		}
 		if err != nil {
 			return nil, IOError(err, "remove "+s.Tree.Path(name)+" if no agent holds it (coord locks lists the readable ones)")

@@ -45,7 +45,15 @@ func (s *Store) warn(err error) {
 var _ coord.Backend = (*Store)(nil)
 
 // Open opens the coordination directory dir (which must exist).
-func Open(dir string) (*Store, error) {
+func Open(dir string) (*Store, error) { return open(dir, Subdirs) }
+
+// OpenForDoctor is Open without refusing a subdirectory of the wrong kind
+// (a symlink, a regular file or a FIFO at agent_locks/, …): Doctor
+// reports and repairs those itself, and looks into a subdirectory only
+// once it is one.
+func OpenForDoctor(dir string) (*Store, error) { return open(dir, nil) }
+
+func open(dir string, subdirs []string) (*Store, error) {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		return nil, coord.Errorf(coord.CodeIO, "no coordination tree at %s", dir).
@@ -63,9 +71,12 @@ func Open(dir string) (*Store, error) {
 				WithHint("replace the link with the directory itself (linked git worktrees share the main worktree's tree without links)")
 		}
 	}
-	t, err := fsops.OpenTree(dir, Subdirs...)
+	t, err := fsops.OpenTree(dir, subdirs...)
+	if errors.Is(err, fsops.ErrWrongKind) {
+		return nil, IOError(err, "") // its own hint
+	}
 	if err != nil {
-		return nil, IOError(err, "remove the symlink or file and run 'coord init'")
+		return nil, IOError(err, "remove the symlink or file and run 'coord init' ('coord doctor --repair' does both)")
 	}
 	return &Store{Tree: t, LockWait: 30 * time.Second, Clock: coord.SystemClock}, nil
 }
@@ -91,6 +102,16 @@ func IOError(err error, hint string) error {
 	var pe *ParseError
 	if errors.As(err, &pe) {
 		return &coord.Error{Code: coord.CodeIO, Msg: pe.Error(), Hint: "fix the file by hand or restore it from version control; 'coord doctor' lists problems"}
+	}
+	var ke *fsops.KindError
+	if errors.As(err, &ke) {
+		if hint == "" {
+			hint = "remove it ('coord doctor --repair' does)"
+			if ke.MayHoldData() {
+				hint = "move it away ('coord doctor --repair' does)"
+			}
+		}
+		return &coord.Error{Code: coord.CodeIO, Msg: ke.Error(), Err: ke, Hint: hint}
 	}
 	code := coord.CodeIO
 	switch {
@@ -292,9 +313,14 @@ func (f *File) touch(now time.Time) {
 func (s *Store) createLock(name string, t *coord.Task) error {
 	err := s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
 	if errors.Is(err, fs.ErrExist) {
-		// Something that is not a lock file (a planted symlink, a
-		// directory) sits at the name: remove it, never follow it.
+		// Something that is not a lock file (a planted symlink, a FIFO, a
+		// socket) sits at the name: it holds no data; remove it, never
+		// follow or open it. A directory might hold someone's data: it is
+		// refused, named.
 		if fi, lerr := s.Tree.Lstat(name); lerr == nil && !fi.Mode().IsRegular() {
+			if fi.IsDir() {
+				return s.Tree.CheckFile(name)
+			}
 			if err := s.Tree.Remove(name); err != nil {
 				return err
 			}

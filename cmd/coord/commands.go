@@ -934,7 +934,7 @@ func (e *env) cmdArchive(c *cli.Context) error {
 }
 
 func (e *env) cmdDoctor(c *cli.Context) error {
-	s, err := e.open()
+	s, err := e.openForDoctor()
 	if err != nil {
 		return err
 	}
@@ -968,7 +968,11 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 		}
 	}
 	if remaining > 0 {
-		return coord.Errorf(coord.CodeConflict, "doctor: %d problem(s) remain", remaining).WithHint("run 'coord doctor --repair'")
+		hint := "run 'coord doctor --repair'"
+		if c.Bool("repair") {
+			hint = "each remaining problem says how to fix it by hand"
+		}
+		return coord.Errorf(coord.CodeConflict, "doctor: %d problem(s) remain", remaining).WithHint("%s", hint)
 	}
 	return nil
 }

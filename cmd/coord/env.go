@@ -74,7 +74,14 @@ func (e *env) before(c *cli.Context) error {
 func parseDuration(s string) (time.Duration, error) { return coord.ParseDuration(s) }
 
 // open resolves the root and opens the store and config.
-func (e *env) open() (*registry.Store, error) {
+func (e *env) open() (*registry.Store, error) { return e.openStore(false) }
+
+// openForDoctor is open for doctor, which reports (and repairs) what open
+// refuses: a subdirectory of the wrong kind, an unreadable config.json
+// (the defaults are used meanwhile).
+func (e *env) openForDoctor() (*registry.Store, error) { return e.openStore(true) }
+
+func (e *env) openStore(doctor bool) (*registry.Store, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
@@ -92,11 +99,18 @@ func (e *env) open() (*registry.Store, error) {
 	if err := e.checkFS(dir); err != nil {
 		return nil, err
 	}
-	s, err := registry.Open(dir)
+	opener := registry.Open
+	if doctor {
+		opener = registry.OpenForDoctor
+	}
+	s, err := opener(dir)
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := registry.LoadConfig(s.Tree)
+	if err != nil && doctor {
+		cfg, err = registry.DefaultConfig(), nil
+	}
 	if err != nil {
 		s.Close()
 		return nil, registry.IOError(err, "")
