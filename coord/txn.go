@@ -3,6 +3,7 @@ package coord
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 )
@@ -31,8 +32,18 @@ type Txn struct {
 	// it to at least every epoch the tree records anywhere (registry, lock
 	// files, archive, log), so the next Claim's epoch is new.
 	LastEpoch int64
-	Now       time.Time
-	Events    []Event
+	// PathLocks are the path locks, kept with the tasks so that a task and
+	// the locks taken for it are released in one commit. PathLocksDirty
+	// tells the store they changed.
+	PathLocks      []PathLock
+	PathLocksDirty bool
+	// Outbox holds tasks removed from Tasks to be archived: the store
+	// makes them durable in the archive before it commits the registry
+	// without them (a crash in between leaves a task in both places; the
+	// registry wins, never in neither).
+	Outbox []*Task
+	Now    time.Time
+	Events []Event
 
 	index map[string]int
 }
@@ -208,23 +219,7 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 		}
 		pick = t
 	} else {
-		best := 99
-		for _, t := range tx.Tasks {
-			if t.Status != Unclaimed {
-				continue
-			}
-			r := t.Priority.Rank()
-			if !opt.Any && r >= best {
-				continue
-			}
-			if tx.ineligible(t, a, h) != "" {
-				continue
-			}
-			pick, best = t, r
-			if opt.Any || r == 0 {
-				break
-			}
-		}
+		pick = tx.best(a, opt.Any, h)
 		if pick == nil {
 			return nil, nil
 		}
@@ -247,6 +242,62 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.Dirty = true
 	tx.Log(a.ID, "claimed task %s (epoch %d)", pick.ID, pick.Epoch)
 	return pick, nil
+}
+
+// Best is the task Claim would take now for agent a (with any, the first
+// eligible in registry order; otherwise the eligible task of highest
+// priority, registry order breaking ties), or nil. It is the one best-task
+// choice: claim, run, wait and ready all ask it.
+func (tx *Txn) Best(a Agent, any bool) *Task { return tx.best(a, any, tx.holders()) }
+
+func (tx *Txn) best(a Agent, any bool, h holders) *Task {
+	var pick *Task
+	best := 99
+	for _, t := range tx.Tasks {
+		if t.Status != Unclaimed {
+			continue
+		}
+		r := t.Priority.Rank()
+		if !any && r >= best {
+			continue
+		}
+		if tx.ineligible(t, a, h) != "" {
+			continue
+		}
+		pick, best = t, r
+		if any || r == 0 {
+			break
+		}
+	}
+	return pick
+}
+
+// Ready lists every task with why agent a may not claim it ("" if it may),
+// the claimable ones first in the order Best takes them (priority, then
+// registry order), then the rest in registry order.
+func (tx *Txn) Ready(a Agent) (ready []*Task, not []*Task, why []string) {
+	h := tx.holders()
+	for _, t := range tx.Tasks {
+		if w := tx.ineligible(t, a, h); w != "" {
+			not = append(not, t)
+			why = append(why, w)
+		} else {
+			ready = append(ready, t)
+		}
+	}
+	sort.SliceStable(ready, func(i, j int) bool { return ready[i].Priority.Rank() < ready[j].Priority.Rank() })
+	return ready, not, why
+}
+
+// Drained reports whether no work is left at all: no task is unclaimed,
+// claimed, blocked or in review.
+func (tx *Txn) Drained() bool {
+	for _, t := range tx.Tasks {
+		if t.Status != Done {
+			return false
+		}
+	}
+	return true
 }
 
 // NoEpoch means "no --epoch given": ownership is checked by agent alone.
@@ -315,6 +366,7 @@ func (tx *Txn) Release(agent, id string, epoch int64, summary string, reviewGate
 		t.Progress = 100
 	}
 	tx.Log(agent, "%s task %s%s", verb, id, suffix(summary))
+	tx.releasePathLocksWith(agent, id)
 	return t, nil
 }
 
@@ -459,47 +511,6 @@ func (tx *Txn) inReview(id string) (*Task, error) {
 		return nil, Errorf(CodeConflict, "task %q is %s, not in review", id, t.Status)
 	}
 	return t, nil
-}
-
-// StalePolicy says what the sweep does with a dead agent's task.
-type StalePolicy string
-
-// The stale policies of config.json's on_stale.
-const (
-	Requeue         StalePolicy = "requeue"
-	BlockIfProgress StalePolicy = "block-if-progress"
-)
-
-// LockRef names one task lock as the sweep judged it.
-type LockRef struct {
-	TaskID string
-	Agent  string
-	Epoch  int64
-}
-
-// FreeStale frees a lock judged stale, after re-checking that the task is
-// still held by the same agent at the same epoch. It returns false (and
-// changes nothing) when the lock has changed since it was judged.
-func (tx *Txn) FreeStale(ref LockRef, policy StalePolicy) bool {
-	t := tx.Task(ref.TaskID)
-	if t == nil || !t.HoldsLock() || t.ClaimedBy != ref.Agent || t.Epoch != ref.Epoch {
-		return false
-	}
-	switch {
-	case t.Status == Blocked:
-		// stays blocked with its reason; only the owner goes
-	case policy == BlockIfProgress && t.Progress > 0:
-		t.Status = Blocked
-		t.BlockedReason = fmt.Sprintf("agent %s went stale at %d%% progress", ref.Agent, t.Progress)
-	default:
-		t.Status = Unclaimed
-		t.Progress = 0
-	}
-	t.ClaimedBy = ""
-	t.ClaimedAt = ""
-	t.Dirty = true
-	tx.Log(CoordinatorID, "freed stale lock task %s (agent %s)", t.ID, ref.Agent)
-	return true
 }
 
 // HeldBy lists the tasks whose lock agent holds.

@@ -21,7 +21,7 @@ type Freed struct {
 
 // Sweeper frees the locks of agents whose heartbeat is older than Timeout.
 type Sweeper struct {
-	Backend coord.Backend
+	Backend coord.Updater
 	Beats   *Dir
 	Timeout time.Duration
 	Policy  coord.StalePolicy

@@ -78,7 +78,7 @@ func (f *fixture) claim(t *testing.T, agent, id string) int64 {
 	return epoch
 }
 
-func (f *fixture) sweeper(b coord.Backend) *Sweeper {
+func (f *fixture) sweeper(b coord.Updater) *Sweeper {
 	return &Sweeper{Backend: b, Beats: f.beats, Timeout: 10 * time.Minute, Policy: coord.Requeue, Clock: func() time.Time { return f.now }}
 }
 

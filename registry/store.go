@@ -42,7 +42,7 @@ func (s *Store) warn(err error) {
 	}
 }
 
-var _ coord.Backend = (*Store)(nil)
+var _ coord.Updater = (*Store)(nil)
 
 // Open opens the coordination directory dir (which must exist).
 func Open(dir string) (*Store, error) { return open(dir, Subdirs) }
@@ -187,7 +187,7 @@ func (s *Store) holderLine() []byte {
 	return b
 }
 
-// Update implements coord.Backend.
+// Update implements coord.Updater.
 func (s *Store) Update(ctx context.Context, fn func(*coord.Txn) error) error {
 	unlock, err := s.LockRegistry(ctx)
 	if err != nil {

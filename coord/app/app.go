@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+// Service is the application over one backend. Its methods are safe for
+// concurrent use by several goroutines as far as the backend is (both
+// engines are); identity is per call.
+type Service struct {
+	b     coord.Backend
+	cfg   coord.Config
+	clock coord.Clock
+	warn  func(string)
+}
+
+// Options tune a Service.
+type Options struct {
+	// Clock is the application's clock (the time written into logs and
+	// records); nil is the system clock. Liveness is judged on the beat
+	// store's clock, never on this one.
+	Clock coord.Clock
+	// Warn receives problems that happened after a commit (the change
+	// stands, so the call still succeeds). nil discards them.
+	Warn func(string)
+}
+
+// New opens the application on b, reading the project's configuration.
+func New(ctx context.Context, b coord.Backend, opt Options) (*Service, error) {
+	cfg, err := b.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn}
+	if s.clock == nil {
+		s.clock = coord.SystemClock
+	}
+	return s, nil
+}
+
+// Config is the project's configuration as the Service read it.
+func (s *Service) Config() coord.Config { return s.cfg }
+
+// Backend is the engine the Service runs on (its name and where it is, for
+// people; front ends must not reach around the Service through it).
+func (s *Service) Backend() coord.Backend { return s.b }
+
+// Now is the Service's clock.
+func (s *Service) Now() time.Time { return s.clock() }
+
+func (s *Service) warnf(err error) {
+	if err != nil && s.warn != nil {
+		s.warn(coord.OneLine(err.Error()))
+	}
+}
+
+// interrupted maps a context's end to the documented interruption.
+func interrupted(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return &coord.Error{Code: coord.CodeInterrupted, Msg: "interrupted", Err: coord.ErrInterrupted}
+	}
+	return err
+}
+
+// nonNil returns s, or an empty slice for nil (JSON prints [] not null).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

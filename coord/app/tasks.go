@@ -1,0 +1,407 @@
+package app
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+// SeedRequest adds a batch of tasks.
+type SeedRequest struct {
+	Name     string // where the batch came from, for messages ("tasks.jsonl", "stdin")
+	Batch    []coord.SeedLine
+	Validate bool   // only check; write nothing
+	By       string // who seeds (logged); "" is the coordinator
+}
+
+// SeedResult is what Seed did.
+type SeedResult struct {
+	Validated bool     `json:"validated"`
+	Count     int      `json:"count"`
+	IDs       []string `json:"ids"`
+}
+
+// Seed checks a batch against the registry and, unless Validate, adds it
+// whole in one commit; one bad line refuses the batch with its line number.
+func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
+	if len(r.Batch) == 0 {
+		return SeedResult{}, coord.Errorf(coord.CodeUsage, "%s: no tasks in the batch", r.Name)
+	}
+	by := r.By
+	if by == "" {
+		by = coord.CoordinatorID
+	}
+	check := func(tx *coord.Txn) error {
+		if err := tx.CheckSeed(r.Batch); err != nil {
+			if ce, ok := err.(*coord.Error); ok {
+				ce.Msg = r.Name + ": " + ce.Msg
+				return ce
+			}
+			return err
+		}
+		if r.Validate {
+			return nil
+		}
+		for _, sl := range r.Batch {
+			if sl.Task.Priority == "" {
+				sl.Task.Priority = coord.Medium
+			}
+			tx.Add(sl.Task)
+		}
+		tx.Log(by, "seeded %d tasks", len(r.Batch))
+		return nil
+	}
+	var err error
+	if r.Validate {
+		err = s.b.Tasks().View(ctx, check)
+	} else {
+		err = s.b.Tasks().Update(ctx, check)
+	}
+	if err != nil {
+		return SeedResult{}, interrupted(ctx, err)
+	}
+	ids := make([]string, len(r.Batch))
+	for i, sl := range r.Batch {
+		ids[i] = sl.Task.ID
+	}
+	return SeedResult{Validated: r.Validate, Count: len(ids), IDs: ids}, nil
+}
+
+// ClaimRequest asks for one task.
+type ClaimRequest struct {
+	Agent  coord.Agent
+	TaskID string // this task or a conflict; "" for the best eligible one
+	Any    bool   // the first eligible in registry order, not by priority
+}
+
+// Claim beats for the agent, frees stale locks in the same commit when the
+// configuration allows (sweep_on_claim), and claims: the named task, or the
+// best eligible one (coord.Txn.Best). It returns nil when nothing is
+// eligible. The agent's heartbeat then names the task.
+func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*coord.Task, error) {
+	if err := coord.ValidActingAgent(r.Agent.ID); err != nil {
+		return nil, err
+	}
+	if r.TaskID != "" {
+		if err := coord.ValidTaskID(r.TaskID); err != nil {
+			return nil, err
+		}
+	}
+	// Beat first, so that a sweep racing this claim sees a live agent.
+	if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	var got *coord.Task
+	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		if err := s.sweepIn(ctx, tx); err != nil {
+			return err
+		}
+		t, err := tx.Claim(r.Agent, coord.ClaimOptions{TaskID: r.TaskID, Any: r.Any})
+		got = t
+		return err
+	})
+	if err != nil || got == nil {
+		return nil, interrupted(ctx, err)
+	}
+	s.beatHolding(ctx, r.Agent, []*coord.Task{got})
+	return got, nil
+}
+
+// sweepIn frees, inside the caller's transaction, the locks whose agents
+// went stale (when sweep_on_claim is on): one pass over the holders'
+// heartbeats when nothing is stale.
+func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn) error {
+	if !s.cfg.SweepOnClaim {
+		return nil
+	}
+	holders := tx.LockHolders()
+	if len(holders) == 0 {
+		return nil
+	}
+	seen, now, err := s.b.Beats().LastSeen(ctx, holders)
+	if err != nil {
+		return err
+	}
+	for _, st := range tx.JudgeStale(seen, now, s.cfg.StaleAfter, s.cfg.OnStale) {
+		tx.FreeStale(st.Ref(), s.cfg.OnStale)
+	}
+	return nil
+}
+
+// beatHolding beats with a description of what the agent now holds; a
+// failure is a warning (the operation is done).
+func (s *Service) beatHolding(ctx context.Context, a coord.Agent, held []*coord.Task) {
+	in := &coord.BeatInfo{Status: coord.AgentIdle, Capabilities: a.Caps}
+	if len(held) > 0 {
+		id := held[0].ID
+		in.CurrentTask = &id
+		in.Status = coord.AgentWorking
+		if held[0].Status == coord.Blocked {
+			in.Status = coord.AgentBlocked
+		}
+	}
+	s.warnf(s.b.Beats().Beat(context.WithoutCancel(ctx), a.ID, in))
+}
+
+// TaskRef names a task an agent holds, at the epoch it was given (NoEpoch:
+// check the owner only).
+type TaskRef struct {
+	Agent  coord.Agent
+	TaskID string
+	Epoch  int64
+}
+
+func (r TaskRef) check() error {
+	if err := coord.ValidActingAgent(r.Agent.ID); err != nil {
+		return err
+	}
+	if err := coord.ValidTaskID(r.TaskID); err != nil {
+		return err
+	}
+	if r.Epoch < 0 && r.Epoch != coord.NoEpoch {
+		return coord.Errorf(coord.CodeUsage, "epoch %d is negative", r.Epoch)
+	}
+	return nil
+}
+
+// held runs op on a task the agent holds and then beats with what it still
+// holds.
+func (s *Service) held(ctx context.Context, r TaskRef, op func(tx *coord.Txn) (*coord.Task, error)) (*coord.Task, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	var got *coord.Task
+	var still []*coord.Task
+	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		t, err := op(tx)
+		got = t
+		still = tx.HeldBy(r.Agent.ID)
+		return err
+	})
+	if err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	s.beatHolding(ctx, r.Agent, still)
+	return got, nil
+}
+
+// Release finishes a held task: done, or review with the review gate; the
+// path locks taken for it go in the same commit. Summary goes to the log.
+func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coord.Task, error) {
+	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+		return tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.cfg.ReviewGate)
+	})
+}
+
+// Block marks a held task blocked with a reason (it keeps its owner).
+func (s *Service) Block(ctx context.Context, r TaskRef, reason string) (*coord.Task, error) {
+	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+		return tx.Block(r.Agent.ID, r.TaskID, r.Epoch, reason)
+	})
+}
+
+// Unblock returns a blocked task to claimed (its owner still holds it) or
+// to unclaimed (the sweep cleared its owner; then anyone may).
+func (s *Service) Unblock(ctx context.Context, r TaskRef) (*coord.Task, error) {
+	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+		return tx.Unblock(r.Agent.ID, r.TaskID, r.Epoch)
+	})
+}
+
+// Progress records a held task's progress (0–100) with a note for the log.
+func (s *Service) Progress(ctx context.Context, r TaskRef, pct int, note string) (*coord.Task, error) {
+	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+		return tx.Progress(r.Agent.ID, r.TaskID, r.Epoch, pct, note)
+	})
+}
+
+// HandBack gives up a held task unfinished (an interrupted run, a session
+// that ended): where the stale sweep would send it under on_stale, at once.
+func (s *Service) HandBack(ctx context.Context, r TaskRef, why string) (*coord.Task, error) {
+	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+		return tx.HandBack(r.Agent.ID, r.TaskID, r.Epoch, why, s.cfg.OnStale)
+	})
+}
+
+// ApproveRequest approves a task in review.
+type ApproveRequest struct {
+	Agent  string // the caller, recorded as reviewer
+	TaskID string
+	Human  string // a human reviewer the caller approves for ("" : none)
+}
+
+// Approve turns a task in review into done; the reviewer is never the
+// agent that claimed it.
+func (s *Service) Approve(ctx context.Context, r ApproveRequest) (*coord.Task, error) {
+	var got *coord.Task
+	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		var err error
+		if r.Human != "" {
+			got, err = tx.ApproveForHuman(r.Agent, r.Human, r.TaskID)
+		} else {
+			got, err = tx.Approve(r.Agent, r.TaskID)
+		}
+		return err
+	})
+	return got, interrupted(ctx, err)
+}
+
+// Reject hands a task in review back to its owner as claimed.
+func (s *Service) Reject(ctx context.Context, agent, taskID, reason string) (*coord.Task, error) {
+	var got *coord.Task
+	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		var err error
+		got, err = tx.Reject(agent, taskID, reason)
+		return err
+	})
+	return got, interrupted(ctx, err)
+}
+
+// ListRequest selects tasks.
+type ListRequest struct {
+	Statuses []coord.Status // none: every status
+	All      bool           // archived tasks too, after the active ones
+}
+
+// Tasks returns the registry's tasks in registry order (and with All the
+// archived ones after them, an id once: a task both active and archived by
+// a crash counts as active).
+func (s *Service) Tasks(ctx context.Context, r ListRequest) ([]*coord.Task, error) {
+	want := map[coord.Status]bool{}
+	for _, st := range r.Statuses {
+		if !st.Valid() {
+			return nil, coord.Errorf(coord.CodeUsage, "status %q is not one of unclaimed, claimed, blocked, review, done", st)
+		}
+		want[st] = true
+	}
+	var list []*coord.Task
+	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.Tasks {
+			if len(want) == 0 || want[t.Status] {
+				list = append(list, t)
+			}
+		}
+		if r.All && (len(want) == 0 || want[coord.Done]) {
+			arch, err := s.b.Tasks().ArchivedTasks(ctx)
+			if err != nil {
+				return err
+			}
+			for _, t := range arch {
+				if tx.Task(t.ID) == nil {
+					list = append(list, t)
+				}
+			}
+		}
+		return nil
+	})
+	return list, interrupted(ctx, err)
+}
+
+// ReadyRow is one task as the ready list shows it.
+type ReadyRow struct {
+	ID       string `json:"id"`
+	Priority string `json:"priority"`
+	Title    string `json:"title,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Ready lists what agent could claim now, in the order claim takes it,
+// and every other task with why not.
+func (s *Service) Ready(ctx context.Context, a coord.Agent) (ready, not []ReadyRow, err error) {
+	err = s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+		yes, no, why := tx.Ready(a)
+		for _, t := range yes {
+			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title})
+		}
+		for i, t := range no {
+			not = append(not, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Reason: why[i]})
+		}
+		return nil
+	})
+	return nonNil(ready), nonNil(not), interrupted(ctx, err)
+}
+
+func priority(t *coord.Task) coord.Priority {
+	if t.Priority == "" {
+		return coord.Medium
+	}
+	return t.Priority
+}
+
+// DepNode is one node of the merged dependency graph.
+type DepNode struct {
+	ID     string   `json:"id"`
+	Status string   `json:"status"` // a task status, "archived" or "unknown"
+	Deps   []string `json:"deps"`
+}
+
+// DepGraph is the merged dependency graph: every task's deps merged with
+// the dependency map, ids that name no task, and one cycle if any.
+type DepGraph struct {
+	Tasks   []DepNode `json:"tasks"`
+	Unknown []string  `json:"unknown"`
+	Cycle   []string  `json:"cycle"`
+}
+
+// Deps returns the merged dependency graph, sorted by id.
+func (s *Service) Deps(ctx context.Context) (DepGraph, error) {
+	var g DepGraph
+	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+		graph := map[string][]string{}
+		seen := map[string]bool{}
+		for _, t := range tx.Tasks {
+			d := tx.Deps(t)
+			graph[t.ID] = d
+			g.Tasks = append(g.Tasks, DepNode{t.ID, string(t.Status), nonNil(d)})
+		}
+		for id, d := range tx.DepMap {
+			if tx.Task(id) == nil {
+				graph[id] = d
+				g.Tasks = append(g.Tasks, DepNode{id, "unknown", nonNil(d)})
+			}
+		}
+		for _, n := range g.Tasks {
+			for _, d := range n.Deps {
+				if _, ok := graph[d]; ok || seen[d] {
+					continue
+				}
+				seen[d] = true
+				if tx.Archived != nil && tx.Archived(d) {
+					g.Tasks = append(g.Tasks, DepNode{d, "archived", []string{}})
+					graph[d] = nil
+					continue
+				}
+				g.Unknown = append(g.Unknown, d)
+			}
+		}
+		g.Cycle = coord.FindCycle(graph)
+		return nil
+	})
+	sort.Slice(g.Tasks, func(i, j int) bool { return g.Tasks[i].ID < g.Tasks[j].ID })
+	sort.Strings(g.Unknown)
+	g.Tasks, g.Unknown, g.Cycle = nonNil(g.Tasks), nonNil(g.Unknown), nonNil(g.Cycle)
+	return g, interrupted(ctx, err)
+}
+
+// Archive moves done tasks completed before cutoff (all when zero) out of
+// the active registry into the archive; it returns the ids moved.
+func (s *Service) Archive(ctx context.Context, cutoff time.Time) ([]string, error) {
+	var moved []string
+	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		moved = tx.ArchiveDone(cutoff)
+		return nil
+	})
+	return nonNil(moved), interrupted(ctx, err)
+}
+
+// Snapshot returns the registry's tasks for a read-only front end.
+func (s *Service) Snapshot(ctx context.Context) ([]*coord.Task, error) {
+	var out []*coord.Task
+	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+		out = tx.Tasks
+		return nil
+	})
+	return out, interrupted(ctx, err)
+}

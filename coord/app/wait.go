@@ -1,0 +1,168 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+// ErrTimeout is what Until returns when its timeout passes.
+var ErrTimeout = errors.New("timed out")
+
+// PollInterval is how often Until re-checks without a notification: the
+// fallback when notification is unavailable or misses a change.
+const PollInterval = time.Second
+
+// Until calls check now, then again after every change the backend
+// notifies and at least every PollInterval, until check reports done (or
+// fails), ctx ends (coord.ErrInterrupted), or timeout passes (ErrTimeout;
+// 0: no timeout). A burst of notifications is coalesced over settle into
+// one check. It is what wait, kv watch, top, the dashboard and the inbox
+// block on.
+func (s *Service) Until(ctx context.Context, timeout, settle time.Duration, check func() (bool, error)) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := s.b.Changes().Watch(wctx)
+	if err != nil {
+		events = nil // poll only
+	}
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	poll := time.NewTicker(PollInterval)
+	defer poll.Stop()
+	for {
+		if done, err := check(); err != nil || done {
+			return interrupted(ctx, err)
+		}
+		select {
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if settle > 0 {
+				select {
+				case <-time.After(settle):
+				case <-ctx.Done():
+				}
+			}
+			for len(events) > 0 {
+				<-events
+			}
+		case <-poll.C:
+		case <-deadline:
+			return ErrTimeout
+		case <-ctx.Done():
+			return interrupted(ctx, ctx.Err())
+		}
+	}
+}
+
+// WaitRequest asks to wait for work.
+type WaitRequest struct {
+	Agent   coord.Agent // whose eligibility counts, and whose heartbeat is kept fresh
+	TaskID  string      // wait for this task to change state instead
+	Timeout time.Duration
+}
+
+// WaitResult is what ended a wait.
+type WaitResult struct {
+	// Status is "eligible" (a task is claimable: Task), "drained" (no work
+	// is left at all), or for a named task its new status (Was the old).
+	Status string `json:"status"`
+	Task   string `json:"task,omitempty"`
+	Was    string `json:"was,omitempty"`
+}
+
+// Wait blocks until a task is eligible for the agent (coord.Txn.Best), or
+// the named task changes state, or no work is left (drained, at once). It
+// keeps the agent's heartbeat fresh (every beat_interval) and frees stale
+// locks it finds (sweep_on_claim), so a dead agent's conflict group does
+// not keep it waiting. A timeout is CodeConflict.
+func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
+	if r.TaskID != "" {
+		if err := coord.ValidTaskID(r.TaskID); err != nil {
+			return WaitResult{}, err
+		}
+	}
+	beat := r.Agent.ID != ""
+	if beat {
+		if err := coord.ValidActingAgent(r.Agent.ID); err != nil {
+			return WaitResult{}, err
+		}
+	}
+	var lastBeat time.Time
+	swept := false
+	initial := ""
+	var out WaitResult
+	check := func() (bool, error) {
+		if beat && time.Since(lastBeat) >= s.cfg.BeatInterval {
+			if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
+				return false, err
+			}
+			lastBeat = time.Now()
+		}
+		stale := false
+		done := false
+		err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+			if tx.Drained() {
+				out, done = WaitResult{Status: "drained"}, true
+				return nil
+			}
+			if r.TaskID != "" {
+				t := tx.Task(r.TaskID)
+				if t == nil {
+					return coord.Errorf(coord.CodeConflict, "task %q not found", r.TaskID)
+				}
+				if initial == "" {
+					initial = string(t.Status)
+				} else if string(t.Status) != initial {
+					out, done = WaitResult{Status: string(t.Status), Task: t.ID, Was: initial}, true
+				}
+				return nil
+			}
+			if best := tx.Best(r.Agent, false); best != nil {
+				out, done = WaitResult{Status: "eligible", Task: best.ID}, true
+				return nil
+			}
+			if holders := tx.LockHolders(); s.cfg.SweepOnClaim && len(holders) > 0 {
+				seen, now, err := s.b.Beats().LastSeen(ctx, holders)
+				if err != nil {
+					return err
+				}
+				stale = len(tx.JudgeStale(seen, now, s.cfg.StaleAfter, s.cfg.OnStale)) > 0
+			}
+			return nil
+		})
+		if err != nil || done || !stale {
+			return done, err
+		}
+		freed, err := s.Sweep(ctx, SweepRequest{})
+		swept = len(freed) > 0
+		return false, err
+	}
+	recheck := func() (bool, error) {
+		// A sweep that freed something is followed by one more look at once.
+		swept = false
+		done, err := check()
+		if err != nil || done || !swept {
+			return done, err
+		}
+		return check()
+	}
+	err := s.Until(ctx, r.Timeout, 20*time.Millisecond, recheck)
+	if errors.Is(err, ErrTimeout) {
+		what := "an eligible task"
+		if r.TaskID != "" {
+			what = "task " + r.TaskID + " to leave " + initial
+		}
+		return WaitResult{}, coord.Errorf(coord.CodeConflict, "timed out after %s waiting for %s", coord.RoundDuration(r.Timeout), what)
+	}
+	return out, err
+}

@@ -1,0 +1,35 @@
+package coord
+
+import "time"
+
+// Config is a project's settings (config.json on the file backend). Every
+// key is optional; DefaultConfig says what an absent one means.
+type Config struct {
+	StaleAfter   time.Duration // stale_after: a lock whose agent is silent this long is freed
+	BeatInterval time.Duration // beat_interval: how often run and wait beat
+	LockWait     time.Duration // lock_wait: how long a commit waits for exclusion
+	ReviewGate   bool          // review_gate: release goes to review, approve to done
+	OnStale      StalePolicy   // on_stale: what the sweep does with a dead agent's task
+	Quota        QuotaLimits   // quota_daily_tokens, quota_daily_requests
+	// ArchiveAfter, when set, makes maintenance archive done tasks
+	// completed longer ago than this (archive_after).
+	ArchiveAfter time.Duration
+	// Roster lists agent names per lease cadence ("daily", "weekly") for
+	// 'coord lease check' (lease_roster).
+	Roster map[string][]string
+	// SweepOnClaim makes claim, run and wait free stale locks themselves
+	// before they look for work (sweep_on_claim, default true), so a dead
+	// agent's task does not wait for a watcher or cron.
+	SweepOnClaim bool
+}
+
+// DefaultConfig is what an absent config.json means.
+func DefaultConfig() Config {
+	return Config{
+		StaleAfter:   15 * time.Minute,
+		BeatInterval: 60 * time.Second,
+		LockWait:     30 * time.Second,
+		OnStale:      Requeue,
+		SweepOnClaim: true,
+	}
+}
