@@ -9,7 +9,7 @@ BIN := bin
 # 50,000 runs take 2-5 s per target here.
 FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
-FUZZ := ./registry:FuzzParse ./registry:FuzzScannerMatchesJSONText ./registry:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration
+FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration
 
 .PHONY: build demo test vet fmt-check unit fuzz bench stress install-rotd clean
 

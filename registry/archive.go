@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/format"
 )
 
 const archiveLock = LockDir + "/archive.lock"
@@ -47,7 +48,7 @@ func (s *Store) Archive(ctx context.Context, cutoff time.Time) ([]string, error)
 				keep = append(keep, t)
 				continue
 			}
-			line := append([]byte(nil), TaskJSON(t)...)
+			line := append([]byte(nil), format.TaskJSON(t)...)
 			if bytes.IndexByte(line, '\n') >= 0 {
 				v := jsontext.Value(line)
 				if err := v.Compact(); err != nil {
@@ -134,9 +135,9 @@ func (s *Store) ArchivedTasks() ([]*coord.Task, error) {
 			if n > complete {
 				break // torn tail: a crash cut the last append short
 			}
-			t, err := ParseSeedLine(s.Tree.Path(name)+": line "+strconv.Itoa(n), line)
+			t, err := format.ParseSeedLine(s.Tree.Path(name)+": line "+strconv.Itoa(n), line)
 			if err != nil {
-				return nil, IOError(&ParseError{s.Tree.Path(name), strings.TrimPrefix(err.Error(), s.Tree.Path(name)+": ")}, "")
+				return nil, IOError(&format.ParseError{File: s.Tree.Path(name), Msg: strings.TrimPrefix(err.Error(), s.Tree.Path(name)+": ")}, "")
 			}
 			t.Dirty = false
 			if i, dup := at[t.ID]; dup {

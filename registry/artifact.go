@@ -8,6 +8,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry/format"
 )
 
 // MaxArtifact bounds an artifact written through coord.
@@ -52,7 +53,7 @@ func (a *Artifacts) Append(ctx context.Context, name string, line []byte) error 
 		return coord.Errorf(coord.CodeUsage, "artifact append needs exactly one non-empty line on stdin")
 	}
 	if path.Ext(n) == ".jsonl" {
-		if err := CheckStrict("stdin", line); err != nil {
+		if err := format.CheckStrict("stdin", line); err != nil {
 			return coord.Errorf(coord.CodeUsage, "%v", err).WithHint("a .jsonl line must be one JSON object")
 		}
 		if line[0] != '{' {
@@ -77,7 +78,7 @@ func (a *Artifacts) Write(ctx context.Context, name string, data []byte) error {
 		return err
 	}
 	if path.Ext(n) == ".json" {
-		if err := CheckStrict("stdin", data); err != nil {
+		if err := format.CheckStrict("stdin", data); err != nil {
 			return coord.Errorf(coord.CodeUsage, "%v", err).WithHint("the new content of a .json artifact must be valid JSON")
 		}
 	}

@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,39 +24,6 @@ func registryOf(n int) []byte {
 	}
 	b.WriteString("\n]}\n")
 	return []byte(b.String())
-}
-
-func BenchmarkParse(b *testing.B) {
-	for _, n := range []int{1000, 100000} {
-		data := registryOf(n)
-		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(data)))
-			for b.Loop() {
-				if _, err := Parse("bench", data); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkEncodeOneChange: the common write, one task changed, streamed
-// as the store does (into a discarding writer here).
-func BenchmarkEncodeOneChange(b *testing.B) {
-	for _, n := range []int{1000, 100000} {
-		f, err := Parse("bench", registryOf(n))
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.Tasks[n/2].Status, f.Tasks[n/2].Dirty = coord.Claimed, true
-		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				if err := f.EncodeTo(io.Discard); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
 }
 
 // benchStore makes a store on disk with n generated tasks.

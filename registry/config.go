@@ -1,122 +1,26 @@
 package registry
 
 import (
-	"encoding/json"
 	"errors"
 	"io/fs"
-	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry/format"
 )
-
-// Config is config.json; every key is optional.
-type Config struct {
-	StaleAfter   time.Duration
-	BeatInterval time.Duration
-	LockWait     time.Duration
-	ReviewGate   bool
-	OnStale      coord.StalePolicy
-	Quota        Limits // quota_daily_tokens, quota_daily_requests
-	// ArchiveAfter, when set, makes clean-stale archive done tasks
-	// completed longer ago than this (archive_after).
-	ArchiveAfter time.Duration
-	// Roster lists agent names per lease cadence ("daily", "weekly") for
-	// 'coord lease check' (lease_roster).
-	Roster map[string][]string
-}
-
-// DefaultConfig is what an absent config.json means.
-func DefaultConfig() Config {
-	return Config{
-		StaleAfter:   15 * time.Minute,
-		BeatInterval: 60 * time.Second,
-		LockWait:     30 * time.Second,
-		OnStale:      coord.Requeue,
-	}
-}
 
 const maxSmallFile = 1 << 20
 
 // LoadConfig reads config.json strictly; a missing file is the defaults.
-func LoadConfig(t *fsops.Tree) (Config, error) {
-	c := DefaultConfig()
+func LoadConfig(t *fsops.Tree) (coord.Config, error) {
 	data, err := t.ReadFile(ConfigFile, maxSmallFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
+		return coord.DefaultConfig(), nil
 	}
 	if err != nil {
-		return c, err
+		return coord.DefaultConfig(), err
 	}
-	name := t.Path(ConfigFile)
-	d, err := newDecoder(name, data)
-	if err != nil {
-		return c, err
-	}
-	if err := d.expect('{', "config"); err != nil {
-		return c, err
-	}
-	var keys keySet
-	dur := func(key string, dst *time.Duration) error {
-		s, err := d.str(`"`+key+`"`, false)
-		if err != nil {
-			return err
-		}
-		v, err := coord.ParseDuration(s)
-		if err != nil || v <= 0 {
-			return d.errf(`"%s" must be a positive duration like "15m", found %q`, key, s)
-		}
-		*dst = v
-		return nil
-	}
-	for {
-		k, ok, err := d.name()
-		if err != nil {
-			return c, err
-		}
-		if !ok {
-			break
-		}
-		if cl := keys.add(k); cl != "" {
-			return c, d.errf("keys %q and %q differ only in case", cl, k)
-		}
-		switch k {
-		case "stale_after":
-			err = dur(k, &c.StaleAfter)
-		case "beat_interval":
-			err = dur(k, &c.BeatInterval)
-		case "lock_wait":
-			err = dur(k, &c.LockWait)
-		case "archive_after":
-			err = dur(k, &c.ArchiveAfter)
-		case "lease_roster":
-			var raw []byte
-			if raw, err = d.raw(); err == nil {
-				if jerr := json.Unmarshal(raw, &c.Roster); jerr != nil {
-					err = d.errf(`"lease_roster" must map a cadence to a list of agent names, like {"daily":["a","b"]}`)
-				}
-			}
-		case "review_gate":
-			c.ReviewGate, err = d.boolean(`"review_gate"`)
-		case "on_stale":
-			var s string
-			s, err = d.str(`"on_stale"`, false)
-			c.OnStale = coord.StalePolicy(s)
-			if err == nil && c.OnStale != coord.Requeue && c.OnStale != coord.BlockIfProgress {
-				err = d.errf(`"on_stale" must be "requeue" or "block-if-progress", found %q`, s)
-			}
-		case "quota_daily_tokens":
-			c.Quota.Tokens, err = d.integer(`"quota_daily_tokens"`, false)
-		case "quota_daily_requests":
-			c.Quota.Requests, err = d.integer(`"quota_daily_requests"`, false)
-		default: // keys of later features and other tools are kept, not read
-			err = d.fail(d.SkipValue())
-		}
-		if err != nil {
-			return c, err
-		}
-	}
-	return c, d.end()
+	return format.ParseConfig(t.Path(ConfigFile), data)
 }
 
 // LoadDepMap reads dependency_map.json strictly; missing is empty.
@@ -128,44 +32,5 @@ func LoadDepMap(t *fsops.Tree) (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseDepMap(t.Path(DepMapFile), data)
-}
-
-// ParseDepMap parses a dependency map: {"4.3": ["4.2"], …}.
-func ParseDepMap(file string, data []byte) (map[string][]string, error) {
-	d, err := newDecoder(file, data)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.expect('{', "the dependency map"); err != nil {
-		return nil, err
-	}
-	m := map[string][]string{}
-	var keys keySet
-	for {
-		k, ok, err := d.name()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		if cl := keys.add(k); cl != "" {
-			return nil, d.errf("keys %q and %q differ only in case", cl, k)
-		}
-		if err := coord.ValidTaskID(k); err != nil {
-			return nil, d.errf("%v", err)
-		}
-		deps, err := d.strs(`"` + k + `"`)
-		if err != nil {
-			return nil, err
-		}
-		for _, dep := range deps {
-			if err := coord.ValidTaskID(dep); err != nil {
-				return nil, d.errf("%q: %v", k, err)
-			}
-		}
-		m[k] = deps
-	}
-	return m, d.end()
+	return format.ParseDepMap(t.Path(DepMapFile), data)
 }

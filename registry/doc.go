@@ -1,6 +1,6 @@
 // Package registry is coord's file-system backend: the registry file
-// (active_work_registry.json) with its strict parser and splicing writer,
-// the dependency map, config.json, the agent lock files and their
+// (active_work_registry.json, read and written by package format), the
+// dependency map, config.json, the agent lock files and their
 // reconciliation, and the coordination log with its daily rotation.
 //
 // Store implements coord.Backend. Every Update runs under the flock of

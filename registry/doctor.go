@@ -12,6 +12,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry/format"
 )
 
 // Problem is one broken invariant found by Doctor.
@@ -403,7 +404,7 @@ func (s *Store) diagnose() []Problem {
 func (s *Store) diagnoseRegistry(ps *problems) {
 	add := ps.add
 	tx, f, err := s.load()
-	var pe *ParseError
+	var pe *format.ParseError
 	if errors.As(err, &pe) {
 		add(nil, "%s; fix it by hand or restore it from version control", s.rel(pe.Error()))
 		return
@@ -477,9 +478,9 @@ func (s *Store) diagnoseRegistry(ps *problems) {
 		}
 		have[task] = true
 		data, err := s.Tree.ReadFile(path, maxSmallFile)
-		var li LockInfo
+		var li format.LockInfo
 		if err == nil {
-			li, err = ParseLockInfo(s.Tree.Path(path), data)
+			li, err = format.ParseLockInfo(s.Tree.Path(path), data)
 		}
 		rewrite := removeFix(func() error { return s.Tree.WriteFile(path, lockContent(t, "", 0), 0o644) })
 		switch {
@@ -510,7 +511,7 @@ func (s *Store) rel(msg string) string {
 // unwrapParse gives a parse error's message without the file name (the
 // problem line names the file already).
 func unwrapParse(err error) string {
-	var pe *ParseError
+	var pe *format.ParseError
 	if errors.As(err, &pe) {
 		return coord.OneLine(pe.Msg)
 	}

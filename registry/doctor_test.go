@@ -45,7 +45,7 @@ func doctorStore(t *testing.T) *Store {
 	must(err)
 	_, err = s.AcquireLease(ctx, "L", "a", time.Hour, nil, false)
 	must(err)
-	_, err = s.AddQuota(ctx, "a", 5, 1, Limits{})
+	_, err = s.AddQuota(ctx, "a", 5, 1, coord.QuotaLimits{})
 	must(err)
 	must(s.Tree.MkdirAll(ArchiveDir, 0o755))
 	must(s.Tree.WriteFile(ArchiveDir+"/2026-01.jsonl", []byte(`{"id":"old","status":"done","completed_at":"2026-01-02T00:00:00Z"}`+"\n"), 0o644))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry/format"
 )
 
 // EpochFile is the epoch high-water mark: the highest fencing token the
@@ -192,7 +193,7 @@ func (s *Store) lockEpoch(name string) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	li, err := ParseLockInfo(s.Tree.Path(path), data)
+	li, err := format.ParseLockInfo(s.Tree.Path(path), data)
 	if err != nil || li.Epoch < 0 {
 		return 0, false
 	}
@@ -225,7 +226,7 @@ func (s *Store) archiveEpoch(name string) int64 {
 // claim would increment must be at least the highest epoch recorded
 // anywhere in the tree; --repair raises the mark and the registry's
 // last_epoch to it.
-func (s *Store) epochProblems(tx *coord.Txn, f *File) []Problem {
+func (s *Store) epochProblems(tx *coord.Txn, f *format.Registry) []Problem {
 	mark, ok, err := s.readEpochMark()
 	if err != nil {
 		return []Problem{{What: err.Error()}}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry/format"
 )
 
 // updateDoc runs fn on a small JSON document of the tree (leases, the kv
@@ -51,11 +52,11 @@ func readDoc[T any](s *Store, file string) (*T, error) {
 	if err != nil {
 		return nil, IOError(err, "")
 	}
-	if err := CheckStrict(s.Tree.Path(file), data); err != nil {
+	if err := format.CheckStrict(s.Tree.Path(file), data); err != nil {
 		return nil, IOError(err, "")
 	}
 	if err := json.Unmarshal(data, doc); err != nil {
-		return nil, IOError(&ParseError{s.Tree.Path(file), err.Error()}, "")
+		return nil, IOError(&format.ParseError{File: s.Tree.Path(file), Msg: err.Error()}, "")
 	}
 	return doc, nil
 }

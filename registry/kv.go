@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/format"
 )
 
 // The TTL key-value space: small values for agent protocols (task status
@@ -96,7 +97,7 @@ func KVValue(v string) (json.RawMessage, error) {
 		return nil, coord.Errorf(coord.CodeUsage, "value is %d bytes; the limit is %d", len(v), MaxKV)
 	}
 	b := []byte(strings.TrimSpace(v))
-	if len(b) > 0 && CheckStrict("value", b) == nil {
+	if len(b) > 0 && format.CheckStrict("value", b) == nil {
 		var c bytes.Buffer
 		if json.Compact(&c, b) == nil {
 			return c.Bytes(), nil

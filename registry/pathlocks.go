@@ -15,6 +15,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry/format"
 )
 
 const fileLocksLock = LockDir + "/file_locks.lock"
@@ -114,7 +115,7 @@ func (s *Store) readPathLock(name string) (*PathLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckStrict(s.Tree.Path(name), data); err != nil {
+	if err := format.CheckStrict(s.Tree.Path(name), data); err != nil {
 		return nil, err
 	}
 	var l PathLock

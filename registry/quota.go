@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/format"
 )
 
 const quotaLock = LockDir + "/quota.lock"
@@ -40,11 +41,6 @@ type Quota struct {
 	History        map[string]DayUsage   `json:"history,omitempty"`
 }
 
-// Limits are the optional daily limits from config.json.
-type Limits struct {
-	Tokens, Requests int64 // 0: none
-}
-
 // LoadQuota reads quota.json strictly and rolls it over to now's UTC day.
 func (s *Store) LoadQuota() (*Quota, error) {
 	q := &Quota{AgentBreakdown: map[string]AgentUsage{}}
@@ -53,17 +49,17 @@ func (s *Store) LoadQuota() (*Quota, error) {
 		return nil, IOError(err, "")
 	}
 	if err == nil {
-		if err := CheckStrict(s.Tree.Path(QuotaFile), data); err != nil {
+		if err := format.CheckStrict(s.Tree.Path(QuotaFile), data); err != nil {
 			return nil, IOError(err, "")
 		}
 		if err := json.Unmarshal(data, q); err != nil {
-			return nil, IOError(&ParseError{s.Tree.Path(QuotaFile), err.Error()}, "")
+			return nil, IOError(&format.ParseError{File: s.Tree.Path(QuotaFile), Msg: err.Error()}, "")
 		}
 		if q.AgentBreakdown == nil {
 			q.AgentBreakdown = map[string]AgentUsage{}
 		}
 		if err := q.check(); err != nil {
-			return nil, IOError(&ParseError{s.Tree.Path(QuotaFile), err.Error()}, "")
+			return nil, IOError(&format.ParseError{File: s.Tree.Path(QuotaFile), Msg: err.Error()}, "")
 		}
 	}
 	q.rollover(s.Clock().UTC())
@@ -89,7 +85,7 @@ func (q *Quota) rollover(now time.Time) {
 
 // AddQuota adds usage for agent under quota.json's lock. If a limit would
 // be exceeded, nothing is written and the error exits 3.
-func (s *Store) AddQuota(ctx context.Context, agent string, tokens, requests int64, lim Limits) (*Quota, error) {
+func (s *Store) AddQuota(ctx context.Context, agent string, tokens, requests int64, lim coord.QuotaLimits) (*Quota, error) {
 	unlock, err := s.Tree.Lock(ctx, quotaLock, s.LockWait, s.holderLine())
 	if err != nil {
 		return nil, IOError(err, "")

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/go-json-experiment/json/jsontext"
 	"io"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/format"
 )
 
 // ROTD's planner writes tasks.jsonl in its own dialect. ParseROTDTasks maps
@@ -38,7 +40,7 @@ import (
 func ParseROTDTasks(file string, r io.Reader, registryPhase func(phase string) []string, registryHas func(id string) bool, now time.Time) ([]coord.SeedLine, error) {
 	type line struct {
 		n       int
-		members []member
+		members []format.Member
 		id      string
 		phase   string
 		obj     map[string]json.RawMessage
@@ -47,12 +49,12 @@ func ParseROTDTasks(file string, r io.Reader, registryPhase func(phase string) [
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
 		raw, err := br.ReadBytes('\n')
-		if len(raw) > MaxSeedLine {
-			return nil, coord.Errorf(coord.CodeUsage, "%s: line %d: longer than %d bytes", file, n, MaxSeedLine)
+		if len(raw) > format.MaxSeedLine {
+			return nil, coord.Errorf(coord.CodeUsage, "%s: line %d: longer than %d bytes", file, n, format.MaxSeedLine)
 		}
 		if t := bytes.TrimSpace(raw); len(t) > 0 {
 			where := fmt.Sprintf("%s: line %d", file, n)
-			if cerr := CheckStrict(where, t); cerr != nil {
+			if cerr := format.CheckStrict(where, t); cerr != nil {
 				return nil, coord.Errorf(coord.CodeUsage, "%v", cerr)
 			}
 			var obj map[string]json.RawMessage
@@ -65,7 +67,7 @@ func ParseROTDTasks(file string, r io.Reader, registryPhase func(phase string) [
 			if phase == "" {
 				phase, _, _ = strings.Cut(id, ".")
 			}
-			lines = append(lines, line{n: n, members: members(t), id: id, phase: phase, obj: obj})
+			lines = append(lines, line{n: n, members: format.Members(t), id: id, phase: phase, obj: obj})
 		}
 		if err == io.EOF {
 			break
@@ -174,18 +176,18 @@ func ParseROTDTasks(file string, r io.Reader, registryPhase func(phase string) [
 				b.WriteByte(',')
 			}
 			first = false
-			b.Write(appendString(nil, name))
+			b.Write(jsonQuote(name))
 			b.WriteByte(':')
 			b.Write(raw)
 		}
 		for _, m := range l.members {
-			if v, ok := set[m.name]; ok {
+			if v, ok := set[m.Name]; ok {
 				enc, _ := json.Marshal(v)
-				put(m.name, enc)
-				delete(set, m.name)
+				put(m.Name, enc)
+				delete(set, m.Name)
 				continue
 			}
-			put(m.name, m.raw)
+			put(m.Name, m.Raw)
 		}
 		names := make([]string, 0, len(set))
 		for k := range set {
@@ -197,7 +199,7 @@ func ParseROTDTasks(file string, r io.Reader, registryPhase func(phase string) [
 			put(k, enc)
 		}
 		b.WriteByte('}')
-		t, err := ParseSeedLine(where, b.Bytes())
+		t, err := format.ParseSeedLine(where, b.Bytes())
 		if err != nil {
 			return nil, err
 		}
@@ -209,14 +211,20 @@ func ParseROTDTasks(file string, r io.Reader, registryPhase func(phase string) [
 // TaskPhase is a registry task's ROTD phase: its "phase" member, else the
 // part of its id before the first dot.
 func TaskPhase(t *coord.Task) string {
-	for _, m := range members(t.Raw) {
-		if m.name == "phase" {
+	for _, m := range format.Members(t.Raw) {
+		if m.Name == "phase" {
 			var p string
-			if json.Unmarshal(m.raw, &p) == nil && p != "" {
+			if json.Unmarshal(m.Raw, &p) == nil && p != "" {
 				return p
 			}
 		}
 	}
 	p, _, _ := strings.Cut(t.ID, ".")
 	return p
+}
+
+// jsonQuote is s as a JSON string (invalid UTF-8 becomes U+FFFD).
+func jsonQuote(s string) []byte {
+	out, _ := jsontext.AppendQuote(nil, s)
+	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry/format"
 )
 
 // MaxRegistrySize bounds the registry read: a larger file is refused with a
@@ -99,7 +100,7 @@ func IOError(err error, hint string) error {
 		return &coord.Error{Code: coord.CodeLockTimeout, Msg: lt.Error(), Err: coord.ErrLockTimeout, Detail: lt.Holder,
 			Hint: "another coord process holds it; retry, raise --lock-wait, or use --lock-diagnose to name the holder"}
 	}
-	var pe *ParseError
+	var pe *format.ParseError
 	if errors.As(err, &pe) {
 		return &coord.Error{Code: coord.CodeIO, Msg: pe.Error(), Hint: "fix the file by hand or restore it from version control; 'coord doctor' lists problems"}
 	}
@@ -133,7 +134,7 @@ func IOError(err error, hint string) error {
 
 // load reads and parses the registry, the dependency map and the lock
 // directory into a Txn.
-func (s *Store) load() (*coord.Txn, *File, error) {
+func (s *Store) load() (*coord.Txn, *format.Registry, error) {
 	data, err := s.Tree.ReadFile(RegistryFile, MaxRegistrySize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -142,7 +143,7 @@ func (s *Store) load() (*coord.Txn, *File, error) {
 		}
 		return nil, nil, IOError(err, "")
 	}
-	f, err := Parse(s.Tree.Path(RegistryFile), data)
+	f, err := format.Parse(s.Tree.Path(RegistryFile), data)
 	if err != nil {
 		return nil, nil, IOError(err, "")
 	}
@@ -151,7 +152,7 @@ func (s *Store) load() (*coord.Txn, *File, error) {
 		return nil, nil, IOError(err, "")
 	}
 	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.Clock().UTC(), Archived: s.archivedLookup()}
-	tx.UseIndex(f.index)
+	tx.UseIndex(f.Index())
 	if f.LastEpoch > tx.LastEpoch {
 		tx.LastEpoch = f.LastEpoch
 	}
@@ -245,7 +246,7 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 
 // commit raises the epoch mark past any epoch it hands out, writes new
 // locks, the registry (the commit point), then removes unbacked locks.
-func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string, mark int64) error {
+func (s *Store) commit(tx *coord.Txn, f *format.Registry, locks map[string][]string, mark int64) error {
 	if err := s.raiseEpochMark(&mark, tx.LastEpoch); err != nil {
 		return err
 	}
@@ -271,7 +272,7 @@ func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string, mark i
 	if tx.LastEpoch > f.LastEpoch {
 		f.LastEpoch = tx.LastEpoch
 	}
-	f.touch(tx.Now)
+	f.Touch(tx.Now)
 	var nd *fsops.NotDurableError
 	if err := s.Tree.WriteFileFrom(RegistryFile, 0o644, f.EncodeTo); errors.As(err, &nd) {
 		s.warn(nd) // committed: readers see it
@@ -297,15 +298,6 @@ func (s *Store) commit(tx *coord.Txn, f *File, locks map[string][]string, mark i
 	// removes it.
 	s.Tree.RemoveIn(LocksDir, gone)
 	return nil
-}
-
-// touch refreshes a last_updated member if the file has one (ROTD's).
-func (f *File) touch(now time.Time) {
-	for i, m := range f.top {
-		if m.name == "last_updated" {
-			f.top[i].raw = []byte(`"` + coord.FormatTime(now) + `"`)
-		}
-	}
 }
 
 // createLock creates a task's lock file (O_EXCL), recreating the lock
@@ -345,29 +337,6 @@ func hasAgent(agents []string, a string) bool {
 	return false
 }
 
-// LockInfo is a lock file's content (a superset of ROTD's lock_file schema).
-type LockInfo struct {
-	Holder string `json:"holder"`
-	Since  string `json:"since"`
-	TaskID string `json:"task_id"`
-	Epoch  int64  `json:"epoch"`
-	PID    int    `json:"pid"`
-	Host   string `json:"host"`
-}
-
-// ParseLockInfo reads a lock file's content strictly (as every JSON coord
-// reads); file names it in errors.
-func ParseLockInfo(file string, data []byte) (LockInfo, error) {
-	var li LockInfo
-	if err := CheckStrict(file, data); err != nil {
-		return li, err
-	}
-	if err := json.Unmarshal(data, &li); err != nil {
-		return li, &ParseError{file, "not a lock file: " + err.Error()}
-	}
-	return li, nil
-}
-
 func lockContent(t *coord.Task, host string, pid int) []byte {
 	if host == "" {
 		host, _ = os.Hostname()
@@ -379,8 +348,7 @@ func lockContent(t *coord.Task, host string, pid int) []byte {
 	if since == "" {
 		since = coord.FormatTime(time.Now())
 	}
-	b, _ := json.Marshal(LockInfo{t.ClaimedBy, since, t.ID, t.Epoch, pid, host})
-	return append(b, '\n')
+	return format.EncodeLockInfo(format.LockInfo{Holder: t.ClaimedBy, Since: since, TaskID: t.ID, Epoch: t.Epoch, PID: pid, Host: host})
 }
 
 // listLocks maps task id -> agents with a lock file for it. Names that

@@ -22,6 +22,7 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/heartbeat"
 	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/format"
 )
 
 func commands(e *env) []*cli.Command {
@@ -141,7 +142,7 @@ func (e *env) args(c *cli.Context, names ...string) ([]string, error) {
 // printTask prints a task as JSON (with --json, or always when force).
 func (e *env) printTask(t *coord.Task, force bool, human string) error {
 	if e.json || force {
-		return e.printRaw(registry.TaskJSON(t))
+		return e.printRaw(format.TaskJSON(t))
 	}
 	if human != "" {
 		e.printf("%s\n", human)
@@ -247,9 +248,9 @@ func (e *env) cmdSeed(c *cli.Context) error {
 	}
 	var batch []coord.SeedLine
 	var err error
-	switch format := c.String("format"); format {
+	switch dialect := c.String("format"); dialect {
 	case "", "coord":
-		batch, err = registry.ParseSeed(name, r)
+		batch, err = format.ParseSeed(name, r)
 		if err != nil {
 			return err
 		}
@@ -275,7 +276,7 @@ func (e *env) cmdSeed(c *cli.Context) error {
 			return err
 		}
 	default:
-		return strErr("--format %q is not coord or rotd", format)
+		return strErr("--format %q is not coord or rotd", dialect)
 	}
 	if len(batch) == 0 {
 		return coord.Errorf(coord.CodeUsage, "%s: no tasks in the batch", name)
@@ -592,7 +593,7 @@ func (e *env) cmdLs(c *cli.Context) error {
 				if i > 0 {
 					w.WriteByte(',')
 				}
-				raw := registry.TaskJSON(t)
+				raw := format.TaskJSON(t)
 				if strings.IndexByte(string(raw), '\n') >= 0 {
 					v := jsontext.Value(append([]byte(nil), raw...))
 					v.Compact()

@@ -32,7 +32,7 @@ type env struct {
 	allowUnsafeFS       bool
 	clock               coord.Clock
 	store               *registry.Store
-	cfg                 registry.Config
+	cfg                 coord.Config
 	root, agent, cwd    string
 
 	// explicitAgent is the identity given by --agent, COORD_AGENT or
@@ -109,7 +109,7 @@ func (e *env) openStore(doctor bool) (*registry.Store, error) {
 	}
 	cfg, err := registry.LoadConfig(s.Tree)
 	if err != nil && doctor {
-		cfg, err = registry.DefaultConfig(), nil
+		cfg, err = coord.DefaultConfig(), nil
 	}
 	if err != nil {
 		s.Close()

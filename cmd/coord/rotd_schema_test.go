@@ -18,7 +18,7 @@ import (
 // are, too.
 func TestFilesValidateAgainstROTDSchemas(t *testing.T) {
 	// ROTD's files, vendored unchanged with their MIT licence.
-	schemaDir := filepath.Join("..", "..", "registry", "testdata", "rotd")
+	schemaDir := filepath.Join("..", "..", "registry", "format", "testdata", "rotd")
 	shared := filepath.Join(schemaDir, "schema")
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()

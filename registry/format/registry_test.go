@@ -1,4 +1,4 @@
-package registry
+package format
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"github.com/rotd/coord/coord"
 )
 
-// ROTD's own example registry (registry/testdata/rotd, MIT, see LICENSE
+// ROTD's own example registry (registry/format/testdata/rotd, MIT, see LICENSE
 // there) must be read as it is, and written back without losing anything.
 func TestParseROTDExample(t *testing.T) {
 	data, err := os.ReadFile("testdata/rotd/active_work_registry.json")
@@ -165,6 +165,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"version":1,"last_epoch":3,"tasks":[{"id":"a","status":"claimed","claimed_by":"x","epoch":3,"files":["a/**"]}],"z":{}}`))
 	f.Add([]byte(`{"tasks":[{"id":"a","x":"\u00e9\ud83d\ude00"}]}`))
+	f.Add([]byte(`{"tasks":[],"path_locks":[{"path":"src/x","holder":"a","since":"2026-01-01T00:00:00Z","task_id":"t","expires":""}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reg, err := Parse("fuzz", data)
 		if err != nil {
@@ -176,12 +177,13 @@ func FuzzParse(f *testing.F) {
 		for _, task := range reg.Tasks {
 			task.Dirty = true // force the re-encoding path too
 		}
+		reg.locksRaw = nil // and for path locks
 		out := reg.Encode()
 		again, err := Parse("re-encoded", out)
 		if err != nil {
 			t.Fatalf("encoding of accepted input is refused: %v\nin:  %q\nout: %q", err, data, out)
 		}
-		if !sameTasks(reg.Tasks, again.Tasks) || again.LastEpoch != reg.LastEpoch {
+		if !sameTasks(reg.Tasks, again.Tasks) || again.LastEpoch != reg.LastEpoch || !reflect.DeepEqual(reg.PathLocks, again.PathLocks) {
 			t.Fatalf("round trip changed the tasks\nin:  %q\nout: %q", data, out)
 		}
 	})
@@ -257,4 +259,31 @@ func TestCaseClashLargeAndKnown(t *testing.T) {
 			t.Errorf("accepted %s", in)
 		}
 	}
+}
+
+// Numbers up to 2^63-1 are exact (no float rounding past 2^53).
+func TestEpochPast2to53(t *testing.T) {
+	f, err := Parse("r", []byte(`{"last_epoch":9007199254740993,"tasks":[{"id":"a","status":"claimed","claimed_by":"x","epoch":9007199254740993}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tasks[0].Epoch != 9007199254740993 || f.LastEpoch != 9007199254740993 {
+		t.Fatalf("epoch read as %d / %d", f.Tasks[0].Epoch, f.LastEpoch)
+	}
+}
+
+// FuzzParseLockInfo: the lock-file parser never panics and accepts only
+// strict JSON.
+func FuzzParseLockInfo(f *testing.F) {
+	f.Add([]byte(`{"holder":"a","since":"2026-01-01T00:00:00Z","task_id":"4.2","epoch":17,"pid":1,"host":"h"}`))
+	f.Add([]byte(`{"holder":"a","holder":"b"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := ParseLockInfo("lock", data); err == nil {
+			if err := CheckStrict("lock", data); err != nil {
+				t.Fatalf("accepted non-strict JSON: %q", data)
+			}
+		} else if !strings.HasPrefix(err.Error(), "lock") {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
 }

@@ -1,34 +1,60 @@
-package registry
+package format
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/rotd/coord/coord"
 )
 
-// FormatVersion is the registry format this coord writes and reads.
-const FormatVersion = 1
+// Version is the registry format this coord writes and reads.
+const Version = 1
 
-// member is one raw object member.
+// Member is one raw object member: its name and its value's bytes.
+type Member struct {
+	Name string
+	Raw  []byte
+}
+
+// member kinds in Registry.top: a raw member kept as it was, or the place
+// of a member the Registry writes itself.
+const (
+	rawMember = iota
+	tasksMember
+	locksMember
+)
+
 type member struct {
 	name string
 	raw  []byte
+	kind int
 }
 
-// File is a parsed registry: the tasks (decoded fields plus their raw
-// bytes) and the other top-level members, in file order.
-type File struct {
+// rawLock is a path lock as it was read, kept to be written back byte for
+// byte (unknown members included) while it stays unchanged.
+type rawLock struct {
+	lock coord.PathLock
+	raw  []byte
+}
+
+// Registry is a parsed active_work_registry.json: the tasks (decoded
+// fields plus their raw bytes), the epoch counter, the path locks, and the
+// other top-level members, in file order.
+type Registry struct {
 	Tasks     []*coord.Task
 	LastEpoch int64 // top-level "last_epoch": the highest epoch ever issued
+	// PathLocks is the top-level "path_locks" member. It is written when
+	// it is not empty or was present when read (HasPathLocks).
+	PathLocks []coord.PathLock
 
-	top      []member // top-level members except tasks/last_epoch
-	tasksAt  int      // index in top before which "tasks" was found
-	hasEpoch bool
+	top      []member       // top-level members but last_epoch, in file order
+	locksRaw []rawLock      // path locks as read
 	index    map[string]int // task id -> position in Tasks, built by Parse
 }
 
@@ -42,12 +68,12 @@ var taskFieldOrder = []string{
 
 // Parse reads a registry strictly. file names it in errors. The returned
 // tasks keep views into data, which must not be modified afterwards.
-func Parse(file string, data []byte) (*File, error) {
+func Parse(file string, data []byte) (*Registry, error) {
 	if len(data) >= 3 && string(data[:3]) == "\xef\xbb\xbf" {
 		return nil, &ParseError{file, "starts with a byte-order mark; save it as plain UTF-8"}
 	}
 	s := &scanner{data: data, file: file}
-	f := &File{tasksAt: -1}
+	f := &Registry{}
 	if s.peek() != '{' {
 		return nil, s.errf("the registry must be a JSON object, found %s", s.kindName())
 	}
@@ -56,21 +82,23 @@ func Parse(file string, data []byte) (*File, error) {
 		switch name {
 		case "tasks":
 			sawTasks = true
-			f.tasksAt = len(f.top)
+			f.top = append(f.top, member{name: name, kind: tasksMember})
 			return f.parseTasks(s)
+		case "path_locks":
+			f.top = append(f.top, member{name: name, kind: locksMember})
+			return f.parsePathLocks(s)
 		case "version":
 			v, err := s.intVal(`"version"`, false)
 			if err != nil {
 				return err
 			}
-			if v != FormatVersion {
-				return s.errf(`"version" is %d; this coord reads version %d (upgrade coord)`, v, FormatVersion)
+			if v != Version {
+				return s.errf(`"version" is %d; this coord reads version %d (upgrade coord)`, v, Version)
 			}
-			f.top = append(f.top, member{name, []byte(strconv.FormatInt(v, 10))})
+			f.top = append(f.top, member{name: name, raw: []byte(strconv.FormatInt(v, 10))})
 		case "last_epoch":
 			var err error
 			f.LastEpoch, err = s.intVal(`"last_epoch"`, false)
-			f.hasEpoch = true
 			return err
 		default:
 			if k := caseTwin(name, topFields); k != "" {
@@ -81,7 +109,7 @@ func Parse(file string, data []byte) (*File, error) {
 			if err := s.value(); err != nil {
 				return err
 			}
-			f.top = append(f.top, member{name, s.data[a:s.i]})
+			f.top = append(f.top, member{name: name, raw: s.data[a:s.i]})
 		}
 		return nil
 	})
@@ -97,7 +125,125 @@ func Parse(file string, data []byte) (*File, error) {
 	return f, nil
 }
 
-func (f *File) parseTasks(s *scanner) error {
+// Index returns the id -> position index of Tasks that Parse built (nil
+// for a registry not parsed), for coord.Txn.UseIndex.
+func (f *Registry) Index() map[string]int { return f.index }
+
+// HasPathLocks reports whether the registry holds a "path_locks" member
+// (possibly empty): a registry written before path locks moved into it
+// has none, and its path locks are still lock files.
+func (f *Registry) HasPathLocks() bool {
+	for _, m := range f.top {
+		if m.kind == locksMember {
+			return true
+		}
+	}
+	return false
+}
+
+// Touch refreshes a last_updated member if the registry has one (ROTD's).
+func (f *Registry) Touch(now time.Time) {
+	for i, m := range f.top {
+		if m.name == "last_updated" && m.kind == rawMember {
+			f.top[i].raw = []byte(`"` + coord.FormatTime(now) + `"`)
+		}
+	}
+}
+
+// pathLockFields are the members of a path lock, in the order written.
+var pathLockFields = []string{"path", "holder", "since", "task_id", "expires"}
+
+func pathLockFieldIndex(name string) int {
+	for i, f := range pathLockFields {
+		if f == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// parsePathLocks reads "path_locks": an array of path lock objects (null
+// is an empty one). Each is checked: a clean repository path, a valid
+// holder and task id, a path locked once.
+func (f *Registry) parsePathLocks(s *scanner) error {
+	if s.peek() == 'n' {
+		return s.literal("null")
+	}
+	if s.peek() != '[' {
+		return s.errf(`"path_locks" must be an array, found %s`, s.kindName())
+	}
+	seen := map[string]int{}
+	return s.array(func() error {
+		n := len(f.PathLocks) + 1
+		if s.peek() != '{' {
+			return s.errf("path lock %d must be an object, found %s", n, s.kindName())
+		}
+		a := s.i
+		var l coord.PathLock
+		err := s.objectKnown(pathLockFields, pathLockFieldIndex, func(name string, k int) error {
+			var err error
+			what := fmt.Sprintf("path lock %d %q", n, name)
+			switch k {
+			case 0:
+				l.Path, err = s.strVal(what, false)
+			case 1:
+				l.Holder, err = s.strVal(what, false)
+			case 2:
+				l.Since, err = s.strVal(what, true)
+			case 3:
+				l.TaskID, err = s.strVal(what, true)
+			case 4:
+				l.Expires, err = s.strVal(what, true)
+			default:
+				if k := caseTwin(name, pathLockFields); k != "" {
+					return s.errf("path lock %d: %q is not a field; names are case-sensitive (did you mean %q?)", n, name, k)
+				}
+				err = s.value()
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if err := CheckPathLock(l); err != nil {
+			return s.errf("path lock %d: %v", n, err)
+		}
+		if prev, dup := seen[l.Path]; dup {
+			return s.errf("path lock %d: path %q is locked twice (path locks %d and %d)", n, l.Path, prev, n)
+		}
+		seen[l.Path] = n
+		f.PathLocks = append(f.PathLocks, l)
+		f.locksRaw = append(f.locksRaw, rawLock{l, s.data[a:s.i]})
+		return nil
+	})
+}
+
+// CheckPathLock validates a path lock read from a file: a clean
+// repository path (as coord.CleanRepoPath leaves it), a valid holder, a
+// valid task id if any.
+func CheckPathLock(l coord.PathLock) error {
+	if c, err := coord.CleanRepoPath(l.Path); err != nil || c != l.Path {
+		return fmt.Errorf("path %q is not a clean repository path", clipString(l.Path))
+	}
+	if err := coord.ValidAgentID(l.Holder); err != nil {
+		return fmt.Errorf("holder: %v", err)
+	}
+	if l.TaskID != "" {
+		if err := coord.ValidTaskID(l.TaskID); err != nil {
+			return fmt.Errorf("task_id: %v", err)
+		}
+	}
+	return nil
+}
+
+func clipString(s string) string {
+	if len(s) > 70 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+func (f *Registry) parseTasks(s *scanner) error {
 	if s.peek() == 'n' {
 		return s.literal("null")
 	}
@@ -298,7 +444,7 @@ func taskFieldIndex(name string) int {
 }
 
 // topFields are the top-level members coord writes itself.
-var topFields = []string{"version", "last_epoch", "tasks"}
+var topFields = []string{"version", "last_epoch", "tasks", "path_locks"}
 
 // caseTwin returns the known name that name equals but for case, or "".
 // Such a member is refused: kept as an unknown field, it would clash with
@@ -315,7 +461,7 @@ func caseTwin(name string, known []string) string {
 // Encode renders the registry: unchanged tasks byte for byte, changed
 // and new ones re-encoded with their unknown fields kept in place. One task
 // per line keeps the file diff-friendly.
-func (f *File) Encode() []byte {
+func (f *Registry) Encode() []byte {
 	size := 64
 	for _, t := range f.Tasks {
 		size += len(t.Raw) + 2
@@ -326,14 +472,17 @@ func (f *File) Encode() []byte {
 	for _, m := range f.top {
 		size += len(m.name) + len(m.raw) + 4
 	}
+	size += 128 * len(f.PathLocks)
 	buf := bytes.NewBuffer(make([]byte, 0, size))
 	f.EncodeTo(buf)
 	return buf.Bytes()
 }
 
 // EncodeTo streams the encoding to w in chunks, so writing a large
-// registry never holds a second copy of it in memory.
-func (f *File) EncodeTo(w io.Writer) error {
+// registry never holds a second copy of it in memory. "path_locks" keeps
+// its place; a registry that had none gets it after "tasks", once there is
+// a path lock to write.
+func (f *Registry) EncodeTo(w io.Writer) error {
 	const chunk = 128 << 10
 	b := make([]byte, 0, chunk+4096)
 	var werr error
@@ -373,27 +522,87 @@ func (f *File) EncodeTo(w io.Writer) error {
 		}
 		b = append(b, ']')
 	}
-	for i, m := range f.top {
-		if i == f.tasksAt {
-			writeTasks()
-		}
+	writeLocks := func() {
 		sep()
-		b = appendString(b, m.name)
-		b = append(b, ':')
-		b = append(b, m.raw...)
+		b = append(b, `"path_locks":[`...)
+		for i, l := range f.PathLocks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '\n')
+			b = f.appendPathLock(b, l)
+			flush(false)
+		}
+		if len(f.PathLocks) > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, ']')
+	}
+	sawTasks, sawLocks := false, false
+	for _, m := range f.top {
+		switch m.kind {
+		case tasksMember:
+			sawTasks = true
+			writeTasks()
+		case locksMember:
+			sawLocks = true
+			writeLocks()
+		default:
+			sep()
+			b = appendString(b, m.name)
+			b = append(b, ':')
+			b = append(b, m.raw...)
+		}
+		if m.kind == tasksMember && !f.HasPathLocks() && len(f.PathLocks) > 0 {
+			sawLocks = true
+			writeLocks()
+		}
 		flush(false)
 	}
-	if f.tasksAt < 0 || f.tasksAt >= len(f.top) {
+	if !sawTasks {
 		writeTasks()
+	}
+	if !sawLocks && len(f.PathLocks) > 0 {
+		writeLocks()
 	}
 	b = append(b, "}\n"...)
 	flush(true)
 	return werr
 }
 
-// NewFile returns an empty registry in the current format.
-func NewFile() *File {
-	return &File{top: []member{{"version", []byte(strconv.Itoa(FormatVersion))}}, tasksAt: 1}
+// appendPathLock writes l as it was read if it is unchanged, else anew.
+func (f *Registry) appendPathLock(b []byte, l coord.PathLock) []byte {
+	for _, r := range f.locksRaw {
+		if r.lock == l {
+			return append(b, r.raw...)
+		}
+	}
+	return AppendPathLock(b, l)
+}
+
+// AppendPathLock appends l as a JSON object, its members in the order
+// path, holder, since, task_id, expires (the last two only when set).
+func AppendPathLock(b []byte, l coord.PathLock) []byte {
+	b = append(b, `{"path":`...)
+	b = appendString(b, l.Path)
+	b = append(b, `,"holder":`...)
+	b = appendString(b, l.Holder)
+	b = append(b, `,"since":`...)
+	b = appendString(b, l.Since)
+	if l.TaskID != "" {
+		b = append(b, `,"task_id":`...)
+		b = appendString(b, l.TaskID)
+	}
+	if l.Expires != "" {
+		b = append(b, `,"expires":`...)
+		b = appendString(b, l.Expires)
+	}
+	return append(b, '}')
+}
+
+// NewRegistry returns an empty registry in the current format.
+func NewRegistry() *Registry {
+	return &Registry{top: []member{{name: "version", raw: []byte(strconv.Itoa(Version))}, {name: "tasks", kind: tasksMember}}}
 }
 
 // appendTask encodes t, keeping raw's members in their order (known ones
@@ -404,18 +613,18 @@ func appendTask(b []byte, t *coord.Task, raw []byte) []byte {
 	written := make(map[string]bool, len(taskFieldOrder))
 	n := 0
 	if raw != nil {
-		for _, m := range members(raw) {
+		for _, m := range Members(raw) {
 			if n > 0 {
 				b = append(b, ',')
 			}
 			n++
-			b = appendString(b, m.name)
+			b = appendString(b, m.Name)
 			b = append(b, ':')
-			if isKnown(m.name) {
-				b = appendField(b, t, m.name, true)
-				written[m.name] = true
+			if isKnown(m.Name) {
+				b = appendField(b, t, m.Name, true)
+				written[m.Name] = true
 			} else {
-				b = append(b, m.raw...)
+				b = append(b, m.Raw...)
 			}
 		}
 	}
@@ -536,13 +745,14 @@ func appendString(b []byte, s string) []byte {
 	return out
 }
 
-// members splits a raw (already validated) object into its members.
-func members(raw []byte) []member {
+// Members splits a raw, already validated JSON object into its members,
+// in order.
+func Members(raw []byte) []Member {
 	d := jsontext.NewDecoder(bytes.NewReader(raw))
 	if _, err := d.ReadToken(); err != nil {
 		return nil
 	}
-	var out []member
+	var out []Member
 	for d.PeekKind() == '"' {
 		tok, err := d.ReadToken()
 		if err != nil {
@@ -553,7 +763,7 @@ func members(raw []byte) []member {
 		if err != nil {
 			return out
 		}
-		out = append(out, member{name, bytes.Clone(v)})
+		out = append(out, Member{name, bytes.Clone(v)})
 	}
 	return out
 }
@@ -565,4 +775,18 @@ func TaskJSON(t *coord.Task) []byte {
 		return t.Raw
 	}
 	return appendTask(nil, t, t.Raw)
+}
+
+// TaskLine returns a task as one line of JSON (an archive line): its
+// registry encoding, compacted if it spans lines.
+func TaskLine(t *coord.Task) ([]byte, error) {
+	line := bytes.Clone(TaskJSON(t))
+	if bytes.IndexByte(line, '\n') < 0 {
+		return line, nil
+	}
+	v := jsontext.Value(line)
+	if err := v.Compact(); err != nil {
+		return nil, err
+	}
+	return v, nil
 }

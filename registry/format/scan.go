@@ -1,4 +1,4 @@
-package registry
+package format
 
 import (
 	"fmt"

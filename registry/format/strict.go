@@ -1,7 +1,8 @@
-package registry
+package format
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -290,4 +291,16 @@ func CheckStrict(file string, data []byte) error {
 			}
 		}
 	}
+}
+
+// Unmarshal reads a JSON document strictly (CheckStrict) into v with
+// encoding/json; file names it in errors, which are *ParseError.
+func Unmarshal(file string, data []byte, v any) error {
+	if err := CheckStrict(file, data); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return &ParseError{file, err.Error()}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package registry
+package format
 
 import (
 	"bufio"
@@ -34,7 +34,7 @@ func ParseSeed(file string, r io.Reader) ([]coord.SeedLine, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, IOError(err, "")
+			return nil, coord.Wrap(coord.CodeIO, err, "cannot read %s", file)
 		}
 	}
 }

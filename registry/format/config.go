@@ -1,0 +1,126 @@
+package format
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+// ParseConfig reads config.json strictly into a coord.Config: every key
+// is optional (an absent one keeps coord.DefaultConfig's value), a known
+// key with a wrong type or value is an error naming the file, and keys of
+// later features and other tools are skipped, never refused.
+func ParseConfig(file string, data []byte) (coord.Config, error) {
+	c := coord.DefaultConfig()
+	d, err := newDecoder(file, data)
+	if err != nil {
+		return c, err
+	}
+	if err := d.expect('{', "config"); err != nil {
+		return c, err
+	}
+	var keys keySet
+	dur := func(key string, dst *time.Duration) error {
+		s, err := d.str(`"`+key+`"`, false)
+		if err != nil {
+			return err
+		}
+		v, err := coord.ParseDuration(s)
+		if err != nil || v <= 0 {
+			return d.errf(`"%s" must be a positive duration like "15m", found %q`, key, s)
+		}
+		*dst = v
+		return nil
+	}
+	for {
+		k, ok, err := d.name()
+		if err != nil {
+			return c, err
+		}
+		if !ok {
+			break
+		}
+		if cl := keys.add(k); cl != "" {
+			return c, d.errf("keys %q and %q differ only in case", cl, k)
+		}
+		switch k {
+		case "stale_after":
+			err = dur(k, &c.StaleAfter)
+		case "beat_interval":
+			err = dur(k, &c.BeatInterval)
+		case "lock_wait":
+			err = dur(k, &c.LockWait)
+		case "archive_after":
+			err = dur(k, &c.ArchiveAfter)
+		case "lease_roster":
+			var raw []byte
+			if raw, err = d.raw(); err == nil {
+				if jerr := json.Unmarshal(raw, &c.Roster); jerr != nil {
+					err = d.errf(`"lease_roster" must map a cadence to a list of agent names, like {"daily":["a","b"]}`)
+				}
+			}
+		case "review_gate":
+			c.ReviewGate, err = d.boolean(`"review_gate"`)
+		case "sweep_on_claim":
+			c.SweepOnClaim, err = d.boolean(`"sweep_on_claim"`)
+		case "on_stale":
+			var s string
+			s, err = d.str(`"on_stale"`, false)
+			c.OnStale = coord.StalePolicy(s)
+			if err == nil && !c.OnStale.Valid() {
+				err = d.errf(`"on_stale" must be "requeue" or "block-if-progress", found %q`, s)
+			}
+		case "quota_daily_tokens":
+			c.Quota.Tokens, err = d.integer(`"quota_daily_tokens"`, false)
+		case "quota_daily_requests":
+			c.Quota.Requests, err = d.integer(`"quota_daily_requests"`, false)
+		default: // keys of later features and other tools are kept, not read
+			err = d.fail(d.SkipValue())
+		}
+		if err != nil {
+			return c, err
+		}
+	}
+	return c, d.end()
+}
+
+// ParseDepMap parses a dependency map: {"4.3": ["4.2"], …}, every key and
+// element a valid task id.
+func ParseDepMap(file string, data []byte) (map[string][]string, error) {
+	d, err := newDecoder(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.expect('{', "the dependency map"); err != nil {
+		return nil, err
+	}
+	m := map[string][]string{}
+	var keys keySet
+	for {
+		k, ok, err := d.name()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if cl := keys.add(k); cl != "" {
+			return nil, d.errf("keys %q and %q differ only in case", cl, k)
+		}
+		if err := coord.ValidTaskID(k); err != nil {
+			return nil, d.errf("%v", err)
+		}
+		deps, err := d.strs(`"` + k + `"`)
+		if err != nil {
+			return nil, err
+		}
+		for _, dep := range deps {
+			if err := coord.ValidTaskID(dep); err != nil {
+				return nil, d.errf("%q: %v", k, err)
+			}
+		}
+		m[k] = deps
+	}
+	return m, d.end()
+}

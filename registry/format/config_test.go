@@ -1,0 +1,34 @@
+package format
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+func TestParseConfig(t *testing.T) {
+	c, err := ParseConfig("config.json", []byte(`{"stale_after":"90","beat_interval":"30s","lock_wait":"5s","review_gate":true,
+		"on_stale":"block-if-progress","quota_daily_tokens":100,"quota_daily_requests":7,"archive_after":"24h",
+		"lease_roster":{"daily":["a","b"]},"sweep_on_claim":false,"a later feature":{"x":[1]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := coord.Config{StaleAfter: 90 * time.Second, BeatInterval: 30 * time.Second, LockWait: 5 * time.Second, ReviewGate: true,
+		OnStale: coord.BlockIfProgress, Quota: coord.QuotaLimits{Tokens: 100, Requests: 7}, ArchiveAfter: 24 * time.Hour,
+		Roster: map[string][]string{"daily": {"a", "b"}}, SweepOnClaim: false}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("config %+v\nwant   %+v", c, want)
+	}
+	if c, err := ParseConfig("config.json", []byte(`{}`)); err != nil || !reflect.DeepEqual(c, coord.DefaultConfig()) || !c.SweepOnClaim {
+		t.Fatalf("empty config: %+v, %v; want the defaults (sweep_on_claim on)", c, err)
+	}
+	for _, bad := range []string{`{"sweep_on_claim":"yes"}`, `{"stale_after":"soon"}`, `{"on_stale":"drop"}`, `{"lock_wait":"0s"}`,
+		`{"review_gate":true,"Review_gate":false}`, `{"quota_daily_tokens":-1}`, `[]`, `{"x":1} {}`} {
+		if _, err := ParseConfig("config.json", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "config.json: ") {
+			t.Errorf("%s: %v, want an error naming config.json", bad, err)
+		}
+	}
+}

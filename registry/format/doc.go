@@ -1,0 +1,23 @@
+// Package format is the file formats of contract §2 and their strict
+// reading: the registry document (active_work_registry.json), seed lines,
+// config.json, the dependency map, lock file content and path locks. It
+// does no I/O: callers hand it bytes and a name for errors, and get bytes
+// back.
+//
+// Reading is strict everywhere: duplicate member names and names that
+// differ only in case (at every depth), invalid UTF-8, lone surrogate
+// escapes, a byte-order mark, trailing data and nesting deeper than
+// 10,000 are errors (*ParseError, naming the file and where), as are
+// wrong types and values out of range for known members.
+//
+// The registry is written back as it was read wherever it did not change:
+// unknown members, at the top and in tasks, keep their bytes and their
+// place; unchanged tasks and path locks are copied without re-encoding;
+// a task is written on one line. "path_locks" (an array of coord.PathLock)
+// is written when it holds a lock or was present when read, so a registry
+// of an older coord stays as it was until a path lock is taken.
+//
+// Limits: the registry parser holds the whole document in memory (the
+// caller bounds the read); Parse's tasks point into the data given, which
+// must not change afterwards.
+package format
