@@ -23,6 +23,7 @@ import (
 	"github.com/rotd/coord/heartbeat"
 	"github.com/rotd/coord/registry"
 	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coord/registry/rotd"
 )
 
 func commands(e *env) []*cli.Command {
@@ -264,14 +265,14 @@ func (e *env) cmdSeed(c *cli.Context) error {
 		if err := s.View(e.ctx, func(tx *coord.Txn) error {
 			for _, t := range tx.Tasks {
 				ids[t.ID] = true
-				p := registry.TaskPhase(t)
+				p := rotd.TaskPhase(t)
 				phases[p] = append(phases[p], t.ID)
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		batch, err = registry.ParseROTDTasks(name, r, func(p string) []string { return phases[p] }, func(id string) bool { return ids[id] }, e.clock())
+		batch, err = rotd.ParseTasks(name, r, func(p string) []string { return phases[p] }, func(id string) bool { return ids[id] }, e.clock())
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package registry
+package rotd
 
 import (
 	"bufio"
@@ -15,8 +15,8 @@ import (
 	"github.com/rotd/coord/registry/format"
 )
 
-// ROTD's planner writes tasks.jsonl in its own dialect. ParseROTDTasks maps
-// it onto seed lines by these rules (also in the README):
+// ParseTasks maps ROTD's planner output (tasks.jsonl, in its own dialect)
+// onto seed lines by these rules (also in the README):
 //
 //	status   pending -> unclaimed; complete -> done (completed_at from
 //	         "completed", else now); blocked -> blocked ("blocked in ROTD");
@@ -37,7 +37,7 @@ import (
 // Anything else (another status or priority, an id coord cannot hold) is
 // refused with the line number, and nothing is
 // written. registryPhase gives the ids of registry tasks in a phase.
-func ParseROTDTasks(file string, r io.Reader, registryPhase func(phase string) []string, registryHas func(id string) bool, now time.Time) ([]coord.SeedLine, error) {
+func ParseTasks(file string, r io.Reader, registryPhase func(phase string) []string, registryHas func(id string) bool, now time.Time) ([]coord.SeedLine, error) {
 	type line struct {
 		n       int
 		members []format.Member
@@ -73,7 +73,7 @@ func ParseROTDTasks(file string, r io.Reader, registryPhase func(phase string) [
 			break
 		}
 		if err != nil {
-			return nil, IOError(err, "")
+			return nil, coord.Wrap(coord.CodeIO, err, "cannot read %s", file)
 		}
 	}
 	batchPhase := map[string][]string{}
