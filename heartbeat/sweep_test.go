@@ -9,14 +9,14 @@ import (
 
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 )
 
 // between runs a function after the sweep's lock-free judgement and
 // before its re-check under the registry lock: the window in which an
 // agent may revive or its task be reclaimed.
 type between struct {
-	*registry.Store
+	*file.Store
 	hook func()
 }
 
@@ -29,7 +29,7 @@ func (b *between) Update(ctx context.Context, fn func(*coord.Txn) error) error {
 }
 
 type fixture struct {
-	store *registry.Store
+	store *file.Store
 	beats *Dir
 	now   time.Time
 }
@@ -37,10 +37,10 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), ".rotd", "coordination")
-	if _, err := registry.Init(dir, rotdtemplate.Coordination()); err != nil {
+	if _, err := file.Init(dir, rotdtemplate.Coordination()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := registry.Open(dir)
+	s, err := file.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,8 +271,8 @@ func TestSweeperRaces(t *testing.T) {
 		iters = 10000
 	}
 	f := newFixture(t)
-	open := func() *registry.Store {
-		s, err := registry.Open(f.store.Tree.Dir())
+	open := func() *file.Store {
+		s, err := file.Open(f.store.Tree.Dir())
 		if err != nil {
 			t.Fatal(err)
 		}

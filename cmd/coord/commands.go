@@ -21,7 +21,7 @@ import (
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/heartbeat"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 	"github.com/rotd/coord/registry/format"
 	"github.com/rotd/coord/registry/rotd"
 )
@@ -200,11 +200,11 @@ func (e *env) cmdInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(root, registry.RelDir)
+	dir := filepath.Join(root, file.RelDir)
 	if err := e.checkFS(root); err != nil {
 		return err
 	}
-	created, err := registry.Init(dir, rotdtemplate.Coordination())
+	created, err := file.Init(dir, rotdtemplate.Coordination())
 	if err != nil {
 		return err
 	}
@@ -367,7 +367,7 @@ func (e *env) claimTask(c *cli.Context) (*coord.Task, string, error) {
 	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
 	// Beat first, so that a sweep racing this claim sees a live agent.
 	if err := e.beats().Beat(agent, nil); err != nil {
-		return nil, "", registry.IOError(err, "")
+		return nil, "", file.IOError(err, "")
 	}
 	var got *coord.Task
 	err = s.Update(e.ctx, func(tx *coord.Txn) error {
@@ -428,7 +428,7 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	}
 	// Path locks go with the task: those taken for it, or all of the
 	// agent's once it holds nothing.
-	_, err = e.store.ReleasePathLocks(e.ctx, who, func(l registry.PathLock) bool {
+	_, err = e.store.ReleasePathLocks(e.ctx, who, func(l file.PathLock) bool {
 		return l.Holder == who && (!stillHolds || l.TaskID == a[0])
 	})
 	return err
@@ -663,7 +663,7 @@ func (e *env) cmdLog(c *cli.Context) error {
 		}
 		w.Flush()
 	}
-	var fl *registry.Follower
+	var fl *file.Follower
 	if c.Bool("follow") { // open before reading history so nothing falls between
 		if fl, err = s.Follow(); err != nil {
 			return err
@@ -721,7 +721,7 @@ func (e *env) cmdBeat(c *cli.Context) error {
 	beats := e.beats()
 	beat := func() error {
 		if err := beats.Beat(agent, nil); err != nil {
-			return registry.IOError(err, "")
+			return file.IOError(err, "")
 		}
 		return nil
 	}
@@ -767,7 +767,7 @@ func (e *env) cmdAgents(c *cli.Context) error {
 	}
 	list, err := e.beats().List()
 	if err != nil {
-		return registry.IOError(err, "")
+		return file.IOError(err, "")
 	}
 	type row struct {
 		Agent    string   `json:"agent_id"`
@@ -854,7 +854,7 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	sw := &heartbeat.Sweeper{Backend: s, Beats: e.beats(), Timeout: timeout, Policy: e.cfg.OnStale, Clock: e.clock, DryRun: c.Bool("dry-run")}
 	freed, err := sw.Sweep(e.ctx)
 	if err != nil {
-		return registry.IOError(err, "")
+		return file.IOError(err, "")
 	}
 	if !sw.DryRun {
 		gone := map[string]bool{}
@@ -862,7 +862,7 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 			gone[f.Agent] = true
 		}
 		now := e.clock()
-		if _, err := s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l registry.PathLock) bool {
+		if _, err := s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l file.PathLock) bool {
 			return gone[l.Holder] || l.Expired(now)
 		}); err != nil {
 			return err
@@ -952,7 +952,7 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 	}
 	if e.json {
 		if probs == nil {
-			probs = []registry.Problem{}
+			probs = []file.Problem{}
 		}
 		if err := e.printJSON(map[string]any{"ok": remaining == 0, "problems": probs}); err != nil {
 			return err

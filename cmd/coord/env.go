@@ -15,7 +15,7 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/heartbeat"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 )
 
 // env is what every command needs, resolved lazily from the global flags.
@@ -31,7 +31,7 @@ type env struct {
 	notFound            string
 	allowUnsafeFS       bool
 	clock               coord.Clock
-	store               *registry.Store
+	store               *file.Store
 	cfg                 coord.Config
 	root, agent, cwd    string
 
@@ -62,7 +62,7 @@ func (e *env) before(c *cli.Context) error {
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return registry.IOError(err, "")
+		return file.IOError(err, "")
 	}
 	e.cwd = wd
 	return nil
@@ -74,14 +74,14 @@ func (e *env) before(c *cli.Context) error {
 func parseDuration(s string) (time.Duration, error) { return coord.ParseDuration(s) }
 
 // open resolves the root and opens the store and config.
-func (e *env) open() (*registry.Store, error) { return e.openStore(false) }
+func (e *env) open() (*file.Store, error) { return e.openStore(false) }
 
 // openForDoctor is open for doctor, which reports (and repairs) what open
 // refuses: a subdirectory of the wrong kind, an unreadable config.json
 // (the defaults are used meanwhile).
-func (e *env) openForDoctor() (*registry.Store, error) { return e.openStore(true) }
+func (e *env) openForDoctor() (*file.Store, error) { return e.openStore(true) }
 
-func (e *env) openStore(doctor bool) (*registry.Store, error) {
+func (e *env) openStore(doctor bool) (*file.Store, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
@@ -95,25 +95,25 @@ func (e *env) openStore(doctor bool) (*registry.Store, error) {
 		return nil, err
 	}
 	e.root = root
-	dir := filepath.Join(root, registry.RelDir)
+	dir := filepath.Join(root, file.RelDir)
 	if err := e.checkFS(dir); err != nil {
 		return nil, err
 	}
-	opener := registry.Open
+	opener := file.Open
 	if doctor {
-		opener = registry.OpenForDoctor
+		opener = file.OpenForDoctor
 	}
 	s, err := opener(dir)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := registry.LoadConfig(s.Tree)
+	cfg, err := file.LoadConfig(s.Tree)
 	if err != nil && doctor {
 		cfg, err = coord.DefaultConfig(), nil
 	}
 	if err != nil {
 		s.Close()
-		return nil, registry.IOError(err, "")
+		return nil, file.IOError(err, "")
 	}
 	e.cfg = cfg
 	s.LockWait = cfg.LockWait
@@ -142,7 +142,7 @@ func (e *env) checkFS(dir string) error {
 
 // openAs opens the store and resolves this agent's identity, as most
 // commands that change something need both.
-func (e *env) openAs() (*registry.Store, string, error) {
+func (e *env) openAs() (*file.Store, string, error) {
 	s, err := e.open()
 	if err != nil {
 		return nil, "", err

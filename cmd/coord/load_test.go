@@ -25,7 +25,7 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/heartbeat"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 )
 
 // loadWorker claims until it has made COORD_TEST_CLAIMS claims (or
@@ -33,7 +33,7 @@ import (
 // after each artifact append.
 func loadWorker(agent, root string) int {
 	want, _ := strconv.Atoi(os.Getenv("COORD_TEST_CLAIMS"))
-	s, err := registry.Open(filepath.Join(root, registry.RelDir))
+	s, err := file.Open(filepath.Join(root, file.RelDir))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -44,7 +44,7 @@ func loadWorker(agent, root string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	arts := &registry.Artifacts{Tree: t, LockWait: 30 * time.Second}
+	arts := &file.Artifacts{Tree: t, LockWait: 30 * time.Second}
 	beats := &heartbeat.Dir{Tree: s.Tree, Clock: time.Now}
 	out := bufio.NewWriter(os.Stdout)
 	ctx := context.Background()
@@ -272,7 +272,7 @@ func replayLog(t *testing.T, root string) int {
 // 100 tasks and on 10,000 tasks. Zero double grants, zero lost tokens,
 // every read parses. CI: 20,000 claims on the hot pool; stress: 1,000,000.
 //
-// Broken build this fails against: registry.Store.Update without the
+// Broken build this fails against: file.Store.Update without the
 // registry flock (double grants and, from lost updates, a claim logged
 // while the task is held).
 func TestMutualExclusionUnderLoad(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 )
 
 // workerEnv, when set in a child's environment, turns the test binary
@@ -66,7 +66,7 @@ func workerMain(mode, agent, root string) int {
 	if mode == "holdlock" {
 		// Take the registry flock as a commit would, say so, and keep it
 		// until killed (or stopped and continued).
-		s, err := registry.Open(filepath.Join(root, registry.RelDir))
+		s, err := file.Open(filepath.Join(root, file.RelDir))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
@@ -373,7 +373,7 @@ func TestMultiProcessLog(t *testing.T) {
 		cmds = append(cmds, cmd)
 		errs = append(errs, errb)
 	}
-	store, err := registry.Open(filepath.Join(root, registry.RelDir))
+	store, err := file.Open(filepath.Join(root, file.RelDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestMultiProcessLog(t *testing.T) {
 	re := regexp.MustCompile(`^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] (L\d\d) ▶ (L\d\d)-(\d{3}) (x*) end$`)
 	next := map[string]int{}
 	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(root, registry.RelDir, f))
+		data, err := os.ReadFile(filepath.Join(root, file.RelDir, f))
 		if os.IsNotExist(err) {
 			continue
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 	"github.com/urfave/cli/v2"
 )
 
@@ -58,7 +58,7 @@ func (e *env) leaseTTL(c *cli.Context) (time.Duration, error) {
 	return durFlag(c, "ttl", def)
 }
 
-func (e *env) printLease(l registry.Lease) error {
+func (e *env) printLease(l file.Lease) error {
 	if e.json {
 		return e.printJSON(l)
 	}
@@ -71,7 +71,7 @@ func (e *env) cmdLeaseAcquire(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := registry.ValidLeaseName(a[0]); err != nil {
+	if err := file.ValidLeaseName(a[0]); err != nil {
 		return err
 	}
 	ttl, err := e.leaseTTL(c)
@@ -145,7 +145,7 @@ func (e *env) cmdLeaseList(c *cli.Context) error {
 	}
 	if e.json {
 		if ls == nil {
-			ls = []registry.Lease{}
+			ls = []file.Lease{}
 		}
 		return e.printJSON(ls)
 	}
@@ -190,7 +190,7 @@ func (e *env) cmdLeaseCheck(c *cli.Context) error {
 	}
 	prefix := "torch:" + cadence + ":" + date + ":"
 	locked := []string{}
-	locks := []registry.Lease{}
+	locks := []file.Lease{}
 	isLocked := map[string]bool{}
 	for _, l := range ls {
 		if agent, ok := strings.CutPrefix(l.Name, prefix); ok {
@@ -251,7 +251,7 @@ func (e *env) cmdLeaseLock(c *cli.Context) error {
 
 // --- kv --------------------------------------------------------------------
 
-func (e *env) printKV(en registry.KVEntry) error {
+func (e *env) printKV(en file.KVEntry) error {
 	if e.json {
 		return e.printJSON(en)
 	}
@@ -264,7 +264,7 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := registry.ValidKey(a[0]); err != nil {
+	if err := file.ValidKey(a[0]); err != nil {
 		return err
 	}
 	if !c.IsSet("ttl") {
@@ -274,13 +274,13 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	val, err := registry.KVValue(a[1])
+	val, err := file.KVValue(a[1])
 	if err != nil {
 		return err
 	}
-	var cond registry.KVCond
+	var cond file.KVCond
 	if c.Command.Name == "cas" {
-		cond = registry.KVCond{ExpectRev: c.Int64("expect-rev"), ExpectAbsent: c.Bool("expect-absent")}
+		cond = file.KVCond{ExpectRev: c.Int64("expect-rev"), ExpectAbsent: c.Bool("expect-absent")}
 		if (cond.ExpectRev > 0) == cond.ExpectAbsent {
 			return strErr("kv cas needs exactly one of --expect-rev N (N > 0) or --expect-absent")
 		}
@@ -354,7 +354,7 @@ func (e *env) cmdKVLs(c *cli.Context) error {
 	}
 	if e.json {
 		if list == nil {
-			list = []registry.KVEntry{}
+			list = []file.KVEntry{}
 		}
 		return e.printJSON(list)
 	}
@@ -379,9 +379,9 @@ func (e *env) cmdKVWatch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	snap := func() (map[string]registry.KVEntry, error) {
+	snap := func() (map[string]file.KVEntry, error) {
 		list, err := s.KVList(prefix)
-		m := map[string]registry.KVEntry{}
+		m := map[string]file.KVEntry{}
 		for _, en := range list {
 			m[en.Key] = en
 		}

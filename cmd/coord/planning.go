@@ -17,7 +17,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 )
 
 func planningCommands(e *env) []*cli.Command {
@@ -317,7 +317,7 @@ func (e *env) cmdLocks(c *cli.Context) error {
 		return err
 	}
 	now := e.clock()
-	var live []registry.PathLock
+	var live []file.PathLock
 	for _, l := range locks {
 		if !l.Expired(now) {
 			live = append(live, l)
@@ -503,7 +503,7 @@ func (e *env) cmdArtifact(c *cli.Context) error {
 		return strErr("artifact %s needs FILE", c.Command.Name)
 	}
 	name := c.Args().First()
-	if _, err := registry.ArtifactName(name); err != nil {
+	if _, err := file.ArtifactName(name); err != nil {
 		return err
 	}
 	s, err := e.open()
@@ -513,16 +513,16 @@ func (e *env) cmdArtifact(c *cli.Context) error {
 	dir := filepath.Join(e.root, ".rotd")
 	t, err := fsops.OpenTree(dir, ".lock")
 	if err != nil {
-		return registry.IOError(err, "")
+		return file.IOError(err, "")
 	}
 	defer t.Close()
-	a := &registry.Artifacts{Tree: t, LockWait: s.LockWait, Holder: []byte(fmt.Sprintf(`{"holder":%q,"pid":%d}`, s.Holder, os.Getpid()))}
-	data, err := io.ReadAll(io.LimitReader(e.stdin, registry.MaxArtifact+1))
+	a := &file.Artifacts{Tree: t, LockWait: s.LockWait, Holder: []byte(fmt.Sprintf(`{"holder":%q,"pid":%d}`, s.Holder, os.Getpid()))}
+	data, err := io.ReadAll(io.LimitReader(e.stdin, file.MaxArtifact+1))
 	if err != nil {
-		return registry.IOError(err, "")
+		return file.IOError(err, "")
 	}
-	if len(data) > registry.MaxArtifact {
-		return coord.Errorf(coord.CodeUsage, "stdin is larger than %d bytes", registry.MaxArtifact)
+	if len(data) > file.MaxArtifact {
+		return coord.Errorf(coord.CodeUsage, "stdin is larger than %d bytes", file.MaxArtifact)
 	}
 	if c.Command.Name == "append" {
 		return a.Append(e.ctx, name, data)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 )
 
 // findRoot resolves the project root (contract §1): --root, else
@@ -37,8 +37,8 @@ func findRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 			return "", coord.Errorf(coord.CodeUsage, "invalid root %q: %v", root, err)
 		}
 		if mustExist {
-			if _, err := os.Stat(filepath.Join(abs, registry.RelDir)); err != nil {
-				return "", coord.Errorf(coord.CodeIO, "no coordination tree at %s", filepath.Join(abs, registry.RelDir)).
+			if _, err := os.Stat(filepath.Join(abs, file.RelDir)); err != nil {
+				return "", coord.Errorf(coord.CodeIO, "no coordination tree at %s", filepath.Join(abs, file.RelDir)).
 					WithHint("create it first: coord init --root %s", shellQuote(root))
 			}
 		}
@@ -55,7 +55,7 @@ func findRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 		}
 	}
 	for d := start; ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(filepath.Join(d, registry.RelDir)); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(filepath.Join(d, file.RelDir)); err == nil && fi.IsDir() {
 			return d, nil
 		}
 		if d == filepath.Dir(d) {
@@ -63,7 +63,7 @@ func findRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 		}
 	}
 	if mustExist {
-		return "", coord.Errorf(coord.CodeIO, "no %s in %s or any parent directory", registry.RelDir, start).
+		return "", coord.Errorf(coord.CodeIO, "no %s in %s or any parent directory", file.RelDir, start).
 			WithHint("run 'coord init' in the project root, or pass --root DIR")
 	}
 	if main != "" {
@@ -408,22 +408,22 @@ func gitExclude(root string) (file, rel string) {
 }
 
 // keepOutOfGit adds the tree (and .rotd/agent_id) to the repository's
-// git exclude file, once (registry.GitExcludes says why). Outside git it
+// git exclude file, once (file.GitExcludes says why). Outside git it
 // does nothing; a failure is a warning, since the tree itself is laid
 // down. It returns the exclude file and the patterns it added.
 func (e *env) keepOutOfGit(root string) (string, []string) {
-	file, rel := gitExclude(root)
-	if file == "" {
+	exclude, rel := gitExclude(root)
+	if exclude == "" {
 		return "", nil
 	}
 	wait := 30 * time.Second
 	if e.lockWaitSet {
 		wait = e.lockWait
 	}
-	added, err := fsops.EnsureLines(e.ctx, file, registry.GitExcludes(rel), wait)
+	added, err := fsops.EnsureLines(e.ctx, exclude, file.GitExcludes(rel), wait)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "coord: warning: could not keep %s out of git: %v; add the line %s to %s by hand\n",
-			registry.RelDir, err, registry.GitExcludes(rel)[0], file)
+			file.RelDir, err, file.GitExcludes(rel)[0], exclude)
 	}
-	return file, added
+	return exclude, added
 }

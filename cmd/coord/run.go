@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 	"github.com/urfave/cli/v2"
 )
 
@@ -147,7 +147,7 @@ loop:
 		if err != nil {
 			return err
 		}
-		e.store.ReleasePathLocks(ctx, agent, func(l registry.PathLock) bool { return l.Holder == agent && l.TaskID == id })
+		e.store.ReleasePathLocks(ctx, agent, func(l file.PathLock) bool { return l.Holder == agent && l.TaskID == id })
 		e.beats().Beat(agent, e.agentInfo(c, nil))
 		fmt.Fprintf(e.stderr, "coord: run: released %s (%s)\n", id, got.Status)
 		return nil

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 )
 
 // Special files (issue 11, class 2): a FIFO, socket, device or directory
@@ -148,7 +148,7 @@ func specialTemplate(t *testing.T) string {
 	if code, _, errs := boundedCoord(t, `{"x":1}`+"\n", append(r, "--agent", "a", "artifact", "append", "tasks.jsonl")...); code != 0 {
 		t.Fatalf("artifact append: exit %d: %s", code, errs)
 	}
-	os.WriteFile(filepath.Join(root, registry.RelDir, registry.DepMapFile), []byte(`{"t4":["t3"]}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(root, file.RelDir, file.DepMapFile), []byte(`{"t4":["t3"]}`+"\n"), 0o644)
 	// Take every remaining sidecar once (archive's, by archiving nothing
 	// old enough).
 	mustCoord(t, append(r, "archive", "--older-than", "1000h")...)
@@ -188,7 +188,7 @@ func copyTree(t *testing.T, src, dst string) {
 func TestSpecialFilesNeverBlock(t *testing.T) {
 	tmpl := specialTemplate(t)
 	month := time.Now().UTC().Format("2006-01")
-	pathLock := registry.PathLockName("src/x")
+	pathLock := file.PathLockName("src/x")
 	claimT2 := []string{"--agent", "b", "claim", "--task", "t2"}
 	// Each name coord reads or writes, relative to the root, with the
 	// commands that read or write it. replaced: a FIFO, socket or device
@@ -199,18 +199,18 @@ func TestSpecialFilesNeverBlock(t *testing.T) {
 		stdin    string
 		replaced bool
 	}
-	co := registry.RelDir + "/"
+	co := file.RelDir + "/"
 	names := []struct {
 		name string
 		uses []use
 	}{
-		{co + registry.RegistryFile, []use{{args: []string{"ls"}}, {args: claimT2}}},
-		{co + registry.DepMapFile, []use{{args: []string{"deps"}}, {args: claimT2}}},
-		{co + registry.ConfigFile, []use{{args: []string{"ls"}}}},
-		{co + registry.QuotaFile, []use{{args: []string{"quota", "show"}}, {args: []string{"--agent", "a", "quota", "add", "--tokens", "1"}}}},
-		{co + registry.KVFile, []use{{args: []string{"kv", "get", "k"}}, {args: []string{"--agent", "a", "kv", "set", "k", "w", "--ttl", "1h"}}}},
-		{co + registry.LeasesFile, []use{{args: []string{"lease", "list"}}, {args: []string{"--agent", "a", "lease", "acquire", "M", "--ttl", "1h"}}}},
-		{co + registry.LogFile, []use{{args: []string{"log"}}, {args: []string{"--agent", "a", "msg", "hi"}}}},
+		{co + file.RegistryFile, []use{{args: []string{"ls"}}, {args: claimT2}}},
+		{co + file.DepMapFile, []use{{args: []string{"deps"}}, {args: claimT2}}},
+		{co + file.ConfigFile, []use{{args: []string{"ls"}}}},
+		{co + file.QuotaFile, []use{{args: []string{"quota", "show"}}, {args: []string{"--agent", "a", "quota", "add", "--tokens", "1"}}}},
+		{co + file.KVFile, []use{{args: []string{"kv", "get", "k"}}, {args: []string{"--agent", "a", "kv", "set", "k", "w", "--ttl", "1h"}}}},
+		{co + file.LeasesFile, []use{{args: []string{"lease", "list"}}, {args: []string{"--agent", "a", "lease", "acquire", "M", "--ttl", "1h"}}}},
+		{co + file.LogFile, []use{{args: []string{"log"}}, {args: []string{"--agent", "a", "msg", "hi"}}}},
 		{co + ".lock/registry.lock", []use{{args: claimT2}}},
 		{co + ".lock/log.lock", []use{{args: []string{"--agent", "a", "msg", "hi"}}}},
 		{co + ".lock/kv.lock", []use{{args: []string{"--agent", "a", "kv", "set", "k", "w", "--ttl", "1h"}}}},
@@ -218,10 +218,10 @@ func TestSpecialFilesNeverBlock(t *testing.T) {
 		{co + ".lock/quota.lock", []use{{args: []string{"--agent", "a", "quota", "add", "--tokens", "1"}}}},
 		{co + ".lock/file_locks.lock", []use{{args: []string{"--agent", "a", "lock-file", "src/y"}}}},
 		{co + ".lock/archive.lock", []use{{args: []string{"archive"}}}},
-		{co + registry.HeartbeatDir + "/a.beat", []use{{args: []string{"--agent", "a", "beat"}}, {args: []string{"--agent", "a", "claim", "--task", "t2"}}}},
+		{co + file.HeartbeatDir + "/a.beat", []use{{args: []string{"--agent", "a", "beat"}}, {args: []string{"--agent", "a", "claim", "--task", "t2"}}}},
 		{co + pathLock, []use{{args: []string{"--agent", "a", "lock-file", "src/x"}}, {args: []string{"--agent", "a", "unlock-file", "src/x"}}}},
-		{co + registry.ArchiveDir + "/" + month + ".jsonl", []use{{args: []string{"archive"}}}},
-		{co + registry.LocksDir + "/t1.a.lock", []use{{args: claimT2, replaced: true}}},
+		{co + file.ArchiveDir + "/" + month + ".jsonl", []use{{args: []string{"archive"}}}},
+		{co + file.LocksDir + "/t1.a.lock", []use{{args: claimT2, replaced: true}}},
 		{".rotd/tasks.jsonl", []use{{args: []string{"--agent", "a", "artifact", "append", "tasks.jsonl"}, stdin: `{"y":2}` + "\n"}}},
 		{".rotd/.lock/tasks.jsonl.lock", []use{{args: []string{"--agent", "a", "artifact", "append", "tasks.jsonl"}, stdin: `{"y":2}` + "\n"}}},
 	}
@@ -267,7 +267,7 @@ func TestSpecialFilesNeverBlock(t *testing.T) {
 					// The test replaced the registry itself: nothing can
 					// bring its tasks back. Everything else is whole again.
 					wantCode := 0
-					if strings.HasSuffix(n.name, registry.RegistryFile) {
+					if strings.HasSuffix(n.name, file.RegistryFile) {
 						wantCode = 3
 					}
 					if code != wantCode {
@@ -277,7 +277,7 @@ func TestSpecialFilesNeverBlock(t *testing.T) {
 						t.Fatalf("after doctor --repair, %s is still %v", path, fi.Mode())
 					}
 					if kind == kDir { // moved aside, not deleted
-						if m, _ := filepath.Glob(path + registry.AsideMark + "*/keep"); len(m) != 1 {
+						if m, _ := filepath.Glob(path + file.AsideMark + "*/keep"); len(m) != 1 {
 							t.Fatalf("the directory's content was not kept aside: %v", m)
 						}
 					}
@@ -313,13 +313,13 @@ func TestSpecialDirsNeverBlock(t *testing.T) {
 	if canMknod(t) {
 		kinds = append(kinds, kDevice)
 	}
-	for _, d := range registry.Subdirs {
+	for _, d := range file.Subdirs {
 		for _, kind := range kinds {
 			t.Run(d+"/"+string(kind), func(t *testing.T) {
 				t.Parallel()
 				root := t.TempDir()
 				copyTree(t, tmpl, root)
-				path := filepath.Join(root, registry.RelDir, d)
+				path := filepath.Join(root, file.RelDir, d)
 				plant(t, path, kind)
 				code, _, errs := boundedCoord(t, "", "--root", root, "--agent", "b", "claim", "--task", "t2")
 				if code != 2 || !strings.Contains(errs, path+" is a") || !strings.Contains(errs, "not a directory") {

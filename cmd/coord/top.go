@@ -10,7 +10,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/heartbeat"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 	"github.com/urfave/cli/v2"
 )
 
@@ -37,7 +37,7 @@ func (e *env) cmdTop(c *cli.Context) error {
 		return err
 	}
 	var dirs []string
-	for _, d := range []string{".", registry.HeartbeatDir, registry.LocksDir} {
+	for _, d := range []string{".", file.HeartbeatDir, file.LocksDir} {
 		dirs = append(dirs, s.Tree.Path(d))
 	}
 	tty := isTerminal(e.stdout)
@@ -64,13 +64,13 @@ func (e *env) cmdTop(c *cli.Context) error {
 	return nil // only Ctrl-C (or SIGTERM) ends it
 }
 
-func (e *env) topFrame(s *registry.Store, timeout time.Duration) ([]byte, error) {
+func (e *env) topFrame(s *file.Store, timeout time.Duration) ([]byte, error) {
 	var b bytes.Buffer
 	now := e.clock()
 	fmt.Fprintf(&b, "coord top — %s — %s (q: Ctrl-C)\n\n", coord.OneLine(s.Tree.Dir()), coord.FormatTime(now))
 	beats, err := e.beats().List()
 	if err != nil {
-		return nil, registry.IOError(err, "")
+		return nil, file.IOError(err, "")
 	}
 	held := map[string][]string{}
 	counts := map[coord.Status]int{}

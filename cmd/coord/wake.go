@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 )
 
 // errWaitTimeout is what untilChange returns when its timeout passes.
@@ -53,7 +53,7 @@ func untilChange(ctx context.Context, dirs []string, timeout, settle time.Durati
 		case <-deadline:
 			return errWaitTimeout
 		case <-ctx.Done():
-			return registry.IOError(ctx.Err(), "")
+			return file.IOError(ctx.Err(), "")
 		}
 	}
 }

@@ -10,11 +10,11 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/heartbeat"
-	"github.com/rotd/coord/registry"
+	"github.com/rotd/coord/registry/file"
 	"github.com/urfave/cli/v2"
 )
 
-const watchLock = registry.LockDir + "/watch.lock"
+const watchLock = file.LockDir + "/watch.lock"
 
 // cmdWatch is the long-running sweeper of one tree. It sleeps until the
 // next lock could go stale, wakes early on file-system events in
@@ -46,7 +46,7 @@ func (e *env) cmdWatch(c *cli.Context) error {
 			return coord.Errorf(coord.CodeConflict, "another watcher already serves %s: %s", s.Tree.Dir(), lt.Holder).
 				WithHint("one watcher per tree is enough; stop the other first")
 		}
-		return registry.IOError(err, "")
+		return file.IOError(err, "")
 	}
 	defer unlock()
 
@@ -58,7 +58,7 @@ func (e *env) cmdWatch(c *cli.Context) error {
 		w, werr := fsnotify.NewWatcher()
 		if werr == nil {
 			defer w.Close()
-			for _, d := range []string{registry.HeartbeatDir, registry.LocksDir} {
+			for _, d := range []string{file.HeartbeatDir, file.LocksDir} {
 				if werr == nil {
 					werr = w.Add(s.Tree.Path(d))
 				}
@@ -88,7 +88,7 @@ func (e *env) cmdWatch(c *cli.Context) error {
 			e.logf("freed %s (agent %s, idle %s) -> %s", f.TaskID, f.Agent, f.Idle.Round(time.Second), f.Status)
 		}
 		now := e.clock()
-		s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l registry.PathLock) bool { return gone[l.Holder] || l.Expired(now) })
+		s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l file.PathLock) bool { return gone[l.Holder] || l.Expired(now) })
 		if !full {
 			return
 		}

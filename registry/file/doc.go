@@ -16,4 +16,4 @@
 // UTF-8, trailing data and wrong types are errors naming the file. Unknown
 // fields are preserved byte for byte; tasks an operation does not change
 // are copied to the new file without being re-encoded.
-package registry
+package file
