@@ -416,22 +416,10 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	if !c.IsSet("summary") {
 		summary = gitSummary(e.ctx, e.repoMap().WorkTop())
 	}
-	stillHolds := false
-	var who string
-	err = e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		t, err := tx.Release(agent, a[0], epochOf(c), summary, e.cfg.ReviewGate)
-		stillHolds, who = len(tx.HeldBy(agent)) > 0, agent
-		return t, err
+	// Path locks go with the task, in the same commit (coord.Txn.Release).
+	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
+		return tx.Release(agent, a[0], epochOf(c), summary, e.cfg.ReviewGate)
 	}, func(t *coord.Task) string { return fmt.Sprintf("released %s (%s)", t.ID, t.Status) })
-	if err != nil {
-		return err
-	}
-	// Path locks go with the task: those taken for it, or all of the
-	// agent's once it holds nothing.
-	_, err = e.store.ReleasePathLocks(e.ctx, who, func(l file.PathLock) bool {
-		return l.Holder == who && (!stillHolds || l.TaskID == a[0])
-	})
-	return err
 }
 
 // gitSummary is a one-line `git diff --shortstat` of the work tree at
@@ -857,14 +845,8 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 		return file.IOError(err, "")
 	}
 	if !sw.DryRun {
-		gone := map[string]bool{}
-		for _, f := range freed {
-			gone[f.Agent] = true
-		}
-		now := e.clock()
-		if _, err := s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l file.PathLock) bool {
-			return gone[l.Holder] || l.Expired(now)
-		}); err != nil {
+		// A freed agent's path locks went with its task; expired ones go now.
+		if err := e.dropExpiredPathLocks(s); err != nil {
 			return err
 		}
 	}
@@ -977,4 +959,22 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 		return coord.Errorf(coord.CodeConflict, "doctor: %d problem(s) remain", remaining).WithHint("%s", hint)
 	}
 	return nil
+}
+
+// dropExpiredPathLocks removes path locks whose TTL ran out (readers
+// already ignore them), taking the registry lock only when there is one.
+func (e *env) dropExpiredPathLocks(s *file.Store) error {
+	expired := false
+	if err := s.View(e.ctx, func(tx *coord.Txn) error {
+		for _, l := range tx.PathLocks {
+			expired = expired || l.Expired(tx.Now)
+		}
+		return nil
+	}); err != nil || !expired {
+		return err
+	}
+	return s.Update(e.ctx, func(tx *coord.Txn) error {
+		tx.DropExpiredPathLocks()
+		return nil
+	})
 }

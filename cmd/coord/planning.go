@@ -258,30 +258,10 @@ func (e *env) cmdLockFile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	task := ""
-	err = s.View(e.ctx, func(tx *coord.Txn) error {
-		if held := tx.HeldBy(agent); len(held) > 0 {
-			task = held[0].ID
-		}
-		// A path inside the files of a task another agent holds is that
-		// agent's to change (guard would refuse its commit): not lockable.
-		for _, t := range tx.Tasks {
-			if !t.HoldsLock() || t.ClaimedBy == agent || len(t.Files) == 0 {
-				continue
-			}
-			for _, p := range paths {
-				if coord.LockOverlapsFiles(p, t.Files) {
-					return coord.Errorf(coord.CodeConflict, "path %s overlaps the files of task %s, held by %s", p, t.ID, t.ClaimedBy).
-						WithHint("wait until that task is released, or pick other work")
-				}
-			}
-		}
-		return nil
-	})
+	// coord.Txn.LockPaths refuses a path another agent's lock covers, or
+	// one inside the files of a task another agent holds.
+	err = s.Update(e.ctx, func(tx *coord.Txn) error { return tx.LockPaths(agent, paths, ttl) })
 	if err != nil {
-		return err
-	}
-	if err := s.LockPaths(e.ctx, agent, task, paths, ttl); err != nil {
 		return err
 	}
 	if e.json {
@@ -304,7 +284,10 @@ func (e *env) cmdUnlockFile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.UnlockPaths(e.ctx, agent, paths)
+	return s.Update(e.ctx, func(tx *coord.Txn) error {
+		_, err := tx.UnlockPaths(agent, paths)
+		return err
+	})
 }
 
 func (e *env) cmdLocks(c *cli.Context) error {
@@ -312,16 +295,12 @@ func (e *env) cmdLocks(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	locks, err := s.PathLocks()
-	if err != nil {
+	var live []coord.PathLock
+	if err := s.View(e.ctx, func(tx *coord.Txn) error {
+		live = tx.LivePathLocks()
+		return nil
+	}); err != nil {
 		return err
-	}
-	now := e.clock()
-	var live []file.PathLock
-	for _, l := range locks {
-		if !l.Expired(now) {
-			live = append(live, l)
-		}
 	}
 	if e.json {
 		return e.printJSON(nonNil(live))
@@ -354,33 +333,10 @@ func (e *env) cmdGuard(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	locks, err := s.PathLocks()
-	if err != nil {
-		return err
-	}
-	now := e.clock()
 	var hits []string
-	for _, p := range staged {
-		for _, l := range locks {
-			if l.Holder != agent && !l.Expired(now) && coord.LockCovers(l.Path, p) {
-				if l.Path == p {
-					hits = append(hits, p+" (locked by "+l.Holder+")")
-				} else {
-					hits = append(hits, p+" (under "+l.Path+", locked by "+l.Holder+")")
-				}
-			}
-		}
-	}
 	err = s.View(e.ctx, func(tx *coord.Txn) error {
-		for _, t := range tx.Tasks {
-			if !t.HoldsLock() || t.ClaimedBy == agent || len(t.Files) == 0 {
-				continue
-			}
-			for _, p := range staged {
-				if coord.AnyOverlap([]string{coord.QuoteGlob(p)}, t.Files) { // a staged path is a name, not a glob
-					hits = append(hits, p+" (task "+t.ID+" of "+t.ClaimedBy+")")
-				}
-			}
+		for _, h := range tx.Guard(agent, staged) {
+			hits = append(hits, h.String())
 		}
 		return nil
 	})

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/file"
 )
 
 // pathMap maps the paths a caller names onto project paths: '/'-separated,
@@ -114,7 +113,7 @@ func (m *pathMap) RepoPath(p string) (string, error) {
 	}
 	if !filepath.IsAbs(p) {
 		if m.here < 0 {
-			return file.CleanRepoPath(p)
+			return coord.CleanRepoPath(p)
 		}
 		p = filepath.Join(m.cwd, p)
 	}
@@ -131,7 +130,7 @@ func (m *pathMap) RepoPath(p string) (string, error) {
 		return "", coord.Errorf(coord.CodeUsage, "path %s is the project root itself", p).
 			WithHint("name a file or directory inside it; '**' covers everything")
 	}
-	return file.CleanRepoPath(filepath.ToSlash(rel))
+	return coord.CleanRepoPath(filepath.ToSlash(rel))
 }
 
 // resolveDir resolves the symlinks of p's directory (as far as it exists),

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/file"
 	"github.com/urfave/cli/v2"
 )
 
@@ -147,7 +146,6 @@ loop:
 		if err != nil {
 			return err
 		}
-		e.store.ReleasePathLocks(ctx, agent, func(l file.PathLock) bool { return l.Holder == agent && l.TaskID == id })
 		e.beats().Beat(agent, e.agentInfo(c, nil))
 		fmt.Fprintf(e.stderr, "coord: run: released %s (%s)\n", id, got.Status)
 		return nil

@@ -112,7 +112,9 @@ func (e *env) topFrame(s *file.Store, timeout time.Duration) ([]byte, error) {
 		fmt.Fprintln(tw, l)
 	}
 	tw.Flush()
-	if pl, err := s.PathLocks(); err == nil && len(pl) > 0 {
+	var pl []coord.PathLock
+	s.View(e.ctx, func(tx *coord.Txn) error { pl = tx.LivePathLocks(); return nil })
+	if len(pl) > 0 {
 		b.WriteString("\nPATH LOCKS\n")
 		for _, l := range pl {
 			fmt.Fprintf(&b, "  %s  %s\n", coord.Cell(l.Path, textWidth), coord.Cell(l.Holder, textWidth))

@@ -88,7 +88,7 @@ func (e *env) cmdWatch(c *cli.Context) error {
 			e.logf("freed %s (agent %s, idle %s) -> %s", f.TaskID, f.Agent, f.Idle.Round(time.Second), f.Status)
 		}
 		now := e.clock()
-		s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l file.PathLock) bool { return gone[l.Holder] || l.Expired(now) })
+		e.dropExpiredPathLocks(s) // a freed agent's went with its task
 		if !full {
 			return
 		}

@@ -335,11 +335,7 @@ func (s *Store) diagnose() []Problem {
 		s.checkEntries(&ps, HeartbeatDir, hasSuffix(".beat"), nil)
 	}
 	if dirOK[FileLocksDir] {
-		s.checkEntries(&ps, FileLocksDir, hasSuffix(".lock"), func(name string, _ fs.DirEntry) {
-			if _, err := s.readPathLock(name); err != nil {
-				add(nil, "path lock %s does not parse (%v); fix it by hand, or remove it if that path should not be locked", name, unwrapParse(err))
-			}
-		})
+		s.diagnosePathLocks(&ps, fileOK[RegistryFile])
 	}
 	if dirOK[ArchiveDir] {
 		s.checkEntries(&ps, ArchiveDir, hasSuffix(".jsonl"), nil)
@@ -528,4 +524,72 @@ func unwrapCoded(err error) string {
 		return ce.Msg
 	}
 	return err.Error()
+}
+
+// diagnosePathLocks checks file_locks/. On a registry that holds the path
+// locks (migrated), the files are its mirror: each must be a regular file
+// backed by a lock of the registry, with that lock as its content, and
+// every lock must have its file; each is repaired from the registry. On
+// an unmigrated registry (or one that cannot be read) the files are the
+// locks: one that does not parse is reported for a person to fix.
+func (s *Store) diagnosePathLocks(ps *problems, registryOK bool) {
+	var f *format.Registry
+	if registryOK {
+		_, f, _ = s.load()
+	}
+	if f == nil || !f.HasPathLocks() {
+		s.checkEntries(ps, FileLocksDir, hasSuffix(".lock"), func(name string, _ fs.DirEntry) {
+			if _, err := s.readPathLock(name); err != nil {
+				ps.add(nil, "path lock %s does not parse (%v); fix it by hand, or remove it if that path should not be locked", name, unwrapParse(err))
+			}
+		})
+		return
+	}
+	backed := map[string]coord.PathLock{}
+	for _, l := range f.PathLocks {
+		backed[PathLockName(l.Path)] = l
+	}
+	ents, err := s.Tree.ReadDir(FileLocksDir)
+	if err != nil {
+		ps.add(nil, "%v", IOError(err, ""))
+		return
+	}
+	seen := map[string]bool{}
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".lock") || IsTempName(n) || strings.Contains(n, AsideMark) {
+			continue
+		}
+		path := FileLocksDir + "/" + n
+		l, isBacked := backed[path]
+		var recreate func() error
+		if isBacked {
+			seen[path] = true
+			recreate = func() error { return s.writeMirror(l) }
+		}
+		if !s.kindProblemThen(ps, path, false, recreate) {
+			continue
+		}
+		if !isBacked {
+			if _, err := s.readPathLock(path); err != nil { // not coord's: for a person
+				ps.add(nil, "path lock %s does not parse (%v); fix it by hand, or remove it if that path should not be locked", path, unwrapParse(err))
+			} else {
+				ps.add(removeFix(func() error { return s.Tree.Remove(path) }), "path lock file %s is not backed by the registry", path)
+			}
+			continue
+		}
+		rewrite := removeFix(func() error { return s.writeMirror(l) })
+		switch got, err := s.readPathLock(path); {
+		case err != nil:
+			ps.add(rewrite, "path lock %s does not parse (%v); it is rewritten from the registry (%s, held by %s)", path, unwrapParse(err), l.Path, l.Holder)
+		case got != l:
+			ps.add(rewrite, "path lock %s content does not match the registry (%s, held by %s)", path, l.Path, l.Holder)
+		}
+	}
+	for _, l := range f.PathLocks {
+		if name := PathLockName(l.Path); !seen[name] {
+			l := l
+			ps.add(removeFix(func() error { return s.writeMirror(l) }), "path lock %s (held by %s) has no file %s", l.Path, l.Holder, name)
+		}
+	}
 }

@@ -40,7 +40,7 @@ func doctorStore(t *testing.T) *Store {
 		}
 	}
 	must(s.Tree.WriteFile(HeartbeatDir+"/a.beat", []byte(`{"agent_id":"a","status":"working"}`+"\n"), 0o644))
-	must(s.LockPaths(ctx, "a", "held", []string{"src/x"}, 0))
+	must(s.Update(ctx, func(tx *coord.Txn) error { return tx.LockPaths("a", []string{"src/x"}, 0) }))
 	_, err := s.KVSet(ctx, "k", []byte(`"v"`), time.Hour, "a", KVCond{})
 	must(err)
 	_, err = s.AcquireLease(ctx, "L", "a", time.Hour, nil, false)
@@ -166,7 +166,22 @@ func TestDoctorFindsEverything(t *testing.T) {
 		}, ConfigFile + ": ", false, ConfigFile},
 		{"path lock does not parse", func(t *testing.T, d string) {
 			write(t, filepath.Join(d, pathLock), `{"path":`)
+		}, "path lock " + pathLock + " does not parse", true, ""}, // the registry holds the lock: the file is rewritten
+		{"unbacked path lock does not parse", func(t *testing.T, d string) {
+			write(t, filepath.Join(d, PathLockName("src/y")), `{"path":`)
+		}, "path lock " + PathLockName("src/y") + " does not parse", false, PathLockName("src/y")},
+		{"path lock of an unmigrated registry does not parse", func(t *testing.T, d string) {
+			write(t, filepath.Join(d, RegistryFile), doctorSeed) // no "path_locks": the files are the locks
+			write(t, filepath.Join(d, pathLock), `{"path":`)
 		}, "path lock " + pathLock + " does not parse", false, pathLock},
+		{"path lock file not backed", func(t *testing.T, d string) {
+			write(t, filepath.Join(d, PathLockName("src/y")), `{"path":"src/y","holder":"b","since":"2026-01-01T00:00:00Z"}`+"\n")
+		}, "path lock file " + PathLockName("src/y") + " is not backed by the registry", true, ""},
+		{"path lock file missing", func(t *testing.T, d string) { os.Remove(filepath.Join(d, pathLock)) },
+			"path lock src/x (held by a) has no file " + pathLock, true, ""},
+		{"path lock file of another content", func(t *testing.T, d string) {
+			write(t, filepath.Join(d, pathLock), `{"path":"src/x","holder":"b","since":"2026-01-01T00:00:00Z"}`+"\n")
+		}, "path lock " + pathLock + " content does not match the registry (src/x, held by a)", true, ""},
 		{"archive line does not parse", func(t *testing.T, d string) {
 			write(t, filepath.Join(d, ArchiveDir, "2026-02.jsonl"), "{\"id\":\n")
 		}, ArchiveDir + "/2026-02.jsonl", false, ArchiveDir + "/2026-02.jsonl"},

@@ -4,245 +4,260 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/registry/format"
 )
 
+// Path locks live in the registry's "path_locks" member, so a task and
+// the path locks taken for it are released in one commit (coord.Txn). The
+// files file_locks/<sha1 of the path>.lock (contract §1) are their mirror,
+// for tools that read the tree: written and removed after the registry
+// commit, and reconciled like the task locks (a mirror file the registry
+// does not back is removed, a missing one recreated). A power loss or a
+// crash may leave the mirror behind the registry; the next Update brings
+// it back in line before it does anything else.
+//
+// A registry written before path locks moved into it has no "path_locks"
+// member: there the files are still the locks. Readers take them as they
+// are, and the first Update adopts them into the registry (logging each
+// as "reconciled: adopted path lock …"); from then on the registry is
+// the truth.
+//
+// Mirror writes and the reads of an unmigrated tree are done under
+// .lock/file_locks.lock as well, the lock an older coord takes to write
+// path lock files, so the two never interleave. (An older coord that
+// writes a lock file into a migrated tree still loses it: the registry
+// does not back it. Mixed versions on one tree are not supported.)
+
 const fileLocksLock = LockDir + "/file_locks.lock"
 
-// PathLock is a path-scoped lock: file_locks/<sha1 of the path>.lock.
-type PathLock struct {
-	Path    string `json:"path"`
-	Holder  string `json:"holder"`
-	Since   string `json:"since"`
-	TaskID  string `json:"task_id,omitempty"`
-	Expires string `json:"expires,omitempty"` // RFC 3339; empty: until released
-}
-
-// Expired reports whether the lock's TTL has run out at now.
-func (l *PathLock) Expired(now time.Time) bool {
-	if l.Expires == "" {
-		return false
-	}
-	t, err := coord.ParseTime(l.Expires)
-	return err == nil && !now.Before(t)
-}
-
-// PathLockName is the lock file of a repo-relative path.
+// PathLockName is the mirror file of a lock on a repository path.
 func PathLockName(path string) string {
 	sum := sha1.Sum([]byte(path))
 	return FileLocksDir + "/" + hex.EncodeToString(sum[:]) + ".lock"
 }
 
-// CleanRepoPath normalises a repository-relative path and refuses paths
-// that leave the repository.
-func CleanRepoPath(p string) (string, error) {
-	if p == "" || strings.ContainsRune(p, 0) || coord.HasDotDot(p) {
-		return "", coord.Errorf(coord.CodeUsage, "invalid path %q", p)
+// isMirrorName reports whether a file_locks entry is named as a mirror
+// file is: 40 lowercase hex digits and ".lock".
+func isMirrorName(n string) bool {
+	h, ok := strings.CutSuffix(n, ".lock")
+	if !ok || len(h) != 40 {
+		return false
 	}
-	c := coord.CleanPath(p)
-	if strings.HasPrefix(p, "/") || c == "" || c == ".." || strings.HasPrefix(c, "../") {
-		return "", coord.Errorf(coord.CodeUsage, "path %q must be relative to the repository and stay inside it", p)
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
 	}
-	return strings.TrimSuffix(c, "/"), nil
+	return true
 }
 
-// PathLocks lists every path lock (expired ones included).
-func (s *Store) PathLocks() ([]PathLock, error) {
+func (s *Store) readPathLock(name string) (coord.PathLock, error) {
+	data, err := s.Tree.ReadFile(name, maxSmallFile)
+	if err != nil {
+		return coord.PathLock{}, err
+	}
+	return format.ParsePathLock(s.Tree.Path(name), data)
+}
+
+// filePathLocks reads the path lock files of an unmigrated tree. With
+// strict, a file that cannot be read is an error naming it: its path, and
+// so what it covers, is unknown, and adopting the others without it would
+// lose it. Without, it is skipped (a reader shows what it can; doctor
+// reports the rest).
+func (s *Store) filePathLocks(strict bool) ([]coord.PathLock, error) {
 	ents, err := s.Tree.ReadDir(FileLocksDir)
 	if err != nil {
 		return nil, IOError(err, "")
 	}
-	var out []PathLock
+	var out []coord.PathLock
+	seen := map[string]bool{}
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".lock") || !e.Type().IsRegular() {
+		if !strings.HasSuffix(e.Name(), ".lock") || IsTempName(e.Name()) || strings.Contains(e.Name(), AsideMark) {
 			continue
 		}
-		l, err := s.readPathLock(FileLocksDir + "/" + e.Name())
+		name := FileLocksDir + "/" + e.Name()
+		l, err := s.readPathLock(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil && !strict:
+			continue
+		case errors.Is(err, fsops.ErrWrongKind):
+			return nil, IOError(err, "") // the kind error's own fix
+		case err == nil && PathLockName(l.Path) != name:
+			err = &format.ParseError{File: s.Tree.Path(name), Msg: fmt.Sprintf("holds the lock of %q, whose file is %s", l.Path, PathLockName(l.Path))}
+		}
 		if err != nil {
-			continue
+			return nil, IOError(err, "fix it by hand, or remove "+s.Tree.Path(name)+" if no agent holds that path ('coord doctor' lists it)")
 		}
-		out = append(out, *l)
+		if !seen[l.Path] {
+			seen[l.Path] = true
+			out = append(out, l)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
 
-// pathLocksStrict lists every path lock like PathLocks, but a lock file
-// that cannot be read is an error naming it: a lock whose path is unknown
-// might cover any path, so taking a new lock beside it is refused.
-func (s *Store) pathLocksStrict() ([]PathLock, error) {
-	ents, err := s.Tree.ReadDir(FileLocksDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, IOError(err, "")
-	}
-	var out []PathLock
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".lock") {
-			continue
-		}
-		name := FileLocksDir + "/" + e.Name()
-		l, err := s.readPathLock(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if errors.Is(err, fsops.ErrWrongKind) {
-			return nil, IOError(err, "") // the kind error's own fix
-		}
-		if err != nil {
-			return nil, IOError(err, "remove "+s.Tree.Path(name)+" if no agent holds it (coord locks lists the readable ones)")
-		}
-		out = append(out, *l)
-	}
-	return out, nil
+// mirror is the state of the path-lock mirror during one Update.
+type mirror struct {
+	s      *Store
+	ctx    context.Context
+	before map[string]coord.PathLock // path -> lock, as the mirror holds them
+	unlock func()
 }
 
-func (s *Store) readPathLock(name string) (*PathLock, error) {
-	data, err := s.Tree.ReadFile(name, maxSmallFile)
-	if err != nil {
-		return nil, err
+// lock takes .lock/file_locks.lock once.
+func (m *mirror) lock() error {
+	if m.unlock != nil {
+		return nil
 	}
-	if err := format.CheckStrict(s.Tree.Path(name), data); err != nil {
-		return nil, err
-	}
-	var l PathLock
-	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Tree.Path(name), err)
-	}
-	return &l, nil
-}
-
-// LockPaths takes path locks for agent, all or nothing: if any path
-// overlaps a lock another agent holds (unexpired), nothing is written and
-// the error (exit 3) names the holder. Overlap follows coord.LocksOverlap:
-// a lock on a directory or glob covers everything under or matching it,
-// whichever of the two locks is the wider. Paths already held by agent
-// are refreshed.
-func (s *Store) LockPaths(ctx context.Context, agent, taskID string, paths []string, ttl time.Duration) error {
-	for _, p := range paths {
-		if !utf8.ValidString(p) {
-			// JSON would store it as U+FFFD, so the lock's content would not
-			// name its own file and could never be released by path.
-			return coord.Errorf(coord.CodeUsage, "path %q is not valid UTF-8", p)
-		}
-	}
-	unlock, err := s.Tree.Lock(ctx, fileLocksLock, s.LockWait, s.holderLine())
+	unlock, err := m.s.Tree.Lock(m.ctx, fileLocksLock, m.s.LockWait, m.s.holderLine())
 	if err != nil {
 		return IOError(err, "")
 	}
-	defer unlock()
-	now := s.Clock().UTC()
-	held, err := s.pathLocksStrict()
+	m.unlock = unlock
+	return nil
+}
+
+func (m *mirror) release() {
+	if m.unlock != nil {
+		m.unlock()
+	}
+}
+
+// reconcilePathLocks brings the path locks of tx and their mirror into
+// line under the registry lock, before the transaction runs. On an
+// unmigrated registry it adopts the lock files into tx (adopted reports
+// it; the adoption is committed with the transaction); on a migrated one
+// it recreates missing mirror files and removes those the registry does
+// not back (a file that is no path lock at all is left for doctor to
+// report). A mirror name holding anything but a regular file is refused
+// (exit 2 naming it; doctor --repair clears it). fix logs a repair made
+// on disk; adopt logs an adoption.
+func (s *Store) reconcilePathLocks(tx *coord.Txn, f *format.Registry, m *mirror, fix, adopt func(format string, args ...any)) (adopted bool, err error) {
+	if !f.HasPathLocks() {
+		ents, err := s.Tree.ReadDir(FileLocksDir)
+		if err != nil {
+			return false, IOError(err, "")
+		}
+		if !slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return strings.HasSuffix(e.Name(), ".lock") }) {
+			return false, nil // nothing to adopt (a new tree)
+		}
+		if err := m.lock(); err != nil {
+			return false, err
+		}
+		locks, err := s.filePathLocks(true)
+		if err != nil {
+			return false, err
+		}
+		for _, l := range locks {
+			adopt("adopted path lock %s (held by %s)", l.Path, l.Holder)
+			m.before[l.Path] = l
+		}
+		tx.PathLocks = locks
+		return len(locks) > 0, nil
+	}
+	backed := make(map[string]coord.PathLock, len(tx.PathLocks))
+	for _, l := range tx.PathLocks {
+		backed[PathLockName(l.Path)] = l
+		m.before[l.Path] = l
+	}
+	ents, err := s.Tree.ReadDir(FileLocksDir)
 	if err != nil {
+		return false, IOError(err, "")
+	}
+	present := map[string]bool{}
+	var unbacked []string
+	for _, e := range ents {
+		name := FileLocksDir + "/" + e.Name()
+		if !isMirrorName(e.Name()) {
+			continue
+		}
+		if _, ok := backed[name]; ok {
+			present[name] = true
+			if !e.Type().IsRegular() {
+				return false, IOError(s.Tree.CheckFile(name), "")
+			}
+			continue
+		}
+		// A file there that is not a path lock at all was not written by
+		// coord: it is left for a person (doctor reports it).
+		if _, err := s.readPathLock(name); err == nil && e.Type().IsRegular() {
+			unbacked = append(unbacked, e.Name())
+		}
+	}
+	var missing []string
+	for name := range backed {
+		if !present[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 && len(unbacked) == 0 {
+		return false, nil
+	}
+	if err := m.lock(); err != nil {
+		return false, err
+	}
+	sort.Strings(missing)
+	for _, name := range missing {
+		if err := s.writeMirror(backed[name]); err != nil {
+			return false, IOError(err, "")
+		}
+		fix("restored missing path lock file %s (%s, held by %s)", name, backed[name].Path, backed[name].Holder)
+	}
+	if err := s.Tree.RemoveIn(FileLocksDir, unbacked); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, IOError(err, "")
+	}
+	for _, n := range unbacked {
+		fix("removed path lock file %s/%s not backed by the registry", FileLocksDir, n)
+	}
+	return false, nil
+}
+
+// writeMirror writes a path lock's mirror file (atomically, not durably:
+// the registry holds the lock, and the next Update recreates a lost file).
+func (s *Store) writeMirror(l coord.PathLock) error {
+	if err := s.Tree.MkdirAll(FileLocksDir, 0o755); err != nil {
 		return err
 	}
-	for _, p := range paths {
-		for _, l := range held {
-			if l.Holder == agent || l.Expired(now) || !coord.LocksOverlap(p, l.Path) {
-				continue
-			}
-			if l.Path == p {
-				return coord.Errorf(coord.CodeConflict, "path %s is locked by %s since %s", p, l.Holder, l.Since).
-					WithHint("wait for 'coord unlock-file' by that agent, or pick other work")
-			}
-			return coord.Errorf(coord.CodeConflict, "path %s overlaps %s, locked by %s since %s", p, l.Path, l.Holder, l.Since).
-				WithHint("a lock on a directory or glob covers everything under or matching it; wait for 'coord unlock-file' by that agent, or pick other work")
-		}
-	}
-	if err := s.Tree.MkdirAll(FileLocksDir, 0o755); err != nil {
-		return IOError(err, "")
-	}
-	var events []coord.Event
-	for _, p := range paths {
-		l := PathLock{Path: p, Holder: agent, Since: coord.FormatTime(now), TaskID: taskID}
-		if ttl > 0 {
-			l.Expires = coord.FormatTime(now.Add(ttl))
-		}
-		b, _ := json.Marshal(l)
-		if err := s.Tree.WriteFile(PathLockName(p), append(b, '\n'), 0o644); err != nil {
-			return IOError(err, "")
-		}
-		events = append(events, coord.Event{Time: now, Agent: agent, Text: "locked file " + p})
-	}
-	return s.AppendLog(ctx, events...)
+	return s.Tree.ReplaceFile(PathLockName(l.Path), format.EncodePathLock(l), 0o644)
 }
 
-// UnlockPaths removes agent's locks on paths; a path held by another
-// (unexpired) agent is refused with exit 3 before anything is removed.
-func (s *Store) UnlockPaths(ctx context.Context, agent string, paths []string) error {
-	unlock, err := s.Tree.Lock(ctx, fileLocksLock, s.LockWait, s.holderLine())
-	if err != nil {
-		return IOError(err, "")
-	}
-	defer unlock()
-	now := s.Clock().UTC()
-	var mine []string
-	for _, p := range paths {
-		l, err := s.readPathLock(PathLockName(p))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return IOError(err, "")
-		}
-		if l.Holder != agent && !l.Expired(now) {
-			return coord.Errorf(coord.CodeConflict, "path %s is locked by %s, not by %s", p, l.Holder, agent)
-		}
-		mine = append(mine, p)
-	}
-	var events []coord.Event
-	for _, p := range mine {
-		if err := s.Tree.Remove(PathLockName(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return IOError(err, "")
-		}
-		events = append(events, coord.Event{Time: now, Agent: agent, Text: "unlocked file " + p})
-	}
-	if len(mine) > 0 {
-		if err := s.Tree.SyncDir(FileLocksDir); err != nil {
-			return IOError(err, "")
-		}
-	}
-	return s.AppendLog(ctx, events...)
-}
-
-// ReleasePathLocks removes the path locks that keep must reject (called
-// with the agent's task release and by the sweep); it logs each removal
-// as agent by.
-func (s *Store) ReleasePathLocks(ctx context.Context, by string, drop func(PathLock) bool) ([]string, error) {
-	unlock, err := s.Tree.Lock(ctx, fileLocksLock, s.LockWait, s.holderLine())
-	if err != nil {
-		return nil, IOError(err, "")
-	}
-	defer unlock()
-	locks, err := s.PathLocks()
-	if err != nil {
-		return nil, err
-	}
-	now := s.Clock().UTC()
-	var gone []string
-	var events []coord.Event
+// syncMirror makes the mirror follow a committed change of the path
+// locks: changed and new locks written, released ones removed. It runs
+// after the registry rename, so a failure is reported, never undone: the
+// registry is the truth, and the next Update repairs the mirror.
+func (s *Store) syncMirror(m *mirror, locks []coord.PathLock) error {
+	var errs []error
+	now := make(map[string]bool, len(locks))
 	for _, l := range locks {
-		if !drop(l) {
+		now[l.Path] = true
+		if old, ok := m.before[l.Path]; ok && old == l {
 			continue
 		}
-		if err := s.Tree.Remove(PathLockName(l.Path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return gone, IOError(err, "")
+		if err := s.writeMirror(l); err != nil {
+			errs = append(errs, err)
 		}
-		gone = append(gone, l.Path)
-		events = append(events, coord.Event{Time: now, Agent: by, Text: "unlocked file " + l.Path + " (held by " + l.Holder + ")"})
 	}
-	return gone, s.AppendLog(ctx, events...)
+	var gone []string
+	for p := range m.before {
+		if !now[p] {
+			gone = append(gone, strings.TrimPrefix(PathLockName(p), FileLocksDir+"/"))
+		}
+	}
+	sort.Strings(gone)
+	if err := s.Tree.RemoveIn(FileLocksDir, gone); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }

@@ -151,7 +151,7 @@ func (s *Store) load() (*coord.Txn, *format.Registry, error) {
 	if err != nil {
 		return nil, nil, IOError(err, "")
 	}
-	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.Clock().UTC(), Archived: s.archivedLookup()}
+	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.Clock().UTC(), Archived: s.archivedLookup(), PathLocks: f.PathLocks}
 	tx.UseIndex(f.Index())
 	if f.LastEpoch > tx.LastEpoch {
 		tx.LastEpoch = f.LastEpoch
@@ -162,9 +162,14 @@ func (s *Store) load() (*coord.Txn, *format.Registry, error) {
 // View loads a snapshot without the lock: the registry is only ever
 // replaced by rename, so a reader sees the old or the new file, whole.
 func (s *Store) View(ctx context.Context, fn func(*coord.Txn) error) error {
-	tx, _, err := s.load()
+	tx, f, err := s.load()
 	if err != nil {
 		return err
+	}
+	if !f.HasPathLocks() { // not migrated yet: the lock files are the locks
+		if tx.PathLocks, err = s.filePathLocks(false); err != nil {
+			return err
+		}
 	}
 	return fn(tx)
 }
@@ -215,16 +220,32 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 	if err != nil {
 		return err
 	}
+	m := &mirror{s: s, ctx: ctx, before: map[string]coord.PathLock{}}
+	defer m.release()
+	var adoptions []coord.Event
+	logTo := func(list *[]coord.Event) func(string, ...any) {
+		return func(format string, args ...any) {
+			*list = append(*list, coord.Event{Time: tx.Now, Agent: coord.CoordinatorID, Text: "reconciled: " + fmt.Sprintf(format, args...)})
+		}
+	}
+	adopted, err := s.reconcilePathLocks(tx, f, m, logTo(&fixes), logTo(&adoptions))
+	if err != nil {
+		s.AppendLog(ctx, fixes...)
+		return err
+	}
 	before, n := tx.LastEpoch, len(tx.Tasks)
+	tx.PathLocksDirty = false
 	ferr := fn(tx)
 	if ferr != nil {
+		// Repairs on disk are logged; an adoption is not made (it is
+		// committed with a transaction, and there is none).
 		tx.Events = fixes
 		if lerr := s.AppendLog(ctx, tx.Events...); lerr != nil {
 			return lerr
 		}
 		return ferr
 	}
-	dirty := tx.LastEpoch != before || len(tx.Tasks) != n
+	dirty := tx.LastEpoch != before || len(tx.Tasks) != n || tx.PathLocksDirty || adopted
 	for _, t := range tx.Tasks {
 		if t.Dirty {
 			dirty = true
@@ -232,21 +253,29 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 		}
 	}
 	if dirty {
-		if err := s.commit(tx, f, locks, mark); err != nil {
+		if err := s.commit(tx, f, locks, mark, m); err != nil {
 			return err
 		}
 	}
 	// The commit is made: a log failure now must not turn the command's
 	// result into an error the caller would read as "nothing changed".
-	if err := s.AppendLog(context.WithoutCancel(ctx), append(fixes, tx.Events...)...); err != nil {
+	events := append(append(fixes, adoptions...), tx.Events...)
+	if err := s.AppendLog(context.WithoutCancel(ctx), events...); err != nil {
 		s.warn(fmt.Errorf("committed, but the log line was not written: %w", err))
 	}
 	return nil
 }
 
 // commit raises the epoch mark past any epoch it hands out, writes new
-// locks, the registry (the commit point), then removes unbacked locks.
-func (s *Store) commit(tx *coord.Txn, f *format.Registry, locks map[string][]string, mark int64) error {
+// locks, the registry (the commit point: tasks, path locks and the epoch
+// counter in one rename), then removes unbacked locks and brings the
+// path-lock mirror in line.
+func (s *Store) commit(tx *coord.Txn, f *format.Registry, locks map[string][]string, mark int64, m *mirror) error {
+	if tx.PathLocksDirty {
+		if err := m.lock(); err != nil {
+			return err
+		}
+	}
 	if err := s.raiseEpochMark(&mark, tx.LastEpoch); err != nil {
 		return err
 	}
@@ -269,6 +298,7 @@ func (s *Store) commit(tx *coord.Txn, f *format.Registry, locks map[string][]str
 		created = append(created, name)
 	}
 	f.Tasks = tx.Tasks
+	f.PathLocks = tx.PathLocks
 	if tx.LastEpoch > f.LastEpoch {
 		f.LastEpoch = tx.LastEpoch
 	}
@@ -297,6 +327,11 @@ func (s *Store) commit(tx *coord.Txn, f *format.Registry, locks map[string][]str
 	// Best effort: an unremoved lock is unbacked and the next reconcile
 	// removes it.
 	s.Tree.RemoveIn(LocksDir, gone)
+	if tx.PathLocksDirty {
+		if err := s.syncMirror(m, tx.PathLocks); err != nil {
+			s.warn(fmt.Errorf("committed, but the path lock files were not all brought in line (the next command does): %w", err))
+		}
+	}
 	return nil
 }
 
