@@ -564,7 +564,7 @@ func (e *env) cmdLs(c *cli.Context) error {
 			}
 		}
 		if c.Bool("all") && (len(want) == 0 || want[coord.Done]) {
-			arch, err := s.ArchivedTasks()
+			arch, err := s.ArchivedTasks(e.ctx)
 			if err != nil {
 				return err
 			}

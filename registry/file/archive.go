@@ -11,72 +11,43 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry/format"
 )
 
 const archiveLock = LockDir + "/archive.lock"
 
-// ArchiveName is the archive file a task completed at completedAt goes to:
-// archive/<YYYY-MM>.jsonl (the month of now when the time is unknown).
-func ArchiveName(completedAt string, now time.Time) string {
-	when := now
-	if t, err := coord.ParseTime(completedAt); err == nil {
-		when = t
-	}
-	return ArchiveDir + "/" + when.UTC().Format("2006-01") + ".jsonl"
-}
-
 // Archive moves done tasks out of the active registry into the
 // append-only archive/<YYYY-MM>.jsonl files, one task per line, exactly as
-// they stood. Only tasks completed before cutoff move (all done tasks when
+// they stood (coord.Txn.ArchiveDone, committed by Update through the
+// outbox). Only tasks completed before cutoff move (all done tasks when
 // cutoff is zero). It returns the ids moved.
-//
-// Order makes it crash-safe: the lines are appended and fsynced (file and
-// directory) under the archive's lock before the registry without them is
-// committed. A crash in between leaves a task in both places; readers
-// prefer the registry and count an id once.
 func (s *Store) Archive(ctx context.Context, cutoff time.Time) ([]string, error) {
 	var moved []string
 	err := s.Update(ctx, func(tx *coord.Txn) error {
-		moved = moved[:0]
-		byFile := map[string][]byte{}
-		keep := tx.Tasks[:0:0]
-		for _, t := range tx.Tasks {
-			if t.Status != coord.Done || !cutoff.IsZero() && !completedBefore(t, cutoff) {
-				keep = append(keep, t)
-				continue
-			}
-			line := append([]byte(nil), format.TaskJSON(t)...)
-			if bytes.IndexByte(line, '\n') >= 0 {
-				v := jsontext.Value(line)
-				if err := v.Compact(); err != nil {
-					return IOError(err, "")
-				}
-				line = v
-			}
-			name := ArchiveName(t.CompletedAt, tx.Now)
-			byFile[name] = append(append(byFile[name], line...), '\n')
-			moved = append(moved, t.ID)
-		}
-		if len(moved) == 0 {
-			return nil
-		}
-		if err := s.appendArchive(ctx, byFile); err != nil {
-			return err
-		}
-		tx.Tasks = keep
-		tx.Index()
-		tx.Log(coord.CoordinatorID, "archived %d done tasks", len(moved))
+		moved = tx.ArchiveDone(cutoff)
 		return nil
 	})
 	return moved, err
 }
 
-func completedBefore(t *coord.Task, cutoff time.Time) bool {
-	when, err := coord.ParseTime(t.CompletedAt)
-	return err == nil && when.Before(cutoff)
+// archiveOutbox appends the outbox's tasks to their archive files and
+// makes them durable (file and directory fsync) under the archive's lock.
+// Update does it before it commits the registry without them: a crash in
+// between leaves a task in both places (readers prefer the registry and
+// count an id once; the next archive run finishes the move), never in
+// neither.
+func (s *Store) archiveOutbox(ctx context.Context, tx *coord.Txn) error {
+	byFile := map[string][]byte{}
+	for _, t := range tx.Outbox {
+		line, err := format.TaskLine(t)
+		if err != nil {
+			return IOError(err, "")
+		}
+		name := ArchiveDir + "/" + coord.ArchiveMonth(t.CompletedAt, tx.Now) + ".jsonl"
+		byFile[name] = append(append(byFile[name], line...), '\n')
+	}
+	return s.appendArchive(ctx, byFile)
 }
 
 func (s *Store) appendArchive(ctx context.Context, byFile map[string][]byte) error {
@@ -107,7 +78,7 @@ func (s *Store) appendArchive(ctx context.Context, byFile map[string][]byte) err
 // ArchivedTasks reads every archive file, oldest month first. A torn last
 // line (a crash mid-append) is skipped; an id archived twice counts once
 // (the later line wins).
-func (s *Store) ArchivedTasks() ([]*coord.Task, error) {
+func (s *Store) ArchivedTasks(ctx context.Context) ([]*coord.Task, error) {
 	ents, err := s.Tree.ReadDir(ArchiveDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, IOError(err, "")
@@ -158,7 +129,7 @@ func (s *Store) archivedLookup() func(id string) bool {
 	return func(id string) bool {
 		if ids == nil {
 			ids = map[string]bool{}
-			if tasks, err := s.ArchivedTasks(); err == nil {
+			if tasks, err := s.ArchivedTasks(context.Background()); err == nil {
 				for _, t := range tasks {
 					ids[t.ID] = true
 				}

@@ -198,7 +198,7 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 					inReg = tx.Task("held") != nil
 					return nil
 				})
-				arch, err := s.ArchivedTasks()
+				arch, err := s.ArchivedTasks(context.Background())
 				if err != nil {
 					t.Fatalf("archive unreadable after a crash: %v", err)
 				}
@@ -210,7 +210,7 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 				if _, err := s.Archive(context.Background(), time.Time{}); err != nil {
 					t.Fatal(err)
 				}
-				arch, _ = s.ArchivedTasks()
+				arch, _ = s.ArchivedTasks(context.Background())
 				if len(arch) != 1 {
 					t.Fatalf("after a second archive: %d archived copies", len(arch))
 				}

@@ -339,7 +339,7 @@ func (s *Store) diagnose() []Problem {
 	}
 	if dirOK[ArchiveDir] {
 		s.checkEntries(&ps, ArchiveDir, hasSuffix(".jsonl"), nil)
-		if _, err := s.ArchivedTasks(); err != nil {
+		if _, err := s.ArchivedTasks(context.Background()); err != nil {
 			add(nil, "%s; fix that line by hand (the archive is append-only history)", s.rel(unwrapCoded(err)))
 		}
 	}

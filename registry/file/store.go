@@ -245,7 +245,7 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 		}
 		return ferr
 	}
-	dirty := tx.LastEpoch != before || len(tx.Tasks) != n || tx.PathLocksDirty || adopted
+	dirty := tx.LastEpoch != before || len(tx.Tasks) != n || tx.PathLocksDirty || len(tx.Outbox) > 0 || adopted
 	for _, t := range tx.Tasks {
 		if t.Dirty {
 			dirty = true
@@ -253,7 +253,7 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 		}
 	}
 	if dirty {
-		if err := s.commit(tx, f, locks, mark, m); err != nil {
+		if err := s.commit(ctx, tx, f, locks, mark, m); err != nil {
 			return err
 		}
 	}
@@ -266,13 +266,19 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 	return nil
 }
 
-// commit raises the epoch mark past any epoch it hands out, writes new
-// locks, the registry (the commit point: tasks, path locks and the epoch
-// counter in one rename), then removes unbacked locks and brings the
-// path-lock mirror in line.
-func (s *Store) commit(tx *coord.Txn, f *format.Registry, locks map[string][]string, mark int64, m *mirror) error {
+// commit makes the outbox's tasks durable in the archive, raises the
+// epoch mark past any epoch it hands out, writes new locks, the registry
+// (the commit point: tasks, path locks and the epoch counter in one
+// rename), then removes unbacked locks and brings the path-lock mirror in
+// line.
+func (s *Store) commit(ctx context.Context, tx *coord.Txn, f *format.Registry, locks map[string][]string, mark int64, m *mirror) error {
 	if tx.PathLocksDirty {
 		if err := m.lock(); err != nil {
+			return err
+		}
+	}
+	if len(tx.Outbox) > 0 {
+		if err := s.archiveOutbox(ctx, tx); err != nil {
 			return err
 		}
 	}
