@@ -20,7 +20,7 @@ import (
 
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/heartbeat"
+	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/file"
 	"github.com/rotd/coord/registry/format"
 	"github.com/rotd/coord/registry/rotd"
@@ -163,14 +163,14 @@ func (e *env) printRaw(b []byte) error {
 }
 
 // agentInfo builds the heartbeat content for this agent's current state.
-func (e *env) agentInfo(c *cli.Context, held []*coord.Task) *heartbeat.Info {
-	in := &heartbeat.Info{Status: heartbeat.Idle, Capabilities: e.caps(c)}
+func (e *env) agentInfo(c *cli.Context, held []*coord.Task) *coord.BeatInfo {
+	in := &coord.BeatInfo{Status: coord.AgentIdle, Capabilities: e.caps(c)}
 	if len(held) > 0 {
 		id := held[0].ID
 		in.CurrentTask = &id
-		in.Status = heartbeat.Working
+		in.Status = coord.AgentWorking
 		if held[0].Status == coord.Blocked {
-			in.Status = heartbeat.Blocked
+			in.Status = coord.AgentBlocked
 		}
 	}
 	return in
@@ -262,7 +262,7 @@ func (e *env) cmdSeed(c *cli.Context) error {
 		}
 		phases := map[string][]string{}
 		ids := map[string]bool{}
-		if err := s.View(e.ctx, func(tx *coord.Txn) error {
+		if err := s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 			for _, t := range tx.Tasks {
 				ids[t.ID] = true
 				p := rotd.TaskPhase(t)
@@ -312,9 +312,9 @@ func (e *env) cmdSeed(c *cli.Context) error {
 		return nil
 	}
 	if validate {
-		err = s.View(e.ctx, check)
+		err = s.Tasks().View(e.ctx, check)
 	} else {
-		err = s.Update(e.ctx, check)
+		err = s.Tasks().Update(e.ctx, check)
 	}
 	if err != nil {
 		return err
@@ -366,11 +366,11 @@ func (e *env) claimTask(c *cli.Context) (*coord.Task, string, error) {
 	}
 	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
 	// Beat first, so that a sweep racing this claim sees a live agent.
-	if err := e.beats().Beat(agent, nil); err != nil {
+	if err := e.beats().Beat(e.ctx, agent, nil); err != nil {
 		return nil, "", file.IOError(err, "")
 	}
 	var got *coord.Task
-	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
 		t, err := tx.Claim(a, coord.ClaimOptions{TaskID: c.String("task"), Any: c.Bool("any")})
 		got = t
 		return err
@@ -378,7 +378,7 @@ func (e *env) claimTask(c *cli.Context) (*coord.Task, string, error) {
 	if err != nil || got == nil {
 		return nil, agent, err
 	}
-	e.beats().Beat(agent, e.agentInfo(c, []*coord.Task{got}))
+	e.beats().Beat(e.ctx, agent, e.agentInfo(c, []*coord.Task{got}))
 	return got, agent, nil
 }
 
@@ -391,7 +391,7 @@ func (e *env) heldOp(c *cli.Context, op func(tx *coord.Txn, agent string) (*coor
 	}
 	var got *coord.Task
 	var held []*coord.Task
-	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
 		t, err := op(tx, agent)
 		got = t
 		held = tx.HeldBy(agent)
@@ -400,7 +400,7 @@ func (e *env) heldOp(c *cli.Context, op func(tx *coord.Txn, agent string) (*coor
 	if err != nil {
 		return err
 	}
-	e.beats().Beat(agent, e.agentInfo(c, held))
+	e.beats().Beat(e.ctx, agent, e.agentInfo(c, held))
 	return e.printTask(got, false, human(got))
 }
 
@@ -501,7 +501,7 @@ func (e *env) cmdApprove(c *cli.Context) error {
 		return strErr("approve --reviewer %s: an agent approves as itself (%s); a reviewer named for someone else is only recorded with --human, for a human's decision", named, caller)
 	}
 	var got *coord.Task
-	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
 		if human {
 			got, err = tx.ApproveForHuman(caller, named, a[0])
 		} else {
@@ -531,7 +531,7 @@ func (e *env) cmdReject(c *cli.Context) error {
 		return err
 	}
 	var got *coord.Task
-	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
 		got, err = tx.Reject(reviewer, a[0], c.String("reason"))
 		return err
 	})
@@ -556,7 +556,7 @@ func (e *env) cmdLs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.View(e.ctx, func(tx *coord.Txn) error {
+	return s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 		var list []*coord.Task
 		for _, t := range tx.Tasks {
 			if len(want) == 0 || want[t.Status] {
@@ -564,7 +564,7 @@ func (e *env) cmdLs(c *cli.Context) error {
 			}
 		}
 		if c.Bool("all") && (len(want) == 0 || want[coord.Done]) {
-			arch, err := s.ArchivedTasks(e.ctx)
+			arch, err := s.Tasks().ArchivedTasks(e.ctx)
 			if err != nil {
 				return err
 			}
@@ -619,7 +619,7 @@ func (e *env) cmdMsg(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.AppendLog(e.ctx, coord.Event{Time: e.clock(), Agent: agent, Text: text})
+	return s.Log().Append(e.ctx, coord.Event{Time: e.clock(), Agent: agent, Text: text})
 }
 
 func (e *env) cmdLog(c *cli.Context) error {
@@ -651,16 +651,16 @@ func (e *env) cmdLog(c *cli.Context) error {
 		}
 		w.Flush()
 	}
-	var fl *file.Follower
+	var fl coord.LogFollower
 	if c.Bool("follow") { // open before reading history so nothing falls between
-		if fl, err = s.Follow(); err != nil {
+		if fl, err = s.Log().Follow(e.ctx); err != nil {
 			return err
 		}
 		defer fl.Close()
 	}
 	// The last n lines are read from the end of the log; all of them
 	// (-n 0) are streamed: neither holds the whole log in memory.
-	skipped, err := s.ReadLog(n, write)
+	skipped, err := s.Log().Read(e.ctx, n, write)
 	w.Flush()
 	if err != nil {
 		return err
@@ -679,7 +679,7 @@ func (e *env) cmdLog(c *cli.Context) error {
 			return nil
 		case <-tick.C:
 		}
-		lines, err := fl.Poll()
+		lines, err := fl.Poll(e.ctx)
 		if err != nil {
 			return err
 		}
@@ -708,7 +708,7 @@ func (e *env) cmdBeat(c *cli.Context) error {
 	}
 	beats := e.beats()
 	beat := func() error {
-		if err := beats.Beat(agent, nil); err != nil {
+		if err := beats.Beat(e.ctx, agent, nil); err != nil {
 			return file.IOError(err, "")
 		}
 		return nil
@@ -745,71 +745,23 @@ func (e *env) staleTimeout(c *cli.Context) (time.Duration, error) {
 }
 
 func (e *env) cmdAgents(c *cli.Context) error {
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
 	timeout, err := e.staleTimeout(c)
 	if err != nil {
 		return err
 	}
-	list, err := e.beats().List()
-	if err != nil {
-		return file.IOError(err, "")
-	}
-	type row struct {
-		Agent    string   `json:"agent_id"`
-		LastBeat *string  `json:"last_beat"`
-		AgeS     *int64   `json:"age_seconds"`
-		Alive    bool     `json:"alive"`
-		Status   string   `json:"status,omitempty"`
-		Tasks    []string `json:"tasks"`
-	}
-	now := e.clock()
-	rows := map[string]*row{}
-	var order []string
-	for _, b := range list {
-		lb := coord.FormatTime(b.MTime)
-		age := int64(heartbeat.Age(b.MTime, now) / time.Second)
-		r := &row{Agent: b.Agent, LastBeat: &lb, AgeS: &age, Alive: heartbeat.Age(b.MTime, now) <= timeout, Tasks: []string{}}
-		if b.Info != nil {
-			r.Status = b.Info.Status
-		}
-		rows[b.Agent] = r
-		order = append(order, b.Agent)
-	}
-	err = s.View(e.ctx, func(tx *coord.Txn) error {
-		for _, t := range tx.Tasks {
-			if !t.HoldsLock() {
-				continue
-			}
-			r := rows[t.ClaimedBy]
-			if r == nil {
-				r = &row{Agent: t.ClaimedBy, Tasks: []string{}}
-				if since, err := coord.ParseTime(t.ClaimedAt); err == nil {
-					r.Alive = now.Sub(since) <= timeout
-				}
-				rows[t.ClaimedBy] = r
-				order = append(order, t.ClaimedBy)
-			}
-			r.Tasks = append(r.Tasks, t.ID)
-		}
-		return nil
-	})
+	rows, err := e.svc.Agents(e.ctx, timeout)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		out := make([]*row, 0, len(order))
-		for _, a := range order {
-			out = append(out, rows[a])
-		}
-		return e.printJSON(out)
+		return e.printJSON(rows)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tLAST BEAT\tAGE\tSTATE\tTASKS")
-	for _, a := range order {
-		r := rows[a]
+	for _, r := range rows {
 		lb, age := "-", "-"
 		if r.LastBeat != nil {
 			lb, age = *r.LastBeat, (time.Duration(*r.AgeS) * time.Second).String()
@@ -839,33 +791,30 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sw := &heartbeat.Sweeper{Backend: s, Beats: e.beats(), Timeout: timeout, Policy: e.cfg.OnStale, Clock: e.clock, DryRun: c.Bool("dry-run")}
-	freed, err := sw.Sweep(e.ctx)
+	dryRun := c.Bool("dry-run")
+	freed, err := e.svc.Sweep(e.ctx, app.SweepRequest{Timeout: timeout, DryRun: dryRun})
 	if err != nil {
-		return file.IOError(err, "")
+		return err
 	}
-	if !sw.DryRun {
+	if !dryRun {
 		// A freed agent's path locks went with its task; expired ones go now.
 		if err := e.dropExpiredPathLocks(s); err != nil {
 			return err
 		}
 	}
-	if !sw.DryRun {
+	if !dryRun {
 		// expired leases and keys are already invisible; drop them from disk
-		s.SweepLeases(e.ctx)
-		s.SweepKV(e.ctx)
+		s.Leases().Sweep(e.ctx)
+		s.KV().Sweep(e.ctx)
 	}
 	var archived []string
-	if !sw.DryRun && e.cfg.ArchiveAfter > 0 {
-		if archived, err = s.Archive(e.ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
+	if !dryRun && e.cfg.ArchiveAfter > 0 {
+		if archived, err = e.svc.Archive(e.ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
 			return err
 		}
 	}
 	if e.json {
-		if freed == nil {
-			freed = []heartbeat.Freed{}
-		}
-		out := map[string]any{"dry_run": sw.DryRun, "freed": freed}
+		out := map[string]any{"dry_run": dryRun, "freed": freed}
 		if archived != nil {
 			out["archived"] = archived
 		}
@@ -875,7 +824,7 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 		e.printf("archived %d done tasks (archive_after %s)\n", len(archived), e.cfg.ArchiveAfter)
 	}
 	verb := "freed"
-	if sw.DryRun {
+	if dryRun {
 		verb = "would free"
 	}
 	for _, f := range freed {
@@ -899,11 +848,10 @@ func (e *env) cmdArchive(c *cli.Context) error {
 		}
 		cutoff = e.clock().Add(-d)
 	}
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
-	moved, err := s.Archive(e.ctx, cutoff)
+	moved, err := e.svc.Archive(e.ctx, cutoff)
 	if err != nil {
 		return err
 	}
@@ -934,7 +882,7 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 	}
 	if e.json {
 		if probs == nil {
-			probs = []file.Problem{}
+			probs = []coord.Problem{}
 		}
 		if err := e.printJSON(map[string]any{"ok": remaining == 0, "problems": probs}); err != nil {
 			return err
@@ -963,9 +911,9 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 
 // dropExpiredPathLocks removes path locks whose TTL ran out (readers
 // already ignore them), taking the registry lock only when there is one.
-func (e *env) dropExpiredPathLocks(s *file.Store) error {
+func (e *env) dropExpiredPathLocks(s *file.Backend) error {
 	expired := false
-	if err := s.View(e.ctx, func(tx *coord.Txn) error {
+	if err := s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 		for _, l := range tx.PathLocks {
 			expired = expired || l.Expired(tx.Now)
 		}
@@ -973,7 +921,7 @@ func (e *env) dropExpiredPathLocks(s *file.Store) error {
 	}); err != nil || !expired {
 		return err
 	}
-	return s.Update(e.ctx, func(tx *coord.Txn) error {
+	return s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
 		tx.DropExpiredPathLocks()
 		return nil
 	})

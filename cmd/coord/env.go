@@ -13,8 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/heartbeat"
 	"github.com/rotd/coord/registry/file"
 )
 
@@ -31,7 +31,9 @@ type env struct {
 	notFound            string
 	allowUnsafeFS       bool
 	clock               coord.Clock
-	store               *file.Store
+	store               *file.Backend
+	svc                 *app.Service
+	dir                 string // the coordination directory
 	cfg                 coord.Config
 	root, agent, cwd    string
 
@@ -74,14 +76,14 @@ func (e *env) before(c *cli.Context) error {
 func parseDuration(s string) (time.Duration, error) { return coord.ParseDuration(s) }
 
 // open resolves the root and opens the store and config.
-func (e *env) open() (*file.Store, error) { return e.openStore(false) }
+func (e *env) open() (*file.Backend, error) { return e.openStore(false) }
 
 // openForDoctor is open for doctor, which reports (and repairs) what open
 // refuses: a subdirectory of the wrong kind, an unreadable config.json
 // (the defaults are used meanwhile).
-func (e *env) openForDoctor() (*file.Store, error) { return e.openStore(true) }
+func (e *env) openForDoctor() (*file.Backend, error) { return e.openStore(true) }
 
-func (e *env) openStore(doctor bool) (*file.Store, error) {
+func (e *env) openStore(doctor bool) (*file.Backend, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
@@ -99,31 +101,36 @@ func (e *env) openStore(doctor bool) (*file.Store, error) {
 	if err := e.checkFS(dir); err != nil {
 		return nil, err
 	}
-	opener := file.Open
-	if doctor {
-		opener = file.OpenForDoctor
+	// The tree itself must not be reached through a symlink either: a
+	// linked .rotd or .rotd/coordination would let one checkout write into
+	// another's (or anywhere).
+	for _, p := range []string{dir, filepath.Dir(dir)} {
+		if li, err := os.Lstat(p); err == nil && li.Mode()&os.ModeSymlink != 0 {
+			return nil, coord.Errorf(coord.CodeIO, "%s is a symlink; coord never follows symlinks into the coordination tree", p).
+				WithHint("replace the link with the directory itself (linked git worktrees share the main worktree's tree without links)")
+		}
 	}
-	s, err := opener(dir)
+	opt := file.Options{
+		Clock:   e.clock,
+		Warn:    func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) },
+		Holder:  e.explicitAgent,
+		Lenient: doctor,
+		RotdDir: filepath.Join(root, ".rotd"),
+	}
+	if e.lockWaitSet {
+		opt.LockWait = e.lockWait
+	}
+	s, err := file.Open(dir, opt)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := file.LoadConfig(s.Tree)
-	if err != nil && doctor {
-		cfg, err = coord.DefaultConfig(), nil
-	}
+	svc, err := app.New(e.ctx, s, app.Options{Clock: e.clock, Warn: opt.Warn})
 	if err != nil {
 		s.Close()
-		return nil, file.IOError(err, "")
+		return nil, err
 	}
-	e.cfg = cfg
-	s.LockWait = cfg.LockWait
-	if e.lockWaitSet {
-		s.LockWait = e.lockWait
-	}
-	s.Clock = e.clock
-	s.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
-	s.Holder = e.explicitAgent
-	e.store = s
+	e.cfg = svc.Config()
+	e.store, e.svc, e.dir = s, svc, dir
 	return s, nil
 }
 
@@ -142,7 +149,7 @@ func (e *env) checkFS(dir string) error {
 
 // openAs opens the store and resolves this agent's identity, as most
 // commands that change something need both.
-func (e *env) openAs() (*file.Store, string, error) {
+func (e *env) openAs() (*file.Backend, string, error) {
 	s, err := e.open()
 	if err != nil {
 		return nil, "", err
@@ -162,14 +169,12 @@ func (e *env) who() (string, error) {
 	}
 	e.agent = id
 	if e.store != nil {
-		e.store.Holder = id
+		e.store.SetHolder(id)
 	}
 	return id, nil
 }
 
-func (e *env) beats() *heartbeat.Dir {
-	return &heartbeat.Dir{Tree: e.store.Tree, Clock: e.clock}
-}
+func (e *env) beats() coord.BeatStore { return e.store.Beats() }
 
 func (e *env) close() {
 	if e.store != nil {

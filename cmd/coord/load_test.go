@@ -23,8 +23,6 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/heartbeat"
 	"github.com/rotd/coord/registry/file"
 )
 
@@ -33,26 +31,20 @@ import (
 // after each artifact append.
 func loadWorker(agent, root string) int {
 	want, _ := strconv.Atoi(os.Getenv("COORD_TEST_CLAIMS"))
-	s, err := file.Open(filepath.Join(root, file.RelDir))
+	s, err := file.Open(filepath.Join(root, file.RelDir), file.Options{Holder: agent, LockWait: 30 * time.Second, RotdDir: filepath.Join(root, ".rotd")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	s.Holder = agent
-	t, err := fsops.OpenTree(filepath.Join(root, ".rotd"), ".lock")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	arts := &file.Artifacts{Tree: t, LockWait: 30 * time.Second}
-	beats := &heartbeat.Dir{Tree: s.Tree, Clock: time.Now}
+	arts := s.Artifacts()
+	beats := s.Beats()
 	out := bufio.NewWriter(os.Stdout)
 	ctx := context.Background()
 	a := coord.Agent{ID: agent}
 	for n := 0; want == 0 || n < want; {
 		var id string
 		var epoch int64
-		err := s.Update(ctx, func(tx *coord.Txn) error {
+		err := s.Tasks().Update(ctx, func(tx *coord.Txn) error {
 			task, err := tx.Claim(a, coord.ClaimOptions{Any: rand.IntN(2) == 0})
 			if task != nil {
 				id, epoch = task.ID, task.Epoch
@@ -68,7 +60,7 @@ func loadWorker(agent, root string) int {
 			continue
 		}
 		n++
-		if err := beats.Beat(agent, nil); err != nil {
+		if err := beats.Beat(ctx, agent, nil); err != nil {
 			fmt.Fprintln(os.Stderr, "beat:", err)
 			return 2
 		}
@@ -81,7 +73,7 @@ func loadWorker(agent, root string) int {
 		}
 		fmt.Fprintf(out, "T %s-%d\n", agent, n)
 		out.Flush()
-		err = s.Update(ctx, func(tx *coord.Txn) error {
+		err = s.Tasks().Update(ctx, func(tx *coord.Txn) error {
 			task, err := tx.Release(agent, id, epoch, "", false)
 			if err == nil {
 				task.Status, task.ClaimedBy, task.ClaimedAt, task.CompletedAt = coord.Unclaimed, "", "", "" // back to the pool

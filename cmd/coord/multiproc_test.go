@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,20 +67,19 @@ func workerMain(mode, agent, root string) int {
 	if mode == "holdlock" {
 		// Take the registry flock as a commit would, say so, and keep it
 		// until killed (or stopped and continued).
-		s, err := file.Open(filepath.Join(root, file.RelDir))
+		s, err := file.Open(filepath.Join(root, file.RelDir), file.Options{Holder: agent})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
-		s.Holder = agent
-		if _, err := s.LockRegistry(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 4
-		}
-		fmt.Println("locked")
-		os.Stdout.Sync()
-		time.Sleep(time.Hour)
-		return 0
+		err = s.Tasks().Update(context.Background(), func(*coord.Txn) error {
+			fmt.Println("locked")
+			os.Stdout.Sync()
+			time.Sleep(time.Hour)
+			return nil
+		})
+		fmt.Fprintln(os.Stderr, err)
+		return 4
 	}
 	if mode == "log" {
 		// Messages of 100 B to ~9 KB, many beyond PIPE_BUF (4 KiB).
@@ -373,7 +373,7 @@ func TestMultiProcessLog(t *testing.T) {
 		cmds = append(cmds, cmd)
 		errs = append(errs, errb)
 	}
-	store, err := file.Open(filepath.Join(root, file.RelDir))
+	store, err := file.Open(filepath.Join(root, file.RelDir), file.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +389,7 @@ func TestMultiProcessLog(t *testing.T) {
 			case <-time.After(3 * time.Millisecond):
 			}
 			// A clock two days ahead makes every log "yesterday's".
-			if name, err := store.Rotate(context.Background(), time.Now().Add(48*time.Hour)); err == nil && name != "" {
+			if name, err := store.Log().Rotate(context.Background(), time.Now().Add(48*time.Hour)); err == nil && name != "" {
 				rotations++
 			}
 		}
@@ -401,7 +401,7 @@ func TestMultiProcessLog(t *testing.T) {
 	}
 	close(stop)
 	<-done
-	files, err := store.LogFiles()
+	files, err := logFiles(filepath.Join(root, file.RelDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,4 +436,29 @@ func TestMultiProcessLog(t *testing.T) {
 		t.Errorf("only %d forced rotations happened; the test proved little", rotations)
 	}
 	t.Logf("%d lines from %d writers across %d rotations", writers*each, writers, rotations)
+}
+
+// logFiles lists a tree's rotated logs oldest first (coordination-DAY.log
+// before coordination-DAY.1.log, .2 …), then the current log.
+func logFiles(dir string) ([]string, error) {
+	rotated, err := filepath.Glob(filepath.Join(dir, "coordination-*.log"))
+	if err != nil {
+		return nil, err
+	}
+	key := func(p string) (string, int) {
+		core := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "coordination-"), ".log")
+		day, seq, _ := strings.Cut(core, ".")
+		n, _ := strconv.Atoi(seq)
+		return day, n
+	}
+	sort.Slice(rotated, func(i, j int) bool {
+		di, ni := key(rotated[i])
+		dj, nj := key(rotated[j])
+		return di < dj || di == dj && ni < nj
+	})
+	var out []string
+	for _, p := range rotated {
+		out = append(out, filepath.Base(p))
+	}
+	return append(out, file.LogFile), nil
 }

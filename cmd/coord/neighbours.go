@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coord/registry/format"
 	"github.com/urfave/cli/v2"
 )
 
@@ -58,7 +58,7 @@ func (e *env) leaseTTL(c *cli.Context) (time.Duration, error) {
 	return durFlag(c, "ttl", def)
 }
 
-func (e *env) printLease(l file.Lease) error {
+func (e *env) printLease(l coord.Lease) error {
 	if e.json {
 		return e.printJSON(l)
 	}
@@ -71,18 +71,18 @@ func (e *env) cmdLeaseAcquire(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := file.ValidLeaseName(a[0]); err != nil {
+	if err := coord.ValidLeaseName(a[0]); err != nil {
 		return err
 	}
 	ttl, err := e.leaseTTL(c)
 	if err != nil {
 		return err
 	}
-	s, agent, err := e.openAs()
+	_, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	l, err := s.AcquireLease(e.ctx, a[0], agent, ttl, platformMeta(), c.Bool("dry-run"))
+	l, err := e.svc.AcquireLease(e.ctx, coord.LeaseRequest{Name: a[0], Holder: agent, TTL: ttl, Meta: platformMeta(), DryRun: c.Bool("dry-run")})
 	if err != nil {
 		return err
 	}
@@ -105,11 +105,11 @@ func (e *env) cmdLeaseRenew(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, agent, err := e.openAs()
+	_, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	l, err := s.RenewLease(e.ctx, a[0], agent, epochOf(c), ttl)
+	l, err := e.svc.RenewLease(e.ctx, a[0], agent, epochOf(c), ttl)
 	if err != nil {
 		return err
 	}
@@ -121,11 +121,11 @@ func (e *env) cmdLeaseRelease(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, agent, err := e.openAs()
+	_, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	if err := s.ReleaseLease(e.ctx, a[0], agent, epochOf(c)); err != nil {
+	if err := e.svc.ReleaseLease(e.ctx, a[0], agent, epochOf(c)); err != nil {
 		return err
 	}
 	if !e.json {
@@ -135,17 +135,16 @@ func (e *env) cmdLeaseRelease(c *cli.Context) error {
 }
 
 func (e *env) cmdLeaseList(c *cli.Context) error {
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
-	ls, err := s.Leases()
+	ls, err := e.svc.Leases(e.ctx)
 	if err != nil {
 		return err
 	}
 	if e.json {
 		if ls == nil {
-			ls = []file.Lease{}
+			ls = []coord.Lease{}
 		}
 		return e.printJSON(ls)
 	}
@@ -175,8 +174,7 @@ func torchLease(cadence, date, agent string) string {
 }
 
 func (e *env) cmdLeaseCheck(c *cli.Context) error {
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
 	cadence := c.String("cadence")
@@ -184,13 +182,13 @@ func (e *env) cmdLeaseCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ls, err := s.Leases()
+	ls, err := e.svc.Leases(e.ctx)
 	if err != nil {
 		return err
 	}
 	prefix := "torch:" + cadence + ":" + date + ":"
 	locked := []string{}
-	locks := []file.Lease{}
+	locks := []coord.Lease{}
 	isLocked := map[string]bool{}
 	for _, l := range ls {
 		if agent, ok := strings.CutPrefix(l.Name, prefix); ok {
@@ -218,8 +216,7 @@ func (e *env) cmdLeaseLock(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
 	if e.explicitAgent == "" {
@@ -234,7 +231,7 @@ func (e *env) cmdLeaseLock(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.AcquireLease(e.ctx, torchLease(cadence, date, agent), agent, ttl, platformMeta(), c.Bool("dry-run"))
+	l, err := e.svc.AcquireLease(e.ctx, coord.LeaseRequest{Name: torchLease(cadence, date, agent), Holder: agent, TTL: ttl, Meta: platformMeta(), DryRun: c.Bool("dry-run")})
 	status := "ok"
 	if coord.CodeOf(err) == coord.CodeConflict {
 		status = "locked"
@@ -251,7 +248,7 @@ func (e *env) cmdLeaseLock(c *cli.Context) error {
 
 // --- kv --------------------------------------------------------------------
 
-func (e *env) printKV(en file.KVEntry) error {
+func (e *env) printKV(en coord.KVEntry) error {
 	if e.json {
 		return e.printJSON(en)
 	}
@@ -264,7 +261,7 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := file.ValidKey(a[0]); err != nil {
+	if err := coord.ValidKey(a[0]); err != nil {
 		return err
 	}
 	if !c.IsSet("ttl") {
@@ -274,23 +271,22 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	val, err := file.KVValue(a[1])
+	val, err := coord.KVValue(a[1], func(b []byte) error { return format.CheckStrict("value", b) })
 	if err != nil {
 		return err
 	}
-	var cond file.KVCond
+	var cond coord.KVCond
 	if c.Command.Name == "cas" {
-		cond = file.KVCond{ExpectRev: c.Int64("expect-rev"), ExpectAbsent: c.Bool("expect-absent")}
+		cond = coord.KVCond{ExpectRev: c.Int64("expect-rev"), ExpectAbsent: c.Bool("expect-absent")}
 		if (cond.ExpectRev > 0) == cond.ExpectAbsent {
 			return strErr("kv cas needs exactly one of --expect-rev N (N > 0) or --expect-absent")
 		}
 	}
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
 	by := e.explicitAgent
-	en, err := s.KVSet(e.ctx, a[0], val, ttl, by, cond)
+	en, err := e.svc.KVSet(e.ctx, a[0], val, ttl, by, cond)
 	if err != nil {
 		return err
 	}
@@ -306,11 +302,10 @@ func (e *env) cmdKVGet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
-	en, ok, err := s.KVGet(a[0])
+	en, ok, err := e.svc.KVGet(e.ctx, a[0])
 	if err != nil {
 		return err
 	}
@@ -325,11 +320,10 @@ func (e *env) cmdKVDel(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
-	found, err := s.KVDel(e.ctx, a[0])
+	found, err := e.svc.KVDelete(e.ctx, a[0])
 	if err != nil {
 		return err
 	}
@@ -344,17 +338,16 @@ func (e *env) cmdKVLs(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return strErr("kv ls takes at most a PREFIX")
 	}
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
-	list, err := s.KVList(c.Args().First())
+	list, err := e.svc.KVList(e.ctx, c.Args().First())
 	if err != nil {
 		return err
 	}
 	if e.json {
 		if list == nil {
-			list = []file.KVEntry{}
+			list = []coord.KVEntry{}
 		}
 		return e.printJSON(list)
 	}
@@ -375,13 +368,12 @@ func (e *env) cmdKVWatch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
-	snap := func() (map[string]file.KVEntry, error) {
-		list, err := s.KVList(prefix)
-		m := map[string]file.KVEntry{}
+	snap := func() (map[string]coord.KVEntry, error) {
+		list, err := e.svc.KVList(e.ctx, prefix)
+		m := map[string]coord.KVEntry{}
 		for _, en := range list {
 			m[en.Key] = en
 		}
@@ -391,7 +383,7 @@ func (e *env) cmdKVWatch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	err = untilChange(e.ctx, []string{s.Tree.Dir()}, timeout, 0, func() (bool, error) {
+	err = untilChange(e.ctx, []string{e.dir}, timeout, 0, func() (bool, error) {
 		now, err := snap()
 		if err != nil {
 			return false, err

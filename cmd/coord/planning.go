@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -16,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/registry/file"
 )
 
@@ -63,7 +61,7 @@ func (e *env) cmdReady(c *cli.Context) error {
 		Reason   string `json:"reason,omitempty"`
 	}
 	var ready, not []row
-	err = s.View(e.ctx, func(tx *coord.Txn) error {
+	err = s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 		for _, t := range tx.Tasks {
 			p := string(t.Priority)
 			if p == "" {
@@ -125,7 +123,7 @@ func (e *env) cmdDeps(c *cli.Context) error {
 	var nodes []node
 	var unknown []string
 	var cycle []string
-	err = s.View(e.ctx, func(tx *coord.Txn) error {
+	err = s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 		graph := map[string][]string{}
 		seen := map[string]bool{}
 		for _, t := range tx.Tasks {
@@ -260,7 +258,7 @@ func (e *env) cmdLockFile(c *cli.Context) error {
 	}
 	// coord.Txn.LockPaths refuses a path another agent's lock covers, or
 	// one inside the files of a task another agent holds.
-	err = s.Update(e.ctx, func(tx *coord.Txn) error { return tx.LockPaths(agent, paths, ttl) })
+	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error { return tx.LockPaths(agent, paths, ttl) })
 	if err != nil {
 		return err
 	}
@@ -284,7 +282,7 @@ func (e *env) cmdUnlockFile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.Update(e.ctx, func(tx *coord.Txn) error {
+	return s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
 		_, err := tx.UnlockPaths(agent, paths)
 		return err
 	})
@@ -296,7 +294,7 @@ func (e *env) cmdLocks(c *cli.Context) error {
 		return err
 	}
 	var live []coord.PathLock
-	if err := s.View(e.ctx, func(tx *coord.Txn) error {
+	if err := s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 		live = tx.LivePathLocks()
 		return nil
 	}); err != nil {
@@ -334,7 +332,7 @@ func (e *env) cmdGuard(c *cli.Context) error {
 		return err
 	}
 	var hits []string
-	err = s.View(e.ctx, func(tx *coord.Txn) error {
+	err = s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 		for _, h := range tx.Guard(agent, staged) {
 			hits = append(hits, h.String())
 		}
@@ -409,11 +407,11 @@ func (e *env) cmdQuotaAdd(c *cli.Context) error {
 	if tokens < 0 || requests < 0 || (tokens == 0 && requests == 0) {
 		return strErr("quota add needs --tokens N and/or --requests N (non-negative, not both zero)")
 	}
-	s, agent, err := e.openAs()
+	_, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	q, err := s.AddQuota(e.ctx, agent, tokens, requests, e.cfg.Quota)
+	q, err := e.svc.QuotaAdd(e.ctx, agent, tokens, requests)
 	if err != nil {
 		return err
 	}
@@ -425,11 +423,10 @@ func (e *env) cmdQuotaAdd(c *cli.Context) error {
 }
 
 func (e *env) cmdQuotaShow(c *cli.Context) error {
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
-	q, err := s.LoadQuota()
+	q, err := e.svc.QuotaShow(e.ctx)
 	if err != nil {
 		return err
 	}
@@ -459,20 +456,12 @@ func (e *env) cmdArtifact(c *cli.Context) error {
 		return strErr("artifact %s needs FILE", c.Command.Name)
 	}
 	name := c.Args().First()
-	if _, err := file.ArtifactName(name); err != nil {
+	if _, err := coord.ArtifactName(name); err != nil {
 		return err
 	}
-	s, err := e.open()
-	if err != nil {
+	if _, err := e.open(); err != nil {
 		return err
 	}
-	dir := filepath.Join(e.root, ".rotd")
-	t, err := fsops.OpenTree(dir, ".lock")
-	if err != nil {
-		return file.IOError(err, "")
-	}
-	defer t.Close()
-	a := &file.Artifacts{Tree: t, LockWait: s.LockWait, Holder: []byte(fmt.Sprintf(`{"holder":%q,"pid":%d}`, s.Holder, os.Getpid()))}
 	data, err := io.ReadAll(io.LimitReader(e.stdin, file.MaxArtifact+1))
 	if err != nil {
 		return file.IOError(err, "")
@@ -481,7 +470,7 @@ func (e *env) cmdArtifact(c *cli.Context) error {
 		return coord.Errorf(coord.CodeUsage, "stdin is larger than %d bytes", file.MaxArtifact)
 	}
 	if c.Command.Name == "append" {
-		return a.Append(e.ctx, name, data)
+		return e.svc.ArtifactAppend(e.ctx, name, data)
 	}
-	return a.Write(e.ctx, name, data)
+	return e.svc.ArtifactWrite(e.ctx, name, data)
 }

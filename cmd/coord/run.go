@@ -114,7 +114,7 @@ loop:
 		case sig := <-sigs:
 			syscall.Kill(-cmd.Process.Pid, sig.(syscall.Signal))
 		case <-tick.C:
-			e.beats().Beat(agent, nil)
+			e.beats().Beat(ctx, agent, nil)
 			if why := e.stillHolds(ctx, agent, id, epoch); why != "" {
 				lost = why
 				syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
@@ -138,7 +138,7 @@ loop:
 			summary = gitSummary(ctx, e.repoMap().WorkTop())
 		}
 		var got *coord.Task
-		err := e.store.Update(ctx, func(tx *coord.Txn) error {
+		err := e.store.Tasks().Update(ctx, func(tx *coord.Txn) error {
 			t, err := tx.Release(agent, id, epoch, summary, e.cfg.ReviewGate)
 			got = t
 			return err
@@ -146,7 +146,7 @@ loop:
 		if err != nil {
 			return err
 		}
-		e.beats().Beat(agent, e.agentInfo(c, nil))
+		e.beats().Beat(ctx, agent, e.agentInfo(c, nil))
 		fmt.Fprintf(e.stderr, "coord: run: released %s (%s)\n", id, got.Status)
 		return nil
 	}
@@ -166,7 +166,7 @@ loop:
 }
 
 func (e *env) blockAfterRun(ctx context.Context, agent, id string, epoch int64, reason string) error {
-	err := e.store.Update(ctx, func(tx *coord.Txn) error {
+	err := e.store.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		_, err := tx.Block(agent, id, epoch, reason)
 		return err
 	})
@@ -180,7 +180,7 @@ func (e *env) blockAfterRun(ctx context.Context, agent, id string, epoch int64, 
 // stillHolds returns "" while agent holds id at epoch, else why not.
 func (e *env) stillHolds(ctx context.Context, agent, id string, epoch int64) string {
 	why := ""
-	err := e.store.View(ctx, func(tx *coord.Txn) error {
+	err := e.store.Tasks().View(ctx, func(tx *coord.Txn) error {
 		t := tx.Task(id)
 		switch {
 		case t == nil:
@@ -260,7 +260,7 @@ func (e *env) cmdWait(c *cli.Context) error {
 	initial := ""
 	check := func() (string, error) {
 		out := ""
-		err := s.View(e.ctx, func(tx *coord.Txn) error {
+		err := s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 			if taskID != "" {
 				t := tx.Task(taskID)
 				if t == nil {
@@ -281,7 +281,7 @@ func (e *env) cmdWait(c *cli.Context) error {
 		return out, err
 	}
 	var out string
-	err = untilChange(e.ctx, []string{s.Tree.Dir()}, timeout, 20*time.Millisecond, func() (bool, error) {
+	err = untilChange(e.ctx, []string{e.dir}, timeout, 20*time.Millisecond, func() (bool, error) {
 		var err error
 		out, err = check()
 		return out != "", err

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/heartbeat"
 	"github.com/rotd/coord/registry/file"
 	"github.com/urfave/cli/v2"
 )
@@ -38,7 +38,7 @@ func (e *env) cmdTop(c *cli.Context) error {
 	}
 	var dirs []string
 	for _, d := range []string{".", file.HeartbeatDir, file.LocksDir} {
-		dirs = append(dirs, s.Tree.Path(d))
+		dirs = append(dirs, filepath.Join(e.dir, d))
 	}
 	tty := isTerminal(e.stdout)
 	if tty {
@@ -64,18 +64,18 @@ func (e *env) cmdTop(c *cli.Context) error {
 	return nil // only Ctrl-C (or SIGTERM) ends it
 }
 
-func (e *env) topFrame(s *file.Store, timeout time.Duration) ([]byte, error) {
+func (e *env) topFrame(s *file.Backend, timeout time.Duration) ([]byte, error) {
 	var b bytes.Buffer
 	now := e.clock()
-	fmt.Fprintf(&b, "coord top — %s — %s (q: Ctrl-C)\n\n", coord.OneLine(s.Tree.Dir()), coord.FormatTime(now))
-	beats, err := e.beats().List()
+	fmt.Fprintf(&b, "coord top — %s — %s (q: Ctrl-C)\n\n", coord.OneLine(s.Where()), coord.FormatTime(now))
+	beats, _, err := e.beats().List(e.ctx)
 	if err != nil {
-		return nil, file.IOError(err, "")
+		return nil, err
 	}
 	held := map[string][]string{}
 	counts := map[coord.Status]int{}
 	var locks []string
-	err = s.View(e.ctx, func(tx *coord.Txn) error {
+	err = s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 		for _, t := range tx.Tasks {
 			counts[t.Status]++
 			if t.HoldsLock() {
@@ -95,9 +95,9 @@ func (e *env) topFrame(s *file.Store, timeout time.Duration) ([]byte, error) {
 	b.WriteString("\n\nAGENTS\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tLAST BEAT\tSTATE\tTASKS")
-	sort.Slice(beats, func(i, j int) bool { return beats[i].MTime.After(beats[j].MTime) })
+	sort.Slice(beats, func(i, j int) bool { return beats[i].At.After(beats[j].At) })
 	for _, hb := range beats {
-		age := heartbeat.Age(hb.MTime, now)
+		age := coord.Age(hb.At, now)
 		state := "alive"
 		if age > timeout {
 			state = "STALE"
@@ -113,7 +113,7 @@ func (e *env) topFrame(s *file.Store, timeout time.Duration) ([]byte, error) {
 	}
 	tw.Flush()
 	var pl []coord.PathLock
-	s.View(e.ctx, func(tx *coord.Txn) error { pl = tx.LivePathLocks(); return nil })
+	s.Tasks().View(e.ctx, func(tx *coord.Txn) error { pl = tx.LivePathLocks(); return nil })
 	if len(pl) > 0 {
 		b.WriteString("\nPATH LOCKS\n")
 		for _, l := range pl {
@@ -121,9 +121,9 @@ func (e *env) topFrame(s *file.Store, timeout time.Duration) ([]byte, error) {
 		}
 	}
 	b.WriteString("\nLOG\n")
-	lines, _, _ := s.LogLines(8)
-	for _, l := range lines {
-		b.WriteString("  " + coord.Clip(l, logWidth) + "\n") // sanitised by LogLines
-	}
+	s.Log().Read(e.ctx, 8, func(l string) error {
+		b.WriteString("  " + coord.Clip(l, logWidth) + "\n") // sanitised by the log store
+		return nil
+	})
 	return b.Bytes(), nil
 }

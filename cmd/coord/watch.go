@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/heartbeat"
 	"github.com/rotd/coord/registry/file"
 	"github.com/urfave/cli/v2"
 )
@@ -39,18 +40,22 @@ func (e *env) cmdWatch(c *cli.Context) error {
 		return err
 	}
 	holder := fmt.Appendf(nil, `{"holder":"watch","pid":%d,"since":%q}`, os.Getpid(), coord.FormatTime(e.clock()))
-	unlock, err := s.Tree.Lock(e.ctx, watchLock, time.Millisecond, holder)
+	tree, err := fsops.OpenTree(e.dir, file.LockDir)
+	if err != nil {
+		return file.IOError(err, "")
+	}
+	defer tree.Close()
+	unlock, err := tree.Lock(e.ctx, watchLock, time.Millisecond, holder)
 	if err != nil {
 		var lt *fsops.LockTimeoutError
 		if errors.As(err, &lt) {
-			return coord.Errorf(coord.CodeConflict, "another watcher already serves %s: %s", s.Tree.Dir(), lt.Holder).
+			return coord.Errorf(coord.CodeConflict, "another watcher already serves %s: %s", e.dir, lt.Holder).
 				WithHint("one watcher per tree is enough; stop the other first")
 		}
 		return file.IOError(err, "")
 	}
 	defer unlock()
 
-	sw := &heartbeat.Sweeper{Backend: s, Beats: e.beats(), Timeout: timeout, Policy: e.cfg.OnStale, Clock: e.clock}
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	mode := "notification"
@@ -60,7 +65,7 @@ func (e *env) cmdWatch(c *cli.Context) error {
 			defer w.Close()
 			for _, d := range []string{file.HeartbeatDir, file.LocksDir} {
 				if werr == nil {
-					werr = w.Add(s.Tree.Path(d))
+					werr = w.Add(filepath.Join(e.dir, d))
 				}
 			}
 		}
@@ -73,11 +78,11 @@ func (e *env) cmdWatch(c *cli.Context) error {
 	} else {
 		mode = "polling"
 	}
-	e.logf("watching %s (%s; stale after %s; full rescan every %s)", s.Tree.Dir(), mode, timeout, interval)
+	e.logf("watching %s (%s; stale after %s; full rescan every %s)", e.dir, mode, timeout, interval)
 
 	day := e.clock().UTC().Format("2006-01-02")
 	sweep := func(full bool) {
-		freed, err := sw.Sweep(e.ctx)
+		freed, err := e.svc.Sweep(e.ctx, app.SweepRequest{Timeout: timeout})
 		if err != nil && e.ctx.Err() == nil {
 			e.logf("sweep: %v", err)
 			return
@@ -92,16 +97,16 @@ func (e *env) cmdWatch(c *cli.Context) error {
 		if !full {
 			return
 		}
-		s.SweepLeases(e.ctx)
-		s.SweepKV(e.ctx)
+		s.Leases().Sweep(e.ctx)
+		s.KV().Sweep(e.ctx)
 		if d := now.UTC().Format("2006-01-02"); d != day {
 			day = d
-			if name, err := s.Rotate(e.ctx, now); err == nil && name != "" {
+			if name, err := s.Log().Rotate(e.ctx, now); err == nil && name != "" {
 				e.logf("rotated the log to %s", name)
 			}
 		}
 		if e.cfg.ArchiveAfter > 0 {
-			if ids, err := s.Archive(e.ctx, now.Add(-e.cfg.ArchiveAfter)); err == nil && len(ids) > 0 {
+			if ids, err := e.svc.Archive(e.ctx, now.Add(-e.cfg.ArchiveAfter)); err == nil && len(ids) > 0 {
 				e.logf("archived %d done tasks", len(ids))
 			}
 		}
@@ -113,10 +118,10 @@ func (e *env) cmdWatch(c *cli.Context) error {
 	debounce.Stop()
 	due := time.NewTimer(time.Hour)
 	schedule := func() {
-		next, ok, err := sw.NextDue(e.ctx)
+		next, now, ok, err := e.svc.NextDue(e.ctx, timeout)
 		wait := interval
 		if err == nil && ok {
-			wait = min(max(next.Sub(e.clock())+50*time.Millisecond, 50*time.Millisecond), interval)
+			wait = min(max(next.Sub(now)+50*time.Millisecond, 50*time.Millisecond), interval)
 		}
 		due.Reset(wait)
 	}

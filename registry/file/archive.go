@@ -9,27 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry/format"
 )
-
-const archiveLock = LockDir + "/archive.lock"
-
-// Archive moves done tasks out of the active registry into the
-// append-only archive/<YYYY-MM>.jsonl files, one task per line, exactly as
-// they stood (coord.Txn.ArchiveDone, committed by Update through the
-// outbox). Only tasks completed before cutoff move (all done tasks when
-// cutoff is zero). It returns the ids moved.
-func (s *Store) Archive(ctx context.Context, cutoff time.Time) ([]string, error) {
-	var moved []string
-	err := s.Update(ctx, func(tx *coord.Txn) error {
-		moved = tx.ArchiveDone(cutoff)
-		return nil
-	})
-	return moved, err
-}
 
 // archiveOutbox appends the outbox's tasks to their archive files and
 // makes them durable (file and directory fsync) under the archive's lock.
@@ -37,7 +20,7 @@ func (s *Store) Archive(ctx context.Context, cutoff time.Time) ([]string, error)
 // between leaves a task in both places (readers prefer the registry and
 // count an id once; the next archive run finishes the move), never in
 // neither.
-func (s *Store) archiveOutbox(ctx context.Context, tx *coord.Txn) error {
+func (s *Backend) archiveOutbox(ctx context.Context, tx *coord.Txn) error {
 	byFile := map[string][]byte{}
 	for _, t := range tx.Outbox {
 		line, err := format.TaskLine(t)
@@ -50,13 +33,13 @@ func (s *Store) archiveOutbox(ctx context.Context, tx *coord.Txn) error {
 	return s.appendArchive(ctx, byFile)
 }
 
-func (s *Store) appendArchive(ctx context.Context, byFile map[string][]byte) error {
-	unlock, err := s.Tree.Lock(ctx, archiveLock, s.LockWait, s.holderLine())
+func (s *Backend) appendArchive(ctx context.Context, byFile map[string][]byte) error {
+	unlock, err := s.lock(ctx, archiveLock)
 	if err != nil {
-		return IOError(err, "")
+		return err
 	}
 	defer unlock()
-	if err := s.Tree.MkdirAll(ArchiveDir, 0o755); err != nil {
+	if err := s.tree.MkdirAll(ArchiveDir, 0o755); err != nil {
 		return IOError(err, "")
 	}
 	names := make([]string, 0, len(byFile))
@@ -65,21 +48,21 @@ func (s *Store) appendArchive(ctx context.Context, byFile map[string][]byte) err
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if err := s.Tree.AppendLine(n, byFile[n]); err != nil {
+		if err := s.tree.AppendLine(n, byFile[n]); err != nil {
 			return IOError(err, "")
 		}
-		if err := s.Tree.SyncFile(n); err != nil {
+		if err := s.tree.SyncFile(n); err != nil {
 			return IOError(err, "")
 		}
 	}
-	return IOError(s.Tree.SyncDir(ArchiveDir), "")
+	return IOError(s.tree.SyncDir(ArchiveDir), "")
 }
 
 // ArchivedTasks reads every archive file, oldest month first. A torn last
 // line (a crash mid-append) is skipped; an id archived twice counts once
 // (the later line wins).
-func (s *Store) ArchivedTasks(ctx context.Context) ([]*coord.Task, error) {
-	ents, err := s.Tree.ReadDir(ArchiveDir)
+func (s *Backend) archivedTasks(ctx context.Context) ([]*coord.Task, error) {
+	ents, err := s.tree.ReadDir(ArchiveDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, IOError(err, "")
 	}
@@ -90,7 +73,7 @@ func (s *Store) ArchivedTasks(ctx context.Context) ([]*coord.Task, error) {
 			continue
 		}
 		name := ArchiveDir + "/" + e.Name()
-		data, err := s.Tree.ReadFile(name, MaxRegistrySize)
+		data, err := s.tree.ReadFile(name, MaxRegistrySize)
 		if err != nil {
 			return nil, IOError(err, "")
 		}
@@ -106,9 +89,9 @@ func (s *Store) ArchivedTasks(ctx context.Context) ([]*coord.Task, error) {
 			if n > complete {
 				break // torn tail: a crash cut the last append short
 			}
-			t, err := format.ParseSeedLine(s.Tree.Path(name)+": line "+strconv.Itoa(n), line)
+			t, err := format.ParseSeedLine(s.tree.Path(name)+": line "+strconv.Itoa(n), line)
 			if err != nil {
-				return nil, IOError(&format.ParseError{File: s.Tree.Path(name), Msg: strings.TrimPrefix(err.Error(), s.Tree.Path(name)+": ")}, "")
+				return nil, IOError(&format.ParseError{File: s.tree.Path(name), Msg: strings.TrimPrefix(err.Error(), s.tree.Path(name)+": ")}, "")
 			}
 			t.Dirty = false
 			if i, dup := at[t.ID]; dup {
@@ -124,12 +107,12 @@ func (s *Store) ArchivedTasks(ctx context.Context) ([]*coord.Task, error) {
 
 // archivedLookup returns a lazy Txn.Archived: the archive is read only if
 // some dependency names no task in the registry.
-func (s *Store) archivedLookup() func(id string) bool {
+func (s *Backend) archivedLookup() func(id string) bool {
 	var ids map[string]bool
 	return func(id string) bool {
 		if ids == nil {
 			ids = map[string]bool{}
-			if tasks, err := s.ArchivedTasks(context.Background()); err == nil {
+			if tasks, err := s.archivedTasks(context.Background()); err == nil {
 				for _, t := range tasks {
 					ids[t.ID] = true
 				}

@@ -27,17 +27,17 @@ func registryOf(n int) []byte {
 }
 
 // benchStore makes a store on disk with n generated tasks.
-func benchStore(b *testing.B, n int) *Store {
+func benchStore(b *testing.B, n int) *Backend {
 	dir := filepath.Join(b.TempDir(), ".rotd", "coordination")
 	if _, err := Init(dir, rotdtemplate.Coordination()); err != nil {
 		b.Fatal(err)
 	}
-	s, err := Open(dir)
+	s, err := Open(dir, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	if err := s.Tree.WriteFile(RegistryFile, registryOf(n), 0o644); err != nil {
+	if err := s.tree.WriteFile(RegistryFile, registryOf(n), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	return s
@@ -57,7 +57,7 @@ func BenchmarkClaimRelease(b *testing.B) {
 			for b.Loop() {
 				var id string
 				var epoch int64
-				err := s.Update(ctx, func(tx *coord.Txn) error {
+				err := s.update(ctx, func(tx *coord.Txn) error {
 					t, err := tx.Claim(a, coord.ClaimOptions{})
 					if err == nil && t == nil {
 						err = fmt.Errorf("nothing to claim")
@@ -70,7 +70,7 @@ func BenchmarkClaimRelease(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				err = s.Update(ctx, func(tx *coord.Txn) error {
+				err = s.update(ctx, func(tx *coord.Txn) error {
 					t, err := tx.Release("bench", id, epoch, "", false)
 					if err == nil {
 						t.Status, t.ClaimedBy, t.Dirty = coord.Unclaimed, "", true // keep the pool full
@@ -91,7 +91,7 @@ func BenchmarkView(b *testing.B) {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
 			s := benchStore(b, n)
 			for b.Loop() {
-				if err := s.View(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
+				if err := s.view(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -16,18 +16,18 @@ import (
 
 var errCrash = errors.New("simulated crash")
 
-func freshStore(t testing.TB, seed string) *Store {
+func freshStore(t testing.TB, seed string) *Backend {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), ".rotd", "coordination")
 	if _, err := Init(dir, rotdtemplate.Coordination()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(dir)
+	s, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if err := s.Tree.WriteFile(RegistryFile, []byte(seed), 0o644); err != nil {
+	if err := s.tree.WriteFile(RegistryFile, []byte(seed), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -51,10 +51,10 @@ func claimAndRelease(tx *coord.Txn) error {
 
 // state reads back what a restarted coord sees, after the reconcile that
 // every mutating command runs: which of the two outcomes happened.
-func state(t *testing.T, s *Store) string {
+func state(t *testing.T, s *Backend) string {
 	t.Helper()
 	var out string
-	err := s.Update(context.Background(), func(tx *coord.Txn) error {
+	err := s.update(context.Background(), func(tx *coord.Txn) error {
 		f, h := tx.Task("free"), tx.Task("held")
 		out = fmt.Sprintf("free=%s/%s held=%s/%s", f.Status, f.ClaimedBy, h.Status, h.ClaimedBy)
 		return nil
@@ -83,13 +83,13 @@ const (
 func TestCrashAtEveryStep(t *testing.T) {
 	// Count the steps of one commit.
 	s := freshStore(t, crashSeed)
-	s.Update(context.Background(), func(*coord.Txn) error { return nil }) // create lock sidecars
+	s.update(context.Background(), func(*coord.Txn) error { return nil }) // create lock sidecars
 	var steps []string
 	fsops.SetFaultHook(func(op fsops.Op, path string) error {
 		steps = append(steps, string(op)+" "+path)
 		return nil
 	})
-	err := s.Update(context.Background(), claimAndRelease)
+	err := s.update(context.Background(), claimAndRelease)
 	fsops.SetFaultHook(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 	for k := range steps {
 		t.Run(fmt.Sprintf("%02d_%s", k, strings.ReplaceAll(steps[k], "/", "_")), func(t *testing.T) {
 			s := freshStore(t, crashSeed)
-			s.Update(context.Background(), func(*coord.Txn) error { return nil })
+			s.update(context.Background(), func(*coord.Txn) error { return nil })
 			n := 0
 			fsops.SetFaultHook(func(op fsops.Op, path string) error {
 				n++
@@ -110,7 +110,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 				}
 				return nil
 			})
-			s.Update(context.Background(), claimAndRelease)
+			s.update(context.Background(), claimAndRelease)
 			fsops.SetFaultHook(nil)
 			got := state(t, s)
 			switch got {
@@ -141,7 +141,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 		for k := 0; k < 14; k++ {
 			t.Run(fmt.Sprintf("%s_at_%d", errno, k), func(t *testing.T) {
 				s := freshStore(t, crashSeed)
-				s.Update(context.Background(), func(*coord.Txn) error { return nil })
+				s.update(context.Background(), func(*coord.Txn) error { return nil })
 				n := 0
 				fsops.SetFaultHook(func(op fsops.Op, path string) error {
 					n++
@@ -151,8 +151,8 @@ func TestFaultAtEveryStep(t *testing.T) {
 					return nil
 				})
 				var warned []string
-				s.Warn = func(m string) { warned = append(warned, m) }
-				err := s.Update(context.Background(), claimAndRelease)
+				s.warnFn = func(m string) { warned = append(warned, m) }
+				err := s.update(context.Background(), claimAndRelease)
 				fsops.SetFaultHook(nil)
 				if err != nil && coord.CodeOf(err) != coord.CodeIO {
 					t.Fatalf("fault gave exit code %d: %v", coord.CodeOf(err), err)
@@ -167,7 +167,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 					t.Fatalf("reported success but the state is %s (warnings %v)", got, warned)
 				}
 				// No temp file is left behind by a failed write.
-				ents, _ := s.Tree.ReadDir(".")
+				ents, _ := s.tree.ReadDir(".")
 				for _, e := range ents {
 					if IsTempName(e.Name()) {
 						t.Errorf("temp file %s left behind", e.Name())
@@ -225,24 +225,24 @@ func TestPowerLossAtEveryStep(t *testing.T) {
 	for k := 0; k < 17; k++ { // a claim+release commit has 13 steps (the epoch mark, the lock, the registry, the unlink, the log)
 		t.Run(fmt.Sprintf("after_%d_steps", k), func(t *testing.T) {
 			s := freshStore(t, crashSeed)
-			s.Update(context.Background(), func(*coord.Txn) error { return nil })
-			old, err := s.Tree.ReadFile(RegistryFile, MaxRegistrySize)
+			s.update(context.Background(), func(*coord.Txn) error { return nil })
+			old, err := s.tree.ReadFile(RegistryFile, MaxRegistrySize)
 			if err != nil {
 				t.Fatal(err)
 			}
 			m := &powerModel{stopAt: k}
 			fsops.SetFaultHook(m.hook)
-			uerr := s.Update(context.Background(), claimAndRelease)
+			uerr := s.update(context.Background(), claimAndRelease)
 			fsops.SetFaultHook(nil)
 			// Power comes back: what was not durable is gone.
 			if !m.durable {
-				if err := s.Tree.WriteFile(RegistryFile, old, 0o644); err != nil {
+				if err := s.tree.WriteFile(RegistryFile, old, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			ents, _ := s.Tree.ReadDir(LocksDir)
+			ents, _ := s.tree.ReadDir(LocksDir)
 			for _, e := range ents {
-				s.Tree.Remove(LocksDir + "/" + e.Name()) // never fsynced
+				s.tree.Remove(LocksDir + "/" + e.Name()) // never fsynced
 			}
 			got := state(t, s)
 			// Only a run the power cut did not stop returned to its caller.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/heartbeat"
 )
@@ -15,10 +16,10 @@ import (
 // crashCase is one operation run to a crash at each of its mutating steps.
 type crashCase struct {
 	name  string
-	setup func(t *testing.T, s *Store)
-	op    func(s *Store) error
+	setup func(t *testing.T, s *Backend)
+	op    func(s *Backend) error
 	// check inspects the tree after the restart (the reconcile has run).
-	check func(t *testing.T, s *Store)
+	check func(t *testing.T, s *Backend)
 }
 
 // eachCrashPoint counts op's mutating steps, then for every N runs it on a
@@ -56,18 +57,18 @@ func eachCrashPoint(t *testing.T, c crashCase) {
 	}
 }
 
-func beats(s *Store) *heartbeat.Dir { return &heartbeat.Dir{Tree: s.Tree, Clock: s.Clock} }
+func beatDir(s *Backend) *heartbeat.Dir { return s.beats }
 
 // allLogLines reads every log file, rotated ones first.
-func allLogLines(t *testing.T, s *Store) []string {
+func allLogLines(t *testing.T, s *Backend) []string {
 	t.Helper()
-	files, err := s.LogFiles()
+	files, err := s.logFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, f := range files {
-		data, err := s.Tree.ReadFile(f, MaxRegistrySize)
+		data, err := s.tree.ReadFile(f, MaxRegistrySize)
 		if err != nil {
 			continue // the current log may not exist right after a rotation
 		}
@@ -91,21 +92,24 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 	cases := []crashCase{
 		{
 			name: "sweep",
-			setup: func(t *testing.T, s *Store) {
-				s.Update(context.Background(), func(*coord.Txn) error { return nil }) // lock for "held"
-				if err := beats(s).Beat("old", nil); err != nil {
+			setup: func(t *testing.T, s *Backend) {
+				s.update(context.Background(), func(*coord.Txn) error { return nil }) // lock for "held"
+				if err := beatDir(s).Beat(context.Background(), "old", nil); err != nil {
 					t.Fatal(err)
 				}
-				if err := s.Tree.Chtimes("heartbeat/old.beat", now.Add(-time.Hour)); err != nil {
+				if err := s.tree.Chtimes("heartbeat/old.beat", now.Add(-time.Hour)); err != nil {
 					t.Fatal(err)
 				}
 			},
-			op: func(s *Store) error {
-				sw := &heartbeat.Sweeper{Backend: s, Beats: beats(s), Timeout: time.Minute, Policy: coord.Requeue, Clock: time.Now}
-				_, err := sw.Sweep(context.Background())
+			op: func(s *Backend) error {
+				svc, err := app.New(context.Background(), s, app.Options{})
+				if err != nil {
+					return err
+				}
+				_, err = svc.Sweep(context.Background(), app.SweepRequest{Timeout: time.Minute})
 				return err
 			},
-			check: func(t *testing.T, s *Store) {
+			check: func(t *testing.T, s *Backend) {
 				got := state(t, s)
 				if got != before && got != "free=unclaimed/ held=unclaimed/" {
 					t.Fatalf("sweep crash left %s", got)
@@ -114,21 +118,21 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 		},
 		{
 			name: "beat",
-			setup: func(t *testing.T, s *Store) {
-				if err := beats(s).Beat("a", &heartbeat.Info{Status: heartbeat.Idle}); err != nil {
+			setup: func(t *testing.T, s *Backend) {
+				if err := beatDir(s).Beat(context.Background(), "a", &coord.BeatInfo{Status: coord.AgentIdle}); err != nil {
 					t.Fatal(err)
 				}
 			},
-			op: func(s *Store) error {
+			op: func(s *Backend) error {
 				task := "free"
-				return beats(s).Beat("a", &heartbeat.Info{Status: heartbeat.Working, CurrentTask: &task})
+				return beatDir(s).Beat(context.Background(), "a", &coord.BeatInfo{Status: coord.AgentWorking, CurrentTask: &task})
 			},
-			check: func(t *testing.T, s *Store) {
-				info, err := beats(s).Read("a")
+			check: func(t *testing.T, s *Backend) {
+				info, err := beatDir(s).Read("a")
 				if err != nil {
 					t.Fatalf("heartbeat unreadable after a crash: %v", err)
 				}
-				if info.Status != heartbeat.Idle && info.Status != heartbeat.Working {
+				if info.Status != coord.AgentIdle && info.Status != coord.AgentWorking {
 					t.Fatalf("heartbeat status %q", info.Status)
 				}
 				state(t, s) // reconcile and invariants
@@ -136,16 +140,16 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 		},
 		{
 			name: "rotate",
-			setup: func(t *testing.T, s *Store) {
+			setup: func(t *testing.T, s *Backend) {
 				lines := "[2025-01-01T10:00:00Z] a ▶ one\n[2025-01-01T11:00:00Z] a ▶ two\n"
-				if err := s.Tree.WriteFile(LogFile, []byte(lines), 0o644); err != nil {
+				if err := s.tree.WriteFile(LogFile, []byte(lines), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			},
-			op: func(s *Store) error {
-				return s.AppendLog(context.Background(), coord.Event{Time: now, Agent: "a", Text: "three"})
+			op: func(s *Backend) error {
+				return s.appendLog(context.Background(), coord.Event{Time: now, Agent: "a", Text: "three"})
 			},
-			check: func(t *testing.T, s *Store) {
+			check: func(t *testing.T, s *Backend) {
 				lines := allLogLines(t, s)
 				want := []string{"one", "two"}
 				if len(lines) == 3 {
@@ -160,7 +164,7 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 					}
 				}
 				// The next append works and lands after the others.
-				if err := s.AppendLog(context.Background(), coord.Event{Time: now, Agent: "a", Text: "four"}); err != nil {
+				if err := s.appendLog(context.Background(), coord.Event{Time: now, Agent: "a", Text: "four"}); err != nil {
 					t.Fatal(err)
 				}
 				if l := allLogLines(t, s); !strings.HasSuffix(l[len(l)-1], "four") || len(l) != len(want)+1 {
@@ -170,8 +174,8 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 		},
 		{
 			name: "archive",
-			setup: func(t *testing.T, s *Store) {
-				err := s.Update(context.Background(), func(tx *coord.Txn) error {
+			setup: func(t *testing.T, s *Backend) {
+				err := s.update(context.Background(), func(tx *coord.Txn) error {
 					_, err := tx.Release("old", "held", -1, "x", false)
 					return err
 				})
@@ -179,12 +183,12 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			op: func(s *Store) error {
-				_, err := s.Archive(context.Background(), time.Time{})
+			op: func(s *Backend) error {
+				_, err := s.archive(context.Background(), time.Time{})
 				return err
 			},
-			check: func(t *testing.T, s *Store) {
-				if err := s.Update(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
+			check: func(t *testing.T, s *Backend) {
+				if err := s.update(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
 					t.Fatalf("restart: %v", err)
 				}
 				if probs := s.diagnose(); len(probs) > 0 {
@@ -194,11 +198,11 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 				// (a crash between the archive append and the commit), and
 				// never lost; a torn archive line is skipped.
 				var inReg bool
-				s.View(context.Background(), func(tx *coord.Txn) error {
+				s.view(context.Background(), func(tx *coord.Txn) error {
 					inReg = tx.Task("held") != nil
 					return nil
 				})
-				arch, err := s.ArchivedTasks(context.Background())
+				arch, err := s.archivedTasks(context.Background())
 				if err != nil {
 					t.Fatalf("archive unreadable after a crash: %v", err)
 				}
@@ -207,10 +211,10 @@ func TestCrashPointsSweepBeatRotate(t *testing.T) {
 					t.Fatalf("the done task was lost (archive %v)", arch)
 				}
 				// Archiving again completes the move exactly once.
-				if _, err := s.Archive(context.Background(), time.Time{}); err != nil {
+				if _, err := s.archive(context.Background(), time.Time{}); err != nil {
 					t.Fatal(err)
 				}
-				arch, _ = s.ArchivedTasks(context.Background())
+				arch, _ = s.archivedTasks(context.Background())
 				if len(arch) != 1 {
 					t.Fatalf("after a second archive: %d archived copies", len(arch))
 				}

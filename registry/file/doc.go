@@ -1,19 +1,55 @@
-// Package registry is coord's file-system backend: the registry file
-// (active_work_registry.json, read and written by package format), the
-// dependency map, config.json, the agent lock files and their
-// reconciliation, and the coordination log with its daily rotation.
+// Package file is coord's file-system engine: one coordination tree
+// (<root>/.rotd/coordination, contract §1) behind the interfaces of
+// package coord. Open returns a *Backend, which implements coord.Backend;
+// package registry/backend is the one place that opens it from a URL.
 //
-// Store implements coord.Backend. Every Update runs under the flock of
-// .lock/registry.lock (a sidecar never renamed or replaced): it re-reads
-// the registry, reconciles lock files against it (the registry is the
-// truth), runs the operation, and commits in this order: new lock files
-// (O_CREAT|O_EXCL|O_NOFOLLOW), the registry (temp, fsync, rename, directory
-// fsync: the commit point), removal of lock files no longer backed, log
-// lines. A crash between any two steps leaves a state the next Update's
-// reconcile repairs.
+// What it keeps, and how:
 //
-// Reading is strict: duplicate keys, keys differing only in case, invalid
-// UTF-8, trailing data and wrong types are errors naming the file. Unknown
-// fields are preserved byte for byte; tasks an operation does not change
-// are copied to the new file without being re-encoded.
+//   - Tasks: the registry (active_work_registry.json, format.Registry),
+//     the dependency map, the epoch counter and the path locks. Every
+//     Update runs under the flock of .lock/registry.lock (a sidecar never
+//     renamed or replaced): it re-reads the registry, reconciles the task
+//     lock files (agent_locks/) and the path-lock mirror (file_locks/)
+//     against it (the registry is the truth), runs the transaction, and
+//     commits in this order: the outbox's tasks appended to the archive
+//     and fsynced, the epoch high-water mark (.lock/epoch) raised, new
+//     lock files (O_CREAT|O_EXCL|O_NOFOLLOW), the registry (temp, fsync,
+//     rename, directory fsync: the commit point, carrying tasks, path
+//     locks and the counter at once), removal of lock files no longer
+//     backed, the path-lock mirror, log lines. A crash between any two
+//     steps leaves a state the next Update's reconcile repairs; an error
+//     before the rename means nothing changed, a failure after it is a
+//     warning (Options.Warn), never an error. View reads without a lock
+//     (the registry is only ever replaced by rename).
+//   - Beats: heartbeat/<agent>.beat, the mtime as liveness (package
+//     heartbeat), judged on this machine's clock (Options.Clock).
+//   - Leases, KV, Quota: leases.json, kv.json and quota.json, each read
+//     strictly and replaced atomically and durably under its own flock;
+//     the rules are coord's (LeaseSet, KVSpace, Quota).
+//   - Log: coordination.log, one write(2) per batch of lines under
+//     .lock/log.lock, rotated daily (UTC) by rename to
+//     coordination-YYYY-MM-DD.log; read from its end, so the cost of the
+//     last n lines does not grow with the log; followed across rotations.
+//   - Changes: fsnotify on the tree's directories, coalesced.
+//   - Artifacts: ROTD's files under .rotd/ (Options.RotdDir), each under
+//     its own flock in .rotd/.lock/.
+//   - Doctor: every invariant of the tree (kinds of files, strict parses,
+//     locks and mirror against the registry, dependency cycles, the epoch
+//     counter, temp files), with repairs that never remove or rewrite data
+//     they cannot read.
+//
+// Reading is strict everywhere (package format): a file that does not
+// parse is an error naming it (exit 2), before anything is written.
+// Anything but a regular file where one belongs (a FIFO, socket, device,
+// directory, symlink) is refused at once, never opened in a way that
+// blocks (package fsops).
+//
+// Limits: flock is advisory and trustworthy only on a local file system
+// (registry/backend refuses others unless told every agent is on one
+// machine); every coord process on the tree must take the same flocks, so
+// files in the tree must not be edited by hand while agents run; mixed
+// coord versions on one tree are not supported (an older coord's path lock
+// files are adopted once, then the registry holds them); liveness compares
+// mtimes with the local clock, so all agents must share this machine's
+// clock (a heartbeat in the future is clamped to now).
 package file

@@ -15,15 +15,6 @@ import (
 	"github.com/rotd/coord/registry/format"
 )
 
-// Problem is one broken invariant found by Doctor.
-type Problem struct {
-	What  string `json:"problem"`
-	Fixed bool   `json:"fixed"`
-	// fix repairs the problem and may say what it did ("removed it");
-	// nil when doctor cannot repair it safely.
-	fix func() (done string, err error)
-}
-
 // tempMinAge: a temp file younger than this may belong to a write in
 // progress outside the registry lock (heartbeats), so it is left alone.
 const tempMinAge = time.Minute
@@ -50,15 +41,15 @@ var DataFiles = []string{RegistryFile, DepMapFile, ConfigFile, QuotaFile, KVFile
 // (nobody can hold a flock on it: coord refuses to open it); without
 // repair, doctor reports it and reads without the lock (it writes
 // nothing).
-func (s *Store) Doctor(ctx context.Context, repair bool) ([]Problem, error) {
-	var early []Problem
+func (s *Backend) Doctor(ctx context.Context, repair bool) ([]coord.Problem, error) {
+	var early []coord.Problem
 	var events []coord.Event
-	now := s.Clock().UTC()
-	apply := func(p *Problem) error {
-		if p.fix == nil {
+	now := s.clock().UTC()
+	apply := func(p *coord.Problem) error {
+		if p.Fix == nil {
 			return nil
 		}
-		done, err := p.fix()
+		done, err := p.Fix()
 		if err != nil {
 			return IOError(err, "")
 		}
@@ -79,9 +70,9 @@ func (s *Store) Doctor(ctx context.Context, repair bool) ([]Problem, error) {
 		}
 	}
 	unlock := func() {}
-	if _, err := s.Tree.Lstat(LockDir); repair || err == nil && s.Tree.CheckDir(LockDir) == nil && s.Tree.CheckFile(registryLock) == nil {
+	if _, err := s.tree.Lstat(LockDir); repair || err == nil && s.tree.CheckDir(LockDir) == nil && s.tree.CheckFile(registryLock) == nil {
 		var err error
-		if unlock, err = s.LockRegistry(ctx); err != nil {
+		if unlock, err = s.lock(ctx, registryLock); err != nil {
 			return early, err
 		}
 	}
@@ -108,7 +99,7 @@ func (s *Store) Doctor(ctx context.Context, repair bool) ([]Problem, error) {
 			break
 		}
 	}
-	if err := s.AppendLog(ctx, events...); err != nil {
+	if err := s.appendLog(ctx, events...); err != nil {
 		return probs, err
 	}
 	// Anything left is reported as not fixed.
@@ -129,7 +120,7 @@ func (s *Store) Doctor(ctx context.Context, repair bool) ([]Problem, error) {
 	return probs, nil
 }
 
-func alreadyFixed(probs []Problem, what string) bool {
+func alreadyFixed(probs []coord.Problem, what string) bool {
 	for _, p := range probs {
 		if p.What == what && p.Fixed {
 			return true
@@ -140,7 +131,7 @@ func alreadyFixed(probs []Problem, what string) bool {
 
 // mergeProblem adds p unless a problem of the same text is listed; a
 // listed one takes p's Fixed if p was fixed.
-func mergeProblem(probs []Problem, p Problem) []Problem {
+func mergeProblem(probs []coord.Problem, p coord.Problem) []coord.Problem {
 	for i := range probs {
 		if probs[i].What == p.What {
 			probs[i].Fixed = probs[i].Fixed || p.Fixed
@@ -151,10 +142,10 @@ func mergeProblem(probs []Problem, p Problem) []Problem {
 }
 
 // problems collects doctor's findings.
-type problems []Problem
+type problems []coord.Problem
 
 func (ps *problems) add(fix func() (string, error), format string, args ...any) {
-	*ps = append(*ps, Problem{What: fmt.Sprintf(format, args...), fix: fix})
+	*ps = append(*ps, coord.Problem{What: fmt.Sprintf(format, args...), Fix: fix})
 }
 
 // removeFix wraps a plain removal as a fix.
@@ -169,17 +160,17 @@ func removeFix(rm func() error) func() (string, error) {
 // regular file where a directory belongs, is moved aside to
 // <name>.corrupt-<time>, so nothing is ever deleted that might hold data.
 // A missing directory is created.
-func (s *Store) kindProblem(ps *problems, name string, wantDir bool) bool {
+func (s *Backend) kindProblem(ps *problems, name string, wantDir bool) bool {
 	return s.kindProblemThen(ps, name, wantDir, nil)
 }
 
 // kindProblemThen is kindProblem with a step run after the name was
 // cleared (recreating what belongs there).
-func (s *Store) kindProblemThen(ps *problems, name string, wantDir bool, then func() error) bool {
-	want, check := "a regular file", s.Tree.CheckFile
+func (s *Backend) kindProblemThen(ps *problems, name string, wantDir bool, then func() error) bool {
+	want, check := "a regular file", s.tree.CheckFile
 	if wantDir {
-		want, check = "a directory", s.Tree.CheckDir
-		then = func() error { return s.Tree.MkdirAll(name, 0o755) }
+		want, check = "a directory", s.tree.CheckDir
+		then = func() error { return s.tree.MkdirAll(name, 0o755) }
 	}
 	err := check(name)
 	if err == nil {
@@ -214,8 +205,8 @@ func (s *Store) kindProblemThen(ps *problems, name string, wantDir bool, then fu
 // clearName removes what stands at name if it can hold no data (a FIFO,
 // socket, device, symlink or empty directory) and otherwise renames it to
 // name.corrupt-<time>. It says which it did.
-func (s *Store) clearName(name string) (string, error) {
-	fi, err := s.Tree.Lstat(name)
+func (s *Backend) clearName(name string) (string, error) {
+	fi, err := s.tree.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -223,24 +214,24 @@ func (s *Store) clearName(name string) (string, error) {
 		return "", err
 	}
 	if !fi.IsDir() && !fi.Mode().IsRegular() {
-		return "removed it", s.Tree.Remove(name)
+		return "removed it", s.tree.Remove(name)
 	}
 	if fi.IsDir() {
-		if err := s.Tree.Remove(name); err == nil {
+		if err := s.tree.Remove(name); err == nil {
 			return "removed the empty directory", nil
 		}
 	}
-	aside := name + AsideMark + s.Clock().UTC().Format("20060102T150405Z")
+	aside := name + AsideMark + s.clock().UTC().Format("20060102T150405Z")
 	for i := 1; ; i++ {
-		if _, err := s.Tree.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.tree.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		aside = name + AsideMark + s.Clock().UTC().Format("20060102T150405Z") + "." + strconv.Itoa(i)
+		aside = name + AsideMark + s.clock().UTC().Format("20060102T150405Z") + "." + strconv.Itoa(i)
 	}
-	if err := s.Tree.Rename(name, aside); err != nil {
+	if err := s.tree.Rename(name, aside); err != nil {
 		return "", err
 	}
-	return "moved it to " + aside, s.Tree.SyncDir(dirOf(name))
+	return "moved it to " + aside, s.tree.SyncDir(dirOf(name))
 }
 
 // holdsData reports whether name holds data coord cannot rebuild: the
@@ -263,10 +254,10 @@ func dirOf(name string) string {
 
 // checkLockDir checks the .lock directory and its flock sidecars: they
 // must be a directory and regular files.
-func (s *Store) checkLockDir() []Problem {
+func (s *Backend) checkLockDir() []coord.Problem {
 	var ps problems
-	if _, err := s.Tree.Lstat(LockDir); errors.Is(err, fs.ErrNotExist) {
-		ps.add(func() (string, error) { return "", s.Tree.MkdirAll(LockDir, 0o755) }, "directory %s is missing", LockDir)
+	if _, err := s.tree.Lstat(LockDir); errors.Is(err, fs.ErrNotExist) {
+		ps.add(func() (string, error) { return "", s.tree.MkdirAll(LockDir, 0o755) }, "directory %s is missing", LockDir)
 		return ps
 	}
 	if s.kindProblem(&ps, LockDir, true) {
@@ -287,8 +278,8 @@ func isRotatedLog(n string) bool {
 // checkEntries reports every entry of dir whose name match accepts and
 // that is not a regular file; each regular one is passed to each (which
 // may be nil). Temp files and names moved aside are skipped.
-func (s *Store) checkEntries(ps *problems, dir string, match func(string) bool, each func(name string, e fs.DirEntry)) {
-	ents, err := s.Tree.ReadDir(dir)
+func (s *Backend) checkEntries(ps *problems, dir string, match func(string) bool, each func(name string, e fs.DirEntry)) {
+	ents, err := s.tree.ReadDir(dir)
 	if err != nil {
 		ps.add(nil, "%v", IOError(err, ""))
 		return
@@ -309,15 +300,15 @@ func (s *Store) checkEntries(ps *problems, dir string, match func(string) bool, 
 	}
 }
 
-func (s *Store) diagnose() []Problem {
+func (s *Backend) diagnose() []coord.Problem {
 	var ps problems
 	add := ps.add
 	// Every name holds the kind of file that belongs there.
 	dirOK := map[string]bool{}
 	for _, d := range Subdirs {
-		if _, err := s.Tree.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.tree.Lstat(d); errors.Is(err, fs.ErrNotExist) {
 			d := d
-			add(func() (string, error) { return "", s.Tree.MkdirAll(d, 0o755) }, "directory %s is missing", d)
+			add(func() (string, error) { return "", s.tree.MkdirAll(d, 0o755) }, "directory %s is missing", d)
 			dirOK[d] = true // lists as empty
 			continue
 		}
@@ -339,7 +330,7 @@ func (s *Store) diagnose() []Problem {
 	}
 	if dirOK[ArchiveDir] {
 		s.checkEntries(&ps, ArchiveDir, hasSuffix(".jsonl"), nil)
-		if _, err := s.ArchivedTasks(context.Background()); err != nil {
+		if _, err := s.archivedTasks(context.Background()); err != nil {
 			add(nil, "%s; fix that line by hand (the archive is append-only history)", s.rel(unwrapCoded(err)))
 		}
 	}
@@ -353,12 +344,12 @@ func (s *Store) diagnose() []Problem {
 			add(nil, "%s; fix it by hand or restore it from version control", s.rel(unwrapCoded(err)))
 		}
 	}
-	parse(ConfigFile, func() error { _, err := LoadConfig(s.Tree); return err })
-	parse(KVFile, func() error { _, err := readDoc[kvDoc](s, KVFile); return err })
-	parse(LeasesFile, func() error { _, err := readDoc[leaseDoc](s, LeasesFile); return err })
-	parse(QuotaFile, func() error { _, err := s.LoadQuota(); return err })
+	parse(ConfigFile, func() error { _, err := s.readConfig(); return err })
+	parse(KVFile, func() error { _, err := readDoc[coord.KVSpace](s, KVFile); return err })
+	parse(LeasesFile, func() error { _, err := readDoc[coord.LeaseSet](s, LeasesFile); return err })
+	parse(QuotaFile, func() error { _, err := s.loadQuota(); return err })
 	if fileOK[DepMapFile] {
-		if _, err := LoadDepMap(s.Tree); err != nil {
+		if _, err := s.loadDepMap(); err != nil {
 			add(nil, "%s; fix it by hand or restore it from version control", s.rel(unwrapCoded(err)))
 			fileOK[DepMapFile] = false
 		}
@@ -367,12 +358,12 @@ func (s *Store) diagnose() []Problem {
 		s.diagnoseRegistry(&ps)
 	}
 	// Temp leftovers.
-	now := s.Clock()
+	now := s.clock()
 	for _, dir := range []string{".", HeartbeatDir, FileLocksDir, ArchiveDir} {
 		if dir != "." && !dirOK[dir] {
 			continue
 		}
-		ents, err := s.Tree.ReadDir(dir)
+		ents, err := s.tree.ReadDir(dir)
 		if err != nil {
 			add(nil, "%v", IOError(err, ""))
 			continue
@@ -388,7 +379,7 @@ func (s *Store) diagnose() []Problem {
 			if fi, err := e.Info(); err == nil && dir != "." && now.Sub(fi.ModTime()) < tempMinAge {
 				continue
 			}
-			add(removeFix(func() error { return s.Tree.Remove(path) }), "temp file %s left by an interrupted write", path)
+			add(removeFix(func() error { return s.tree.Remove(path) }), "temp file %s left by an interrupted write", path)
 		}
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].What < ps[j].What })
@@ -397,7 +388,7 @@ func (s *Store) diagnose() []Problem {
 
 // diagnoseRegistry checks the registry against itself, its dependencies
 // and the lock files.
-func (s *Store) diagnoseRegistry(ps *problems) {
+func (s *Backend) diagnoseRegistry(ps *problems) {
 	add := ps.add
 	tx, f, err := s.load()
 	var pe *format.ParseError
@@ -415,7 +406,7 @@ func (s *Store) diagnoseRegistry(ps *problems) {
 		if (t.Status == coord.Claimed || t.Status == coord.Review) && t.ClaimedBy == "" {
 			add(removeFix(func() error {
 				t.Status, t.Dirty = coord.Unclaimed, true
-				return s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644)
+				return s.tree.WriteFile(RegistryFile, f.Encode(), 0o644)
 			}), "task %s is %s but has no claimed_by", t.ID, t.Status)
 		}
 	}
@@ -434,7 +425,7 @@ func (s *Store) diagnoseRegistry(ps *problems) {
 			strings.Join(cyc, " -> "), RegistryFile, DepMapFile)
 	}
 	// Lock files against the registry.
-	ents, err := s.Tree.ReadDir(LocksDir)
+	ents, err := s.tree.ReadDir(LocksDir)
 	if err != nil {
 		add(nil, "%v", IOError(err, ""))
 		return
@@ -443,7 +434,7 @@ func (s *Store) diagnoseRegistry(ps *problems) {
 	for _, e := range ents {
 		name := e.Name()
 		path := LocksDir + "/" + name
-		rm := removeFix(func() error { return s.Tree.Remove(path) })
+		rm := removeFix(func() error { return s.tree.Remove(path) })
 		if strings.Contains(name, AsideMark) {
 			continue
 		}
@@ -462,7 +453,7 @@ func (s *Store) diagnoseRegistry(ps *problems) {
 		backed := t != nil && t.HoldsLock() && t.ClaimedBy == agent
 		var recreate func() error
 		if backed {
-			recreate = func() error { return s.Tree.CreateExcl(path, lockContent(t, "", 0), true) }
+			recreate = func() error { return s.tree.CreateExcl(path, lockContent(t, "", 0), true) }
 		}
 		if !s.kindProblemThen(ps, path, false, recreate) {
 			have[task] = have[task] || backed
@@ -473,12 +464,12 @@ func (s *Store) diagnoseRegistry(ps *problems) {
 			continue
 		}
 		have[task] = true
-		data, err := s.Tree.ReadFile(path, maxSmallFile)
+		data, err := s.tree.ReadFile(path, maxSmallFile)
 		var li format.LockInfo
 		if err == nil {
-			li, err = format.ParseLockInfo(s.Tree.Path(path), data)
+			li, err = format.ParseLockInfo(s.tree.Path(path), data)
 		}
-		rewrite := removeFix(func() error { return s.Tree.WriteFile(path, lockContent(t, "", 0), 0o644) })
+		rewrite := removeFix(func() error { return s.tree.WriteFile(path, lockContent(t, "", 0), 0o644) })
 		switch {
 		case err != nil:
 			add(rewrite, "lock %s does not parse (%v); it is rewritten from the registry (holder %s, epoch %d)", path, unwrapParse(err), agent, t.Epoch)
@@ -491,7 +482,7 @@ func (s *Store) diagnoseRegistry(ps *problems) {
 			t := t
 			name := LocksDir + "/" + LockName(t.ID, t.ClaimedBy)
 			add(removeFix(func() error {
-				return s.Tree.CreateExcl(name, lockContent(t, "", 0), true)
+				return s.tree.CreateExcl(name, lockContent(t, "", 0), true)
 			}), "task %s is %s by %s but has no lock file", t.ID, t.Status, t.ClaimedBy)
 		}
 	}
@@ -500,8 +491,8 @@ func (s *Store) diagnoseRegistry(ps *problems) {
 
 // rel gives a message on one line, with the tree's own path dropped from
 // file names (doctor names every file relative to the tree).
-func (s *Store) rel(msg string) string {
-	return coord.OneLine(strings.ReplaceAll(msg, s.Tree.Dir()+"/", ""))
+func (s *Backend) rel(msg string) string {
+	return coord.OneLine(strings.ReplaceAll(msg, s.tree.Dir()+"/", ""))
 }
 
 // unwrapParse gives a parse error's message without the file name (the
@@ -532,7 +523,7 @@ func unwrapCoded(err error) string {
 // every lock must have its file; each is repaired from the registry. On
 // an unmigrated registry (or one that cannot be read) the files are the
 // locks: one that does not parse is reported for a person to fix.
-func (s *Store) diagnosePathLocks(ps *problems, registryOK bool) {
+func (s *Backend) diagnosePathLocks(ps *problems, registryOK bool) {
 	var f *format.Registry
 	if registryOK {
 		_, f, _ = s.load()
@@ -549,7 +540,7 @@ func (s *Store) diagnosePathLocks(ps *problems, registryOK bool) {
 	for _, l := range f.PathLocks {
 		backed[PathLockName(l.Path)] = l
 	}
-	ents, err := s.Tree.ReadDir(FileLocksDir)
+	ents, err := s.tree.ReadDir(FileLocksDir)
 	if err != nil {
 		ps.add(nil, "%v", IOError(err, ""))
 		return
@@ -574,7 +565,7 @@ func (s *Store) diagnosePathLocks(ps *problems, registryOK bool) {
 			if _, err := s.readPathLock(path); err != nil { // not coord's: for a person
 				ps.add(nil, "path lock %s does not parse (%v); fix it by hand, or remove it if that path should not be locked", path, unwrapParse(err))
 			} else {
-				ps.add(removeFix(func() error { return s.Tree.Remove(path) }), "path lock file %s is not backed by the registry", path)
+				ps.add(removeFix(func() error { return s.tree.Remove(path) }), "path lock file %s is not backed by the registry", path)
 			}
 			continue
 		}

@@ -26,11 +26,11 @@ const doctorSeed = `{"version":1,"last_epoch":1,"tasks":[
 
 // doctorStore is a healthy tree: a claimed task with its lock and
 // heartbeat, a path lock, kv, leases, quota, the log and an archive.
-func doctorStore(t *testing.T) *Store {
+func doctorStore(t *testing.T) *Backend {
 	t.Helper()
 	s := freshStore(t, doctorSeed)
 	ctx := context.Background()
-	if err := s.Update(ctx, func(*coord.Txn) error { return nil }); err != nil { // reconcile: the lock
+	if err := s.update(ctx, func(*coord.Txn) error { return nil }); err != nil { // reconcile: the lock
 		t.Fatal(err)
 	}
 	must := func(err error) {
@@ -39,16 +39,16 @@ func doctorStore(t *testing.T) *Store {
 			t.Fatal(err)
 		}
 	}
-	must(s.Tree.WriteFile(HeartbeatDir+"/a.beat", []byte(`{"agent_id":"a","status":"working"}`+"\n"), 0o644))
-	must(s.Update(ctx, func(tx *coord.Txn) error { return tx.LockPaths("a", []string{"src/x"}, 0) }))
-	_, err := s.KVSet(ctx, "k", []byte(`"v"`), time.Hour, "a", KVCond{})
+	must(s.tree.WriteFile(HeartbeatDir+"/a.beat", []byte(`{"agent_id":"a","status":"working"}`+"\n"), 0o644))
+	must(s.update(ctx, func(tx *coord.Txn) error { return tx.LockPaths("a", []string{"src/x"}, 0) }))
+	_, err := s.KV().Set(ctx, "k", []byte(`"v"`), time.Hour, "a", coord.KVCond{})
 	must(err)
-	_, err = s.AcquireLease(ctx, "L", "a", time.Hour, nil, false)
+	_, err = s.Leases().Acquire(ctx, coord.LeaseRequest{Name: "L", Holder: "a", TTL: time.Hour})
 	must(err)
-	_, err = s.AddQuota(ctx, "a", 5, 1, coord.QuotaLimits{})
+	_, err = s.Quota().Update(ctx, func(q *coord.Quota) error { return q.Add("a", 5, 1, coord.QuotaLimits{}, s.clock()) })
 	must(err)
-	must(s.Tree.MkdirAll(ArchiveDir, 0o755))
-	must(s.Tree.WriteFile(ArchiveDir+"/2026-01.jsonl", []byte(`{"id":"old","status":"done","completed_at":"2026-01-02T00:00:00Z"}`+"\n"), 0o644))
+	must(s.tree.MkdirAll(ArchiveDir, 0o755))
+	must(s.tree.WriteFile(ArchiveDir+"/2026-01.jsonl", []byte(`{"id":"old","status":"done","completed_at":"2026-01-02T00:00:00Z"}`+"\n"), 0o644))
 	if probs, err := s.Doctor(ctx, false); err != nil || len(probs) != 0 {
 		t.Fatalf("the healthy tree has problems: %v %v", probs, err)
 	}
@@ -241,15 +241,15 @@ func TestDoctorFindsEverything(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := doctorStore(t)
-			dir := s.Tree.Dir()
+			dir := s.tree.Dir()
 			tc.plant(t, dir)
-			s2, err := OpenForDoctor(dir)
+			s2, err := Open(dir, Options{Lenient: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s2.Close()
-			s2.LockWait = time.Minute
-			s2.Clock = s.Clock
+			s2.lockWait = time.Minute
+			s2.clock = s.clock
 			before := treeDigest(t, dir)
 			probs := boundedDoctor(t, s2, false)
 			if !hasProblem(probs, tc.want, false) {
@@ -307,10 +307,10 @@ func entryDigest(path string) string {
 
 // boundedDoctor runs Doctor and fails the test if it does not return (it
 // used to block on a FIFO forever).
-func boundedDoctor(t *testing.T, s *Store, repair bool) []Problem {
+func boundedDoctor(t *testing.T, s *Backend, repair bool) []coord.Problem {
 	t.Helper()
 	type result struct {
-		p   []Problem
+		p   []coord.Problem
 		err error
 	}
 	done := make(chan result, 1)
@@ -332,7 +332,7 @@ func boundedDoctor(t *testing.T, s *Store, repair bool) []Problem {
 
 // hasProblem: a problem containing want, fixed as asked, naming one file
 // on one line.
-func hasProblem(probs []Problem, want string, fixed bool) bool {
+func hasProblem(probs []coord.Problem, want string, fixed bool) bool {
 	for _, p := range probs {
 		if strings.Contains(p.What, want) && p.Fixed == fixed && !strings.Contains(p.What, "\n") {
 			return true
@@ -341,7 +341,7 @@ func hasProblem(probs []Problem, want string, fixed bool) bool {
 	return false
 }
 
-func listProblems(probs []Problem) string {
+func listProblems(probs []coord.Problem) string {
 	var b strings.Builder
 	for _, p := range probs {
 		b.WriteString(p.What)

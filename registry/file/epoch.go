@@ -14,7 +14,7 @@ import (
 	"github.com/rotd/coord/registry/format"
 )
 
-// EpochFile is the epoch high-water mark: the highest fencing token the
+// The epoch high-water mark, EpochFile: the highest fencing token the
 // tree has issued or recorded, in decimal. An epoch is issued once in a
 // tree's life, but the registry alone cannot promise that: restoring an
 // older active_work_registry.json (a backup, a 'git checkout' of a
@@ -46,17 +46,16 @@ import (
 // fsyncs that follow in the same commit make it durable on journaling
 // file systems, and should a power loss still take it, the durable
 // registry holds the epoch and an empty mark is rebuilt by the scan.
-const EpochFile = LockDir + "/epoch"
 
 // readEpochMark returns the mark; ok is false when it is missing or does
 // not hold a number.
-func (s *Store) readEpochMark() (mark int64, ok bool, err error) {
-	data, err := s.Tree.ReadFile(EpochFile, 64)
+func (s *Backend) readEpochMark() (mark int64, ok bool, err error) {
+	data, err := s.tree.ReadFile(EpochFile, 64)
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fsops.ErrTooLarge):
 		return 0, false, nil
 	case err != nil:
-		return 0, false, IOError(err, "remove "+s.Tree.Path(EpochFile)+"; coord rebuilds it from the tree")
+		return 0, false, IOError(err, "remove "+s.tree.Path(EpochFile)+"; coord rebuilds it from the tree")
 	}
 	n, perr := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
 	if perr != nil || n < 0 {
@@ -65,8 +64,8 @@ func (s *Store) readEpochMark() (mark int64, ok bool, err error) {
 	return n, true, nil
 }
 
-func (s *Store) writeEpochMark(n int64) error {
-	if err := s.Tree.ReplaceFile(EpochFile, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
+func (s *Backend) writeEpochMark(n int64) error {
+	if err := s.tree.ReplaceFile(EpochFile, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
 		return IOError(err, "")
 	}
 	return nil
@@ -74,7 +73,7 @@ func (s *Store) writeEpochMark(n int64) error {
 
 // epochFloor raises tx.LastEpoch to the mark and returns the mark. A
 // missing or damaged mark is rebuilt first, from a full scan.
-func (s *Store) epochFloor(tx *coord.Txn) (int64, error) {
+func (s *Backend) epochFloor(tx *coord.Txn) (int64, error) {
 	mark, ok, err := s.readEpochMark()
 	if err != nil {
 		return 0, err
@@ -101,7 +100,7 @@ const logTailBudget = logBlock
 // last logTailBudget bytes of the current log (0 if there is none). It is
 // a check on top of the mark: a log it cannot read (doctor reports it)
 // counts as holding none, and does not stop the command.
-func (s *Store) lastLoggedEpoch() int64 {
+func (s *Backend) lastLoggedEpoch() int64 {
 	var n int64
 	if _, _, err := s.tailLog(LogFile, logTailBudget, func(line string) bool {
 		e, ok := coord.ClaimedEpoch(line)
@@ -115,7 +114,7 @@ func (s *Store) lastLoggedEpoch() int64 {
 
 // raiseEpochMark makes the mark at least n before evidence of n is
 // removed or n is handed out.
-func (s *Store) raiseEpochMark(mark *int64, n int64) error {
+func (s *Backend) raiseEpochMark(mark *int64, n int64) error {
 	if n <= *mark {
 		return nil
 	}
@@ -139,14 +138,14 @@ type EpochSeen struct {
 // Unreadable files are skipped (as far as they cannot be read): the scan
 // looks for the highest token, and doctor reports broken files on its
 // own.
-func (s *Store) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
+func (s *Backend) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
 	best := EpochSeen{tx.LastEpoch, RegistryFile}
 	see := func(n int64, where string) {
 		if n > best.Epoch {
 			best = EpochSeen{n, where}
 		}
 	}
-	ents, err := s.Tree.ReadDir(LocksDir)
+	ents, err := s.tree.ReadDir(LocksDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return best, IOError(err, "")
 	}
@@ -158,7 +157,7 @@ func (s *Store) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
 			see(n, LocksDir+"/"+e.Name())
 		}
 	}
-	ents, err = s.Tree.ReadDir(ArchiveDir)
+	ents, err = s.tree.ReadDir(ArchiveDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return best, IOError(err, "")
 	}
@@ -169,7 +168,7 @@ func (s *Store) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
 		name := ArchiveDir + "/" + e.Name()
 		see(s.archiveEpoch(name), name)
 	}
-	files, err := s.LogFiles()
+	files, err := s.logFiles()
 	if err != nil {
 		return best, err
 	}
@@ -187,13 +186,13 @@ func (s *Store) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
 }
 
 // lockEpoch reads the epoch recorded in agent_locks/name.
-func (s *Store) lockEpoch(name string) (int64, bool) {
+func (s *Backend) lockEpoch(name string) (int64, bool) {
 	path := LocksDir + "/" + name
-	data, err := s.Tree.ReadFile(path, maxSmallFile)
+	data, err := s.tree.ReadFile(path, maxSmallFile)
 	if err != nil {
 		return 0, false
 	}
-	li, err := format.ParseLockInfo(s.Tree.Path(path), data)
+	li, err := format.ParseLockInfo(s.tree.Path(path), data)
 	if err != nil || li.Epoch < 0 {
 		return 0, false
 	}
@@ -202,8 +201,8 @@ func (s *Store) lockEpoch(name string) (int64, bool) {
 
 // archiveEpoch returns the highest epoch of the tasks in one archive file,
 // streamed line by line (0 if it cannot be read).
-func (s *Store) archiveEpoch(name string) int64 {
-	f, err := s.Tree.Open(name)
+func (s *Backend) archiveEpoch(name string) int64 {
+	f, err := s.tree.Open(name)
 	if err != nil {
 		return 0
 	}
@@ -226,22 +225,22 @@ func (s *Store) archiveEpoch(name string) int64 {
 // claim would increment must be at least the highest epoch recorded
 // anywhere in the tree; --repair raises the mark and the registry's
 // last_epoch to it.
-func (s *Store) epochProblems(tx *coord.Txn, f *format.Registry) []Problem {
+func (s *Backend) epochProblems(tx *coord.Txn, f *format.Registry) []coord.Problem {
 	mark, ok, err := s.readEpochMark()
 	if err != nil {
-		return []Problem{{What: err.Error()}}
+		return []coord.Problem{{What: err.Error()}}
 	}
 	hi, err := s.highestEpoch(tx)
 	if err != nil {
-		return []Problem{{What: err.Error()}}
+		return []coord.Problem{{What: err.Error()}}
 	}
 	counter := max(tx.LastEpoch, mark)
-	var probs []Problem
+	var probs []coord.Problem
 	switch {
 	case hi.Epoch > counter:
-		probs = append(probs, Problem{
+		probs = append(probs, coord.Problem{
 			What: fmt.Sprintf("epoch counter %d is behind the highest epoch %d recorded in %s: a claim would reissue a fencing token", counter, hi.Epoch, hi.Where),
-			fix: removeFix(func() error {
+			Fix: removeFix(func() error {
 				if err := s.writeEpochMark(hi.Epoch); err != nil {
 					return err
 				}
@@ -249,25 +248,25 @@ func (s *Store) epochProblems(tx *coord.Txn, f *format.Registry) []Problem {
 					return nil
 				}
 				f.LastEpoch = hi.Epoch
-				return s.Tree.WriteFile(RegistryFile, f.Encode(), 0o644)
+				return s.tree.WriteFile(RegistryFile, f.Encode(), 0o644)
 			}),
 		})
 	case !ok:
-		if _, err := s.Tree.Lstat(EpochFile); err == nil {
-			probs = append(probs, Problem{
+		if _, err := s.tree.Lstat(EpochFile); err == nil {
+			probs = append(probs, coord.Problem{
 				What: fmt.Sprintf("epoch mark %s does not hold a number", EpochFile),
-				fix:  removeFix(func() error { return s.writeEpochMark(counter) }),
+				Fix:  removeFix(func() error { return s.writeEpochMark(counter) }),
 			})
 		}
 	}
 	// Temp files of an interrupted mark write.
-	ents, _ := s.Tree.ReadDir(LockDir)
+	ents, _ := s.tree.ReadDir(LockDir)
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".epoch") && IsTempName(e.Name()) && e.Type().IsRegular() {
 			path := LockDir + "/" + e.Name()
-			probs = append(probs, Problem{
+			probs = append(probs, coord.Problem{
 				What: fmt.Sprintf("temp file %s left by an interrupted write", path),
-				fix:  removeFix(func() error { return s.Tree.Remove(path) }),
+				Fix:  removeFix(func() error { return s.tree.Remove(path) }),
 			})
 		}
 	}

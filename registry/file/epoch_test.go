@@ -18,10 +18,10 @@ const epochSeed = `{"version":1,"last_epoch":0,"tasks":[
 ]}
 `
 
-func claimAs(t *testing.T, s *Store, agent, id string) int64 {
+func claimAs(t *testing.T, s *Backend, agent, id string) int64 {
 	t.Helper()
 	var epoch int64
-	err := s.Update(context.Background(), func(tx *coord.Txn) error {
+	err := s.update(context.Background(), func(tx *coord.Txn) error {
 		task, err := tx.Claim(coord.Agent{ID: agent}, coord.ClaimOptions{TaskID: id})
 		if err == nil {
 			epoch = task.Epoch
@@ -34,9 +34,9 @@ func claimAs(t *testing.T, s *Store, agent, id string) int64 {
 	return epoch
 }
 
-func releaseAs(t *testing.T, s *Store, agent, id string) {
+func releaseAs(t *testing.T, s *Backend, agent, id string) {
 	t.Helper()
-	if err := s.Update(context.Background(), func(tx *coord.Txn) error {
+	if err := s.update(context.Background(), func(tx *coord.Txn) error {
 		_, err := tx.Release(agent, id, coord.NoEpoch, "done", false)
 		return err
 	}); err != nil {
@@ -44,28 +44,28 @@ func releaseAs(t *testing.T, s *Store, agent, id string) {
 	}
 }
 
-func readTreeFile(t *testing.T, s *Store, name string) []byte {
+func readTreeFile(t *testing.T, s *Backend, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(s.Tree.Path(name))
+	data, err := os.ReadFile(s.tree.Path(name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return data
 }
 
-func writeTreeFile(t *testing.T, s *Store, name string, data []byte) {
+func writeTreeFile(t *testing.T, s *Backend, name string, data []byte) {
 	t.Helper()
-	if err := os.WriteFile(s.Tree.Path(name), data, 0o644); err != nil {
+	if err := os.WriteFile(s.tree.Path(name), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func removeAll(t *testing.T, s *Store, dir, suffix string) {
+func removeAll(t *testing.T, s *Backend, dir, suffix string) {
 	t.Helper()
-	ents, _ := os.ReadDir(s.Tree.Path(dir))
+	ents, _ := os.ReadDir(s.tree.Path(dir))
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), suffix) {
-			if err := os.Remove(filepath.Join(s.Tree.Path(dir), e.Name())); err != nil {
+			if err := os.Remove(filepath.Join(s.tree.Path(dir), e.Name())); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -84,34 +84,34 @@ func TestEpochNeverReissued(t *testing.T) {
 	cases := []struct {
 		name string
 		// after the registry is restored, make the rest of the tree so
-		restore func(t *testing.T, s *Store, oldMark []byte)
+		restore func(t *testing.T, s *Backend, oldMark []byte)
 		// the new epoch must exceed this (the highest still recorded)
 		above int64
 	}{
-		{"mark kept", func(*testing.T, *Store, []byte) {}, 4},
-		{"mark restored, unbacked lock", func(t *testing.T, s *Store, m []byte) {
+		{"mark kept", func(*testing.T, *Backend, []byte) {}, 4},
+		{"mark restored, unbacked lock", func(t *testing.T, s *Backend, m []byte) {
 			writeTreeFile(t, s, EpochFile, m)
 		}, 4},
-		{"mark restored, locks gone, log tail", func(t *testing.T, s *Store, m []byte) {
+		{"mark restored, locks gone, log tail", func(t *testing.T, s *Backend, m []byte) {
 			writeTreeFile(t, s, EpochFile, m)
 			removeAll(t, s, LocksDir, ".lock")
 		}, 4},
-		{"mark lost, unbacked lock", func(t *testing.T, s *Store, _ []byte) {
-			os.Remove(s.Tree.Path(EpochFile))
+		{"mark lost, unbacked lock", func(t *testing.T, s *Backend, _ []byte) {
+			os.Remove(s.tree.Path(EpochFile))
 		}, 4},
-		{"mark lost, locks gone, rotated log", func(t *testing.T, s *Store, _ []byte) {
-			os.Remove(s.Tree.Path(EpochFile))
+		{"mark lost, locks gone, rotated log", func(t *testing.T, s *Backend, _ []byte) {
+			os.Remove(s.tree.Path(EpochFile))
 			removeAll(t, s, LocksDir, ".lock")
-			if err := os.Rename(s.Tree.Path(LogFile), s.Tree.Path(RotatedName("2026-01-01"))); err != nil {
+			if err := os.Rename(s.tree.Path(LogFile), s.tree.Path(RotatedName("2026-01-01"))); err != nil {
 				t.Fatal(err)
 			}
 		}, 4},
-		{"mark lost, locks and logs gone, archive", func(t *testing.T, s *Store, _ []byte) {
-			os.Remove(s.Tree.Path(EpochFile))
+		{"mark lost, locks and logs gone, archive", func(t *testing.T, s *Backend, _ []byte) {
+			os.Remove(s.tree.Path(EpochFile))
 			removeAll(t, s, LocksDir, ".lock")
 			removeAll(t, s, ".", ".log")
 		}, 3},
-		{"mark emptied by a power cut", func(t *testing.T, s *Store, _ []byte) {
+		{"mark emptied by a power cut", func(t *testing.T, s *Backend, _ []byte) {
 			writeTreeFile(t, s, EpochFile, nil)
 		}, 4},
 	}
@@ -131,7 +131,7 @@ func TestEpochNeverReissued(t *testing.T) {
 			oldReg, oldMark := readTreeFile(t, s, RegistryFile), readTreeFile(t, s, EpochFile)
 			issue("b", "t3") // epoch 3, released and archived
 			releaseAs(t, s, "b", "t3")
-			if _, err := s.Archive(context.Background(), time.Time{}); err != nil {
+			if _, err := s.archive(context.Background(), time.Time{}); err != nil {
 				t.Fatal(err)
 			}
 			issue("c", "t4") // epoch 4, its lock stays
@@ -165,30 +165,30 @@ func TestEpochCrashPoints(t *testing.T) {
 	for _, mark := range []string{"missing", "rolled back", "emptied after"} {
 		eachCrashPoint(t, crashCase{
 			name: "claim/mark_" + strings.ReplaceAll(mark, " ", "_"),
-			setup: func(t *testing.T, s *Store) {
+			setup: func(t *testing.T, s *Backend) {
 				writeTreeFile(t, s, RegistryFile, []byte(restored))
 				// t4 was claimed at epoch 4 after the backup was taken.
 				writeTreeFile(t, s, LocksDir+"/t4.c.lock", []byte(`{"holder":"c","since":"2026-11-22T10:00:00Z","task_id":"t4","epoch":4,"pid":1,"host":"h"}`+"\n"))
 				writeTreeFile(t, s, LogFile, []byte("[2026-11-22T10:00:00Z] c ▶ claimed task t4 (epoch 4)\n"))
 				if mark == "missing" {
-					os.Remove(s.Tree.Path(EpochFile))
+					os.Remove(s.tree.Path(EpochFile))
 				} else {
 					writeTreeFile(t, s, EpochFile, []byte("2\n"))
 				}
 			},
-			op: func(s *Store) error {
-				return s.Update(context.Background(), func(tx *coord.Txn) error {
+			op: func(s *Backend) error {
+				return s.update(context.Background(), func(tx *coord.Txn) error {
 					_, err := tx.Claim(coord.Agent{ID: "d"}, coord.ClaimOptions{TaskID: "t5"})
 					return err
 				})
 			},
-			check: func(t *testing.T, s *Store) {
+			check: func(t *testing.T, s *Backend) {
 				if mark == "emptied after" {
 					writeTreeFile(t, s, EpochFile, nil)
 				}
 				e := claimAs(t, s, "e", "t6")
 				var t5 int64
-				s.View(context.Background(), func(tx *coord.Txn) error {
+				s.view(context.Background(), func(tx *coord.Txn) error {
 					t5 = tx.Task("t5").Epoch
 					return nil
 				})
@@ -212,7 +212,7 @@ func TestEpochCrashPoints(t *testing.T) {
 // says every invariant holds, and the next claim reissues epoch 3).
 func TestDoctorEpochBehind(t *testing.T) {
 	s := freshStore(t, `{"version":1,"last_epoch":2,"tasks":[{"id":"t1"}]}`+"\n")
-	if err := os.MkdirAll(s.Tree.Path(ArchiveDir), 0o755); err != nil {
+	if err := os.MkdirAll(s.tree.Path(ArchiveDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	writeTreeFile(t, s, ArchiveDir+"/2026-11.jsonl", []byte(`{"id":"old","status":"done","epoch":7}`+"\n"))

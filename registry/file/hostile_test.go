@@ -34,17 +34,17 @@ func TestHostileRegistries(t *testing.T) {
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := freshStore(t, crashSeed)
-			if err := os.WriteFile(s.Tree.Path(RegistryFile), []byte(data), 0o644); err != nil {
+			if err := os.WriteFile(s.tree.Path(RegistryFile), []byte(data), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := s.Update(context.Background(), func(tx *coord.Txn) error {
+			err := s.update(context.Background(), func(tx *coord.Txn) error {
 				t.Fatal("fn ran on a hostile registry")
 				return nil
 			})
 			if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), RegistryFile) {
 				t.Fatalf("got %v (code %d), want exit 2 naming %s", err, coord.CodeOf(err), RegistryFile)
 			}
-			after, _ := os.ReadFile(s.Tree.Path(RegistryFile))
+			after, _ := os.ReadFile(s.tree.Path(RegistryFile))
 			if string(after) != data {
 				t.Fatal("the hostile registry was rewritten")
 			}
@@ -56,7 +56,7 @@ func TestHostileRegistries(t *testing.T) {
 // read is bounded.
 func TestHugeRegistryBounded(t *testing.T) {
 	s := freshStore(t, crashSeed)
-	f, err := os.OpenFile(s.Tree.Path(RegistryFile), os.O_WRONLY|os.O_TRUNC, 0)
+	f, err := os.OpenFile(s.tree.Path(RegistryFile), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestHugeRegistryBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	err = s.View(context.Background(), func(*coord.Txn) error { return nil })
+	err = s.view(context.Background(), func(*coord.Txn) error { return nil })
 	if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), "too large") && !strings.Contains(err.Error(), "larger") {
 		t.Fatalf("100 MB registry: %v", err)
 	}
@@ -76,11 +76,11 @@ func TestPlantedSymlinks(t *testing.T) {
 	for _, planted := range []string{LocksDir, HeartbeatDir, LocksDir + "/free.a.lock"} {
 		t.Run(planted, func(t *testing.T) {
 			s := freshStore(t, crashSeed)
-			s.Update(context.Background(), func(*coord.Txn) error { return nil })
+			s.update(context.Background(), func(*coord.Txn) error { return nil })
 			victim := t.TempDir()
 			victimFile := filepath.Join(victim, "free.a.lock")
 			os.WriteFile(victimFile, []byte("victim"), 0o644)
-			path := s.Tree.Path(planted)
+			path := s.tree.Path(planted)
 			os.RemoveAll(path)
 			target := victim
 			if strings.HasSuffix(planted, ".lock") {
@@ -91,9 +91,9 @@ func TestPlantedSymlinks(t *testing.T) {
 			}
 			// Reopening refuses a symlinked subdirectory; a planted lock
 			// link is replaced, never followed.
-			s2, err := Open(s.Tree.Dir())
+			s2, err := Open(s.tree.Dir(), Options{})
 			if err == nil {
-				s2.Update(context.Background(), func(tx *coord.Txn) error {
+				s2.update(context.Background(), func(tx *coord.Txn) error {
 					_, err := tx.Claim(coord.Agent{ID: "a"}, coord.ClaimOptions{TaskID: "free"})
 					return err
 				})

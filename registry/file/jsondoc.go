@@ -14,10 +14,10 @@ import (
 // space) under its own flock: read strictly (missing: zero value), change,
 // and, if fn reports a change, replace atomically (temp, fsync, rename,
 // directory fsync). T must round-trip through encoding/json.
-func updateDoc[T any](ctx context.Context, s *Store, file, lock string, fn func(doc *T) (changed bool, err error)) error {
-	unlock, err := s.Tree.Lock(ctx, lock, s.LockWait, s.holderLine())
+func updateDoc[T any](ctx context.Context, s *Backend, file, lock string, fn func(doc *T) (changed bool, err error)) error {
+	unlock, err := s.lock(ctx, lock)
 	if err != nil {
-		return IOError(err, "")
+		return err
 	}
 	defer unlock()
 	doc, err := readDoc[T](s, file)
@@ -33,7 +33,7 @@ func updateDoc[T any](ctx context.Context, s *Store, file, lock string, fn func(
 		return err
 	}
 	var nd *fsops.NotDurableError
-	if err := s.Tree.WriteFile(file, append(data, '\n'), 0o644); errors.As(err, &nd) {
+	if err := s.tree.WriteFile(file, append(data, '\n'), 0o644); errors.As(err, &nd) {
 		s.warn(nd) // replaced: every reader sees it
 	} else if err != nil {
 		return IOError(err, "")
@@ -43,20 +43,17 @@ func updateDoc[T any](ctx context.Context, s *Store, file, lock string, fn func(
 
 // readDoc reads a document without its lock: it is only ever replaced by
 // rename, so a reader sees a whole version.
-func readDoc[T any](s *Store, file string) (*T, error) {
+func readDoc[T any](s *Backend, file string) (*T, error) {
 	doc := new(T)
-	data, err := s.Tree.ReadFile(file, maxSmallFile*64)
+	data, err := s.tree.ReadFile(file, maxSmallFile*64)
 	if errors.Is(err, fs.ErrNotExist) {
 		return doc, nil
 	}
 	if err != nil {
 		return nil, IOError(err, "")
 	}
-	if err := format.CheckStrict(s.Tree.Path(file), data); err != nil {
+	if err := format.Unmarshal(s.tree.Path(file), data, doc); err != nil {
 		return nil, IOError(err, "")
-	}
-	if err := json.Unmarshal(data, doc); err != nil {
-		return nil, IOError(&format.ParseError{File: s.Tree.Path(file), Msg: err.Error()}, "")
 	}
 	return doc, nil
 }

@@ -4,23 +4,51 @@ import (
 	"strings"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/heartbeat"
 )
 
-// Names inside the coordination directory (contract §1).
+// Names inside the coordination directory (contract §1), defined here
+// once.
 const (
 	RegistryFile = "active_work_registry.json"
 	DepMapFile   = "dependency_map.json"
 	ConfigFile   = "config.json"
 	QuotaFile    = "quota.json"
+	KVFile       = "kv.json"
+	LeasesFile   = "leases.json"
 	LogFile      = "coordination.log"
 	LocksDir     = "agent_locks"
 	FileLocksDir = "file_locks"
-	HeartbeatDir = "heartbeat"
+	HeartbeatDir = heartbeat.DirName
 	LockDir      = ".lock"
 	ArchiveDir   = "archive"
 
-	registryLock = LockDir + "/registry.lock"
-	logLock      = LockDir + "/log.lock"
+	// EpochFile is the epoch high-water mark (see epoch.go).
+	EpochFile = LockDir + "/epoch"
+
+	// The flock sidecars in .lock/, one per mutable artifact, never
+	// renamed or replaced.
+	registryLock  = LockDir + "/registry.lock"
+	logLock       = LockDir + "/log.lock"
+	leasesLock    = LockDir + "/leases.lock"
+	kvLock        = LockDir + "/kv.lock"
+	quotaLock     = LockDir + "/quota.lock"
+	archiveLock   = LockDir + "/archive.lock"
+	fileLocksLock = LockDir + "/file_locks.lock"
+)
+
+// Read bounds: a larger file is refused with a clear error instead of
+// exhausting memory.
+const (
+	// MaxRegistrySize bounds the registry (and an archive file): 64 MiB
+	// holds well over 100,000 tasks; archiving keeps finished work out of
+	// the active registry.
+	MaxRegistrySize = 64 << 20
+	// MaxArtifact bounds an artifact written through coord.
+	MaxArtifact = 64 << 20
+	// maxSmallFile bounds config.json and a lock file (the dependency map
+	// and quota.json may be 16 times larger, leases and kv 64 times).
+	maxSmallFile = 1 << 20
 )
 
 // Subdirs are the directories that must be real directories, never

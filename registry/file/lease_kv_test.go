@@ -7,55 +7,56 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/format"
 )
 
 // Expiry is tested with an injected clock, not sleeps.
 func TestLeaseExpiryAndFencing(t *testing.T) {
 	s := freshStore(t, crashSeed)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	s.Clock = func() time.Time { return now }
+	s.clock = func() time.Time { return now }
 	ctx := context.Background()
-	l, err := s.AcquireLease(ctx, "deploy", "a", time.Hour, nil, false)
+	l, err := s.Leases().Acquire(ctx, coord.LeaseRequest{Name: "deploy", Holder: "a", TTL: time.Hour})
 	if err != nil || l.Epoch != 1 {
 		t.Fatalf("acquire: %+v %v", l, err)
 	}
-	if _, err := s.AcquireLease(ctx, "deploy", "b", time.Hour, nil, false); coord.CodeOf(err) != coord.CodeConflict {
+	if _, err := s.Leases().Acquire(ctx, coord.LeaseRequest{Name: "deploy", Holder: "b", TTL: time.Hour}); coord.CodeOf(err) != coord.CodeConflict {
 		t.Fatalf("second acquire: %v, want conflict", err)
 	}
 	// one second before expiry it is in force; at expiry it is invisible at once
 	now = now.Add(time.Hour - time.Second)
-	if ls, _ := s.Leases(); len(ls) != 1 {
+	if ls, _ := s.Leases().List(ctx); len(ls) != 1 {
 		t.Fatalf("lease gone early: %v", ls)
 	}
 	now = now.Add(time.Second)
-	if ls, _ := s.Leases(); len(ls) != 0 {
+	if ls, _ := s.Leases().List(ctx); len(ls) != 0 {
 		t.Fatalf("expired lease still visible: %v", ls)
 	}
 	// the old holder's renew and release are refused (exit 6) ...
-	if _, err := s.RenewLease(ctx, "deploy", "a", 1, time.Hour); coord.CodeOf(err) != coord.CodeLost {
+	if _, err := s.Leases().Renew(ctx, "deploy", "a", 1, time.Hour); coord.CodeOf(err) != coord.CodeLost {
 		t.Fatalf("renew of an expired lease: %v", err)
 	}
 	// ... and after someone else takes it, with a new epoch
-	l2, err := s.AcquireLease(ctx, "deploy", "b", time.Hour, map[string]string{"platform": "codex"}, false)
+	l2, err := s.Leases().Acquire(ctx, coord.LeaseRequest{Name: "deploy", Holder: "b", TTL: time.Hour, Meta: map[string]string{"platform": "codex"}})
 	if err != nil || l2.Epoch != 2 {
 		t.Fatalf("re-acquire: %+v %v", l2, err)
 	}
-	if err := s.ReleaseLease(ctx, "deploy", "a", 1); coord.CodeOf(err) != coord.CodeLost {
+	if err := s.Leases().Release(ctx, "deploy", "a", 1); coord.CodeOf(err) != coord.CodeLost {
 		t.Fatalf("release by the old holder: %v", err)
 	}
-	if err := s.ReleaseLease(ctx, "deploy", "b", 1); coord.CodeOf(err) != coord.CodeLost {
+	if err := s.Leases().Release(ctx, "deploy", "b", 1); coord.CodeOf(err) != coord.CodeLost {
 		t.Fatalf("release with a stale epoch: %v", err)
 	}
-	if r, err := s.RenewLease(ctx, "deploy", "b", 2, 2*time.Hour); err != nil || r.ExpiresAt != "2026-11-22T13:00:00Z" {
+	if r, err := s.Leases().Renew(ctx, "deploy", "b", 2, 2*time.Hour); err != nil || r.ExpiresAt != "2026-11-22T13:00:00Z" {
 		t.Fatalf("renew: %+v %v", r, err)
 	}
 	// the sweep drops expired leases from the file
 	now = now.Add(3 * time.Hour)
-	if n, err := s.SweepLeases(ctx); err != nil || n != 1 {
+	if n, err := s.Leases().Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("sweep: %d %v", n, err)
 	}
 	for _, bad := range []string{"", "../x", "a/b", "a\x00", string(make([]byte, 200))} {
-		if _, err := s.AcquireLease(ctx, bad, "a", time.Hour, nil, false); coord.CodeOf(err) != coord.CodeUsage {
+		if _, err := s.Leases().Acquire(ctx, coord.LeaseRequest{Name: bad, Holder: "a", TTL: time.Hour}); coord.CodeOf(err) != coord.CodeUsage {
 			t.Errorf("lease name %q: %v", bad, err)
 		}
 	}
@@ -64,53 +65,53 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 func TestKVTTLAndCAS(t *testing.T) {
 	s := freshStore(t, crashSeed)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	s.Clock = func() time.Time { return now }
+	s.clock = func() time.Time { return now }
 	ctx := context.Background()
-	v, _ := KVValue(`{"state":"open"}`)
-	e1, err := s.KVSet(ctx, "question:42", v, time.Minute, "a", KVCond{ExpectAbsent: true})
+	v, _ := coord.KVValue(`{"state":"open"}`, strict)
+	e1, err := s.KV().Set(ctx, "question:42", v, time.Minute, "a", coord.KVCond{ExpectAbsent: true})
 	if err != nil || e1.Rev != 1 {
 		t.Fatalf("cas absent: %+v %v", e1, err)
 	}
-	if _, err := s.KVSet(ctx, "question:42", v, time.Minute, "b", KVCond{ExpectAbsent: true}); coord.CodeOf(err) != coord.CodeConflict {
+	if _, err := s.KV().Set(ctx, "question:42", v, time.Minute, "b", coord.KVCond{ExpectAbsent: true}); coord.CodeOf(err) != coord.CodeConflict {
 		t.Fatalf("second cas absent: %v", err)
 	}
-	txt, _ := KVValue("answered by b")
-	if _, err := s.KVSet(ctx, "question:42", txt, time.Minute, "b", KVCond{ExpectRev: 7}); coord.CodeOf(err) != coord.CodeConflict {
+	txt, _ := coord.KVValue("answered by b", strict)
+	if _, err := s.KV().Set(ctx, "question:42", txt, time.Minute, "b", coord.KVCond{ExpectRev: 7}); coord.CodeOf(err) != coord.CodeConflict {
 		t.Fatalf("cas wrong rev: %v", err)
 	}
-	e2, err := s.KVSet(ctx, "question:42", txt, time.Minute, "b", KVCond{ExpectRev: 1})
+	e2, err := s.KV().Set(ctx, "question:42", txt, time.Minute, "b", coord.KVCond{ExpectRev: 1})
 	if err != nil || e2.Rev != 2 || e2.Text() != "answered by b" {
 		t.Fatalf("cas rev 1: %+v %v", e2, err)
 	}
-	got, ok, _ := s.KVGet("question:42")
+	got, ok, _ := s.KV().Get(ctx, "question:42")
 	if !ok || got.Text() != "answered by b" || string(got.Value) != `"answered by b"` {
 		t.Fatalf("get: %+v", got)
 	}
 	now = now.Add(time.Minute)
-	if _, ok, _ := s.KVGet("question:42"); ok {
+	if _, ok, _ := s.KV().Get(ctx, "question:42"); ok {
 		t.Fatal("expired key still visible")
 	}
-	if list, _ := s.KVList(""); len(list) != 0 {
+	if list, _ := s.KV().List(ctx, ""); len(list) != 0 {
 		t.Fatalf("expired key listed: %v", list)
 	}
 	// an expired key counts as absent for cas
-	if _, err := s.KVSet(ctx, "question:42", v, time.Minute, "c", KVCond{ExpectAbsent: true}); err != nil {
+	if _, err := s.KV().Set(ctx, "question:42", v, time.Minute, "c", coord.KVCond{ExpectAbsent: true}); err != nil {
 		t.Fatal(err)
 	}
 	// hostile keys and values
 	for _, k := range []string{"", "a\x00b", "a\nb", string(make([]byte, 300))} {
-		if _, err := s.KVSet(ctx, k, v, time.Minute, "a", KVCond{}); coord.CodeOf(err) != coord.CodeUsage {
+		if _, err := s.KV().Set(ctx, k, v, time.Minute, "a", coord.KVCond{}); coord.CodeOf(err) != coord.CodeUsage {
 			t.Errorf("key %q: %v", k, err)
 		}
 	}
-	if _, err := KVValue(string(make([]byte, MaxKV+1))); coord.CodeOf(err) != coord.CodeUsage {
+	if _, err := coord.KVValue(string(make([]byte, coord.MaxKVValue+1)), strict); coord.CodeOf(err) != coord.CodeUsage {
 		t.Errorf("oversized value accepted")
 	}
-	if _, err := s.KVSet(ctx, "k", v, 0, "a", KVCond{}); coord.CodeOf(err) != coord.CodeUsage {
+	if _, err := s.KV().Set(ctx, "k", v, 0, "a", coord.KVCond{}); coord.CodeOf(err) != coord.CodeUsage {
 		t.Errorf("a key without a TTL was accepted")
 	}
 	var raw json.RawMessage
-	if raw, _ = KVValue("../../etc/passwd"); string(raw) != `"../../etc/passwd"` {
+	if raw, _ = coord.KVValue("../../etc/passwd", strict); string(raw) != `"../../etc/passwd"` {
 		t.Errorf("text value stored as %s", raw)
 	}
 }
@@ -121,25 +122,27 @@ func TestKVTTLAndCAS(t *testing.T) {
 func TestLeaseRenewKeepsItsTTL(t *testing.T) {
 	s := freshStore(t, crashSeed)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	s.Clock = func() time.Time { return now }
+	s.clock = func() time.Time { return now }
 	ctx := context.Background()
-	if _, err := s.AcquireLease(ctx, "deploy", "a", 10*time.Minute, nil, false); err != nil {
+	if _, err := s.Leases().Acquire(ctx, coord.LeaseRequest{Name: "deploy", Holder: "a", TTL: 10 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(5 * time.Minute)
-	r, err := s.RenewLease(ctx, "deploy", "a", coord.NoEpoch, 0)
+	r, err := s.Leases().Renew(ctx, "deploy", "a", coord.NoEpoch, 0)
 	if err != nil || r.ExpiresAt != "2026-11-22T10:15:00Z" || r.TTL != "10m0s" {
 		t.Fatalf("renew without a TTL: %+v %v, want expiry 10:15 (10m from now)", r, err)
 	}
 	// a renewal with a TTL of its own makes that the lease's TTL
-	if r, err = s.RenewLease(ctx, "deploy", "a", coord.NoEpoch, time.Minute); err != nil || r.ExpiresAt != "2026-11-22T10:06:00Z" {
+	if r, err = s.Leases().Renew(ctx, "deploy", "a", coord.NoEpoch, time.Minute); err != nil || r.ExpiresAt != "2026-11-22T10:06:00Z" {
 		t.Fatalf("renew 1m: %+v %v", r, err)
 	}
-	if r, err = s.RenewLease(ctx, "deploy", "a", coord.NoEpoch, 0); err != nil || r.ExpiresAt != "2026-11-22T10:06:00Z" {
+	if r, err = s.Leases().Renew(ctx, "deploy", "a", coord.NoEpoch, 0); err != nil || r.ExpiresAt != "2026-11-22T10:06:00Z" {
 		t.Fatalf("renew after 1m: %+v %v", r, err)
 	}
-	old := Lease{GrantedAt: "2026-11-22T10:00:00Z", ExpiresAt: "2026-11-22T10:30:00Z"}
+	old := coord.Lease{GrantedAt: "2026-11-22T10:00:00Z", ExpiresAt: "2026-11-22T10:30:00Z"}
 	if d := old.GrantedTTL(); d != 30*time.Minute {
 		t.Fatalf("a lease without ttl: GrantedTTL %v, want 30m", d)
 	}
 }
+
+func strict(b []byte) error { return format.CheckStrict("value", b) }

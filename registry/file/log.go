@@ -16,16 +16,36 @@ import (
 	"github.com/rotd/coord/coord"
 )
 
-// AppendLog appends events to coordination.log, each as one whole line in
+// logStore is coordination.log and its daily rotations as a
+// coord.LogStore.
+type logStore struct{ b *Backend }
+
+func (l logStore) Append(ctx context.Context, events ...coord.Event) error {
+	return l.b.appendLog(ctx, events...)
+}
+
+func (l logStore) Read(ctx context.Context, n int, fn func(line string) error) (int, error) {
+	return l.b.readLog(n, fn)
+}
+
+func (l logStore) Follow(ctx context.Context) (coord.LogFollower, error) {
+	return l.b.follow()
+}
+
+func (l logStore) Rotate(ctx context.Context, now time.Time) (string, error) {
+	return l.b.rotate(ctx, now)
+}
+
+// appendLog appends events to coordination.log, each as one whole line in
 // one write(2) under the log's flock, rotating first if the current file
 // holds an earlier UTC day.
-func (s *Store) AppendLog(ctx context.Context, events ...coord.Event) error {
+func (s *Backend) appendLog(ctx context.Context, events ...coord.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	unlock, err := s.Tree.Lock(ctx, logLock, s.LockWait, s.holderLine())
+	unlock, err := s.lock(ctx, logLock)
 	if err != nil {
-		return IOError(err, "")
+		return err
 	}
 	defer unlock()
 	if _, err := s.rotateLocked(events[0].Time); err != nil {
@@ -37,18 +57,18 @@ func (s *Store) AppendLog(ctx context.Context, events ...coord.Event) error {
 		b = append(b, '\n')
 	}
 	// One write for the batch: the lines land together, never interleaved.
-	if err := s.Tree.AppendLine(LogFile, b); err != nil {
+	if err := s.tree.AppendLine(LogFile, b); err != nil {
 		return IOError(err, "")
 	}
 	return nil
 }
 
-// Rotate renames the log to coordination-YYYY-MM-DD.log if its first line
+// rotate renames the log to coordination-YYYY-MM-DD.log if its first line
 // is from a UTC day before now's; it returns the new name or "".
-func (s *Store) Rotate(ctx context.Context, now time.Time) (string, error) {
-	unlock, err := s.Tree.Lock(ctx, logLock, s.LockWait, s.holderLine())
+func (s *Backend) rotate(ctx context.Context, now time.Time) (string, error) {
+	unlock, err := s.lock(ctx, logLock)
 	if err != nil {
-		return "", IOError(err, "")
+		return "", err
 	}
 	defer unlock()
 	return s.rotateLocked(now)
@@ -57,7 +77,7 @@ func (s *Store) Rotate(ctx context.Context, now time.Time) (string, error) {
 // RotatedName is the name a log of the given day is rotated to.
 func RotatedName(day string) string { return "coordination-" + day + ".log" }
 
-func (s *Store) rotateLocked(now time.Time) (string, error) {
+func (s *Backend) rotateLocked(now time.Time) (string, error) {
 	day, err := s.firstDay()
 	if err != nil || day == "" {
 		return "", err
@@ -67,15 +87,15 @@ func (s *Store) rotateLocked(now time.Time) (string, error) {
 	}
 	name := RotatedName(day)
 	for i := 1; ; i++ { // never overwrite an earlier rotation
-		if _, err := s.Tree.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.tree.Lstat(name); errors.Is(err, fs.ErrNotExist) {
 			break
 		}
 		name = "coordination-" + day + "." + strconv.Itoa(i) + ".log"
 	}
-	if err := s.Tree.Rename(LogFile, name); err != nil {
+	if err := s.tree.Rename(LogFile, name); err != nil {
 		return "", IOError(err, "")
 	}
-	if err := s.Tree.SyncDir("."); err != nil {
+	if err := s.tree.SyncDir("."); err != nil {
 		return "", IOError(err, "")
 	}
 	return name, nil
@@ -84,8 +104,8 @@ func (s *Store) rotateLocked(now time.Time) (string, error) {
 // firstDay returns the UTC day of the log's first line, or "" when the
 // log is missing, empty, or starts with something that is not a line of
 // ours (then the file's mtime day is used).
-func (s *Store) firstDay() (string, error) {
-	f, err := s.Tree.Open(LogFile)
+func (s *Backend) firstDay() (string, error) {
+	f, err := s.tree.Open(LogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -110,9 +130,9 @@ func (s *Store) firstDay() (string, error) {
 	return fi.ModTime().UTC().Format("2006-01-02"), nil
 }
 
-// LogFiles lists the rotated logs oldest first, then the current log.
-func (s *Store) LogFiles() ([]string, error) {
-	ents, err := s.Tree.ReadDir(".")
+// logFiles lists the rotated logs oldest first, then the current log.
+func (s *Backend) logFiles() ([]string, error) {
+	ents, err := s.tree.ReadDir(".")
 	if err != nil {
 		return nil, IOError(err, "")
 	}
@@ -144,26 +164,7 @@ const (
 	maxLogLine = 1 << 20
 )
 
-// LogLines returns the last n complete lines across the rotated logs and
-// the current one (n <= 0: all), oldest first, and how many torn or
-// foreign lines were skipped among those read. The lines are sanitised
-// (coord.CleanLogLine).
-//
-// The last n lines are read from the end of the files backwards, so the
-// cost depends on n, not on the size of the log. For every line, ReadLog
-// streams without holding them all.
-func (s *Store) LogLines(n int) (lines []string, skipped int, err error) {
-	skipped, err = s.ReadLog(n, func(line string) error {
-		lines = append(lines, line)
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	return lines, skipped, nil
-}
-
-// ReadLog calls fn with the last n complete log lines (n <= 0: every
+// readLog calls fn with the last n complete log lines (n <= 0: every
 // line), oldest first, across rotations, and returns how many torn or
 // foreign lines it skipped among those it read. With n > 0 it reads the
 // files backwards from their end, newest file first, and stops once it
@@ -171,8 +172,8 @@ func (s *Store) LogLines(n int) (lines []string, skipped int, err error) {
 // With n <= 0 it streams every file forwards, one block at a time. A
 // line is complete when it ends in a newline (an unterminated tail was
 // cut by a crash, or is still being written) and parses as a log line.
-func (s *Store) ReadLog(n int, fn func(line string) error) (skipped int, err error) {
-	files, err := s.LogFiles()
+func (s *Backend) readLog(n int, fn func(line string) error) (skipped int, err error) {
+	files, err := s.logFiles()
 	if err != nil {
 		return 0, err
 	}
@@ -205,8 +206,8 @@ func (s *Store) ReadLog(n int, fn func(line string) error) (skipped int, err err
 	return skipped, nil
 }
 
-func (s *Store) openLog(name string) (*os.File, error) {
-	f, err := s.Tree.Open(name)
+func (s *Backend) openLog(name string) (*os.File, error) {
+	f, err := s.tree.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // rotated away meanwhile, or no log yet
 	}
@@ -219,7 +220,7 @@ func (s *Store) openLog(name string) (*os.File, error) {
 // tailLog reads the log file name backwards, block by block, calling fn
 // with each complete line, newest first, until fn returns true (stop),
 // the file's start is reached, or budget bytes (budget >= 0) were read.
-func (s *Store) tailLog(name string, budget int64, fn func(line string) (stop bool)) (skipped int, stopped bool, err error) {
+func (s *Backend) tailLog(name string, budget int64, fn func(line string) (stop bool)) (skipped int, stopped bool, err error) {
 	f, err := s.openLog(name)
 	if f == nil {
 		return 0, false, err
@@ -309,7 +310,7 @@ func (s *Store) tailLog(name string, budget int64, fn func(line string) (stop bo
 
 // scanLog streams the log file name forwards, calling fn with each
 // complete line.
-func (s *Store) scanLog(name string, fn func(line string) error) (skipped int, err error) {
+func (s *Backend) scanLog(name string, fn func(line string) error) (skipped int, err error) {
 	f, err := s.openLog(name)
 	if f == nil {
 		return 0, err
@@ -354,28 +355,28 @@ func (s *Store) scanLog(name string, fn func(line string) error) (skipped int, e
 	}
 }
 
-// Follower follows the log across rotations: it reads what is appended to
+// follower follows the log across rotations: it reads what is appended to
 // the open file and, when the name coordination.log points at a new file,
-// drains the old one and switches.
-type Follower struct {
-	s       *Store
+// drains the old one and switches. It implements coord.LogFollower.
+type follower struct {
+	s       *Backend
 	f       *os.File
 	partial []byte // an unterminated line, awaiting its end
 	long    bool   // the line at hand is longer than maxLogLine
 	Skipped int
 }
 
-// Follow opens a follower positioned at the end of the current log.
-func (s *Store) Follow() (*Follower, error) {
-	fl := &Follower{s: s}
+// follow opens a follower positioned at the end of the current log.
+func (s *Backend) follow() (*follower, error) {
+	fl := &follower{s: s}
 	if err := fl.reopen(true); err != nil {
 		return nil, err
 	}
 	return fl, nil
 }
 
-func (fl *Follower) reopen(atEnd bool) error {
-	f, err := fl.s.Tree.Open(LogFile)
+func (fl *follower) reopen(atEnd bool) error {
+	f, err := fl.s.tree.Open(LogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		fl.f = nil
 		return nil
@@ -391,7 +392,7 @@ func (fl *Follower) reopen(atEnd bool) error {
 }
 
 // Poll returns complete lines appended since the last call.
-func (fl *Follower) Poll() ([]string, error) {
+func (fl *follower) Poll(ctx context.Context) ([]string, error) {
 	var out []string
 	buf := make([]byte, logBlock)
 	// read takes what was appended, block by block, passing on each
@@ -416,7 +417,7 @@ func (fl *Follower) Poll() ([]string, error) {
 	}
 	// Rotated? The name now points at another file (or none yet).
 	if fl.f != nil {
-		cur, err := fl.s.Tree.Lstat(LogFile)
+		cur, err := fl.s.tree.Lstat(LogFile)
 		old, _ := fl.f.Stat()
 		if err == nil && old != nil && !os.SameFile(cur, old) {
 			read()
@@ -439,7 +440,7 @@ func (fl *Follower) Poll() ([]string, error) {
 }
 
 // take splits data into lines, keeping an unterminated end for later.
-func (fl *Follower) take(data []byte, out *[]string) {
+func (fl *follower) take(data []byte, out *[]string) {
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -467,8 +468,9 @@ func (fl *Follower) take(data []byte, out *[]string) {
 }
 
 // Close closes the follower.
-func (fl *Follower) Close() {
+func (fl *follower) Close() error {
 	if fl.f != nil {
-		fl.f.Close()
+		return fl.f.Close()
 	}
+	return nil
 }

@@ -20,20 +20,20 @@ func TestLogTornTail(t *testing.T) {
 	torn := "[" + day + "T10:00:00Z] a ▶ whole line\n" +
 		"garbage that is not ours\n" +
 		"[" + day + "T10:00:01Z] a ▶ cut sh"
-	if err := os.WriteFile(s.Tree.Path(LogFile), []byte(torn), 0o644); err != nil {
+	if err := os.WriteFile(s.tree.Path(LogFile), []byte(torn), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lines, skipped, err := s.LogLines(0)
+	lines, skipped, err := s.logLines(0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(lines) != 1 || !strings.HasSuffix(lines[0], "whole line") || skipped != 2 {
 		t.Fatalf("lines %q, skipped %d; want the whole line only and 2 skipped", lines, skipped)
 	}
-	if err := s.AppendLog(context.Background(), coord.Event{Time: now, Agent: "b", Text: "after"}); err != nil {
+	if err := s.appendLog(context.Background(), coord.Event{Time: now, Agent: "b", Text: "after"}); err != nil {
 		t.Fatal(err)
 	}
-	lines, _, _ = s.LogLines(0)
+	lines, _, _ = s.logLines(0)
 	if last := lines[len(lines)-1]; !strings.HasSuffix(last, "b ▶ after") || !strings.HasPrefix(last, "[") {
 		t.Fatalf("append after a torn tail was glued to it: %q", lines)
 	}

@@ -3,6 +3,7 @@ package file
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,8 +20,8 @@ import (
 // end: every file read whole, forwards, newest first until n lines are
 // in. It is the reference for the tail reader's lines and the "before"
 // figure of BenchmarkLogTail.
-func forwardLogLines(s *Store, n int) (lines []string, skipped int, err error) {
-	files, err := s.LogFiles()
+func forwardLogLines(s *Backend, n int) (lines []string, skipped int, err error) {
+	files, err := s.logFiles()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -38,8 +39,8 @@ func forwardLogLines(s *Store, n int) (lines []string, skipped int, err error) {
 	return lines, skipped, nil
 }
 
-func forwardReadLog(s *Store, name string) ([]string, int, error) {
-	f, err := s.Tree.Open(name)
+func forwardReadLog(s *Backend, name string) ([]string, int, error) {
+	f, err := s.tree.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -75,13 +76,13 @@ func forwardReadLog(s *Store, name string) ([]string, int, error) {
 // file read whole, oldest first, split at newlines; the part after the
 // last newline is torn, a line over maxLogLine is skipped, the rest
 // parses or is skipped.
-func oracleLogLines(t *testing.T, s *Store) (lines []string, skipped int) {
-	files, err := s.LogFiles()
+func oracleLogLines(t *testing.T, s *Backend) (lines []string, skipped int) {
+	files, err := s.logFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range files {
-		data, err := os.ReadFile(s.Tree.Path(name))
+		data, err := os.ReadFile(s.tree.Path(name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -142,18 +143,18 @@ func TestLogTailMatchesForward(t *testing.T) {
 		s := freshStore(t, crashSeed)
 		days := []string{"2026-11-20", "2026-11-21", "2026-11-21.1"}
 		for _, d := range days[:round%4%len(days)+round%2] {
-			if err := os.WriteFile(s.Tree.Path("coordination-"+d+".log"), randomLog(r, r.IntN(300)), 0o644); err != nil {
+			if err := os.WriteFile(s.tree.Path("coordination-"+d+".log"), randomLog(r, r.IntN(300)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if round%5 != 4 { // sometimes no current log at all
-			if err := os.WriteFile(s.Tree.Path(LogFile), randomLog(r, r.IntN(400)), 0o644); err != nil {
+			if err := os.WriteFile(s.tree.Path(LogFile), randomLog(r, r.IntN(400)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 		all, allSkipped := oracleLogLines(t, s)
 		for _, n := range []int{1, 2, 7, 50, 399, len(all), len(all) + 5, 0} {
-			got, _, err := s.LogLines(n)
+			got, _, err := s.logLines(n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +171,7 @@ func TestLogTailMatchesForward(t *testing.T) {
 			}
 		}
 		var streamed []string
-		skipped, err := s.ReadLog(0, func(l string) error { streamed = append(streamed, l); return nil })
+		skipped, err := s.readLog(0, func(l string) error { streamed = append(streamed, l); return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,13 +182,13 @@ func TestLogTailMatchesForward(t *testing.T) {
 }
 
 // writeBigLog makes the current log size bytes of ordinary claim lines.
-func writeBigLog(tb testing.TB, s *Store, size int) {
+func writeBigLog(tb testing.TB, s *Backend, size int) {
 	tb.Helper()
 	var chunk bytes.Buffer
 	for i := 0; chunk.Len() < 1<<20; i++ {
 		fmt.Fprintf(&chunk, "[2026-11-22T10:%02d:%02dZ] agent-%02d ▶ claimed task %d.%d (epoch %d)\n", i/60%60, i%60, i%16, i/100, i%100, i)
 	}
-	f, err := os.Create(s.Tree.Path(LogFile))
+	f, err := os.Create(s.tree.Path(LogFile))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestLogTailBoundedMemory(t *testing.T) {
 		}
 		return after.TotalAlloc - before.TotalAlloc
 	}
-	got := measure(func() ([]string, int, error) { return s.LogLines(20) })
+	got := measure(func() ([]string, int, error) { return s.logLines(20) })
 	if got > 512<<10 {
 		t.Fatalf("the last 20 lines of a 50 MB log allocated %d bytes (bound 512 KiB)", got)
 	}
@@ -244,8 +245,8 @@ func BenchmarkLogTail(b *testing.B) {
 		writeBigLog(b, s, mb<<20)
 		for _, c := range []struct {
 			name string
-			read func(*Store, int) ([]string, int, error)
-		}{{"tail", (*Store).LogLines}, {"forward", forwardLogLines}} {
+			read func(*Backend, int) ([]string, int, error)
+		}{{"tail", (*Backend).logLines}, {"forward", forwardLogLines}} {
 			b.Run(fmt.Sprintf("%s/log=%dMB", c.name, mb), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
@@ -266,27 +267,27 @@ func BenchmarkLogTail(b *testing.B) {
 // bytes across the switch (it printed "cut shthe next day").
 func TestFollowerRotationDropsTornTail(t *testing.T) {
 	s := freshStore(t, crashSeed)
-	if err := os.WriteFile(s.Tree.Path(LogFile), []byte("[2026-11-21T23:59:58Z] a ▶ before\n"), 0o644); err != nil {
+	if err := os.WriteFile(s.tree.Path(LogFile), []byte("[2026-11-21T23:59:58Z] a ▶ before\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fl, err := s.Follow()
+	fl, err := s.follow()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fl.Close()
-	f, err := os.OpenFile(s.Tree.Path(LogFile), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(s.tree.Path(LogFile), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.WriteString("[2026-11-21T23:59:59Z] a ▶ whole\n[2026-11-21T23:59:59Z] a ▶ cut sh")
 	f.Close()
-	if err := os.Rename(s.Tree.Path(LogFile), s.Tree.Path(RotatedName("2026-11-21"))); err != nil {
+	if err := os.Rename(s.tree.Path(LogFile), s.tree.Path(RotatedName("2026-11-21"))); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(s.Tree.Path(LogFile), []byte("[2026-11-22T00:00:00Z] b ▶ the next day\n"), 0o644); err != nil {
+	if err := os.WriteFile(s.tree.Path(LogFile), []byte("[2026-11-22T00:00:00Z] b ▶ the next day\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lines, err := fl.Poll()
+	lines, err := fl.Poll(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,8 +37,6 @@ import (
 // writes a lock file into a migrated tree still loses it: the registry
 // does not back it. Mixed versions on one tree are not supported.)
 
-const fileLocksLock = LockDir + "/file_locks.lock"
-
 // PathLockName is the mirror file of a lock on a repository path.
 func PathLockName(path string) string {
 	sum := sha1.Sum([]byte(path))
@@ -60,12 +58,12 @@ func isMirrorName(n string) bool {
 	return true
 }
 
-func (s *Store) readPathLock(name string) (coord.PathLock, error) {
-	data, err := s.Tree.ReadFile(name, maxSmallFile)
+func (s *Backend) readPathLock(name string) (coord.PathLock, error) {
+	data, err := s.tree.ReadFile(name, maxSmallFile)
 	if err != nil {
 		return coord.PathLock{}, err
 	}
-	return format.ParsePathLock(s.Tree.Path(name), data)
+	return format.ParsePathLock(s.tree.Path(name), data)
 }
 
 // filePathLocks reads the path lock files of an unmigrated tree. With
@@ -73,8 +71,8 @@ func (s *Store) readPathLock(name string) (coord.PathLock, error) {
 // so what it covers, is unknown, and adopting the others without it would
 // lose it. Without, it is skipped (a reader shows what it can; doctor
 // reports the rest).
-func (s *Store) filePathLocks(strict bool) ([]coord.PathLock, error) {
-	ents, err := s.Tree.ReadDir(FileLocksDir)
+func (s *Backend) filePathLocks(strict bool) ([]coord.PathLock, error) {
+	ents, err := s.tree.ReadDir(FileLocksDir)
 	if err != nil {
 		return nil, IOError(err, "")
 	}
@@ -94,10 +92,10 @@ func (s *Store) filePathLocks(strict bool) ([]coord.PathLock, error) {
 		case errors.Is(err, fsops.ErrWrongKind):
 			return nil, IOError(err, "") // the kind error's own fix
 		case err == nil && PathLockName(l.Path) != name:
-			err = &format.ParseError{File: s.Tree.Path(name), Msg: fmt.Sprintf("holds the lock of %q, whose file is %s", l.Path, PathLockName(l.Path))}
+			err = &format.ParseError{File: s.tree.Path(name), Msg: fmt.Sprintf("holds the lock of %q, whose file is %s", l.Path, PathLockName(l.Path))}
 		}
 		if err != nil {
-			return nil, IOError(err, "fix it by hand, or remove "+s.Tree.Path(name)+" if no agent holds that path ('coord doctor' lists it)")
+			return nil, IOError(err, "fix it by hand, or remove "+s.tree.Path(name)+" if no agent holds that path ('coord doctor' lists it)")
 		}
 		if !seen[l.Path] {
 			seen[l.Path] = true
@@ -110,7 +108,7 @@ func (s *Store) filePathLocks(strict bool) ([]coord.PathLock, error) {
 
 // mirror is the state of the path-lock mirror during one Update.
 type mirror struct {
-	s      *Store
+	s      *Backend
 	ctx    context.Context
 	before map[string]coord.PathLock // path -> lock, as the mirror holds them
 	unlock func()
@@ -121,7 +119,7 @@ func (m *mirror) lock() error {
 	if m.unlock != nil {
 		return nil
 	}
-	unlock, err := m.s.Tree.Lock(m.ctx, fileLocksLock, m.s.LockWait, m.s.holderLine())
+	unlock, err := m.s.tree.Lock(m.ctx, fileLocksLock, m.s.lockWait, m.s.holderLine())
 	if err != nil {
 		return IOError(err, "")
 	}
@@ -144,9 +142,9 @@ func (m *mirror) release() {
 // report). A mirror name holding anything but a regular file is refused
 // (exit 2 naming it; doctor --repair clears it). fix logs a repair made
 // on disk; adopt logs an adoption.
-func (s *Store) reconcilePathLocks(tx *coord.Txn, f *format.Registry, m *mirror, fix, adopt func(format string, args ...any)) (adopted bool, err error) {
+func (s *Backend) reconcilePathLocks(tx *coord.Txn, f *format.Registry, m *mirror, fix, adopt func(format string, args ...any)) (adopted bool, err error) {
 	if !f.HasPathLocks() {
-		ents, err := s.Tree.ReadDir(FileLocksDir)
+		ents, err := s.tree.ReadDir(FileLocksDir)
 		if err != nil {
 			return false, IOError(err, "")
 		}
@@ -172,7 +170,7 @@ func (s *Store) reconcilePathLocks(tx *coord.Txn, f *format.Registry, m *mirror,
 		backed[PathLockName(l.Path)] = l
 		m.before[l.Path] = l
 	}
-	ents, err := s.Tree.ReadDir(FileLocksDir)
+	ents, err := s.tree.ReadDir(FileLocksDir)
 	if err != nil {
 		return false, IOError(err, "")
 	}
@@ -186,7 +184,7 @@ func (s *Store) reconcilePathLocks(tx *coord.Txn, f *format.Registry, m *mirror,
 		if _, ok := backed[name]; ok {
 			present[name] = true
 			if !e.Type().IsRegular() {
-				return false, IOError(s.Tree.CheckFile(name), "")
+				return false, IOError(s.tree.CheckFile(name), "")
 			}
 			continue
 		}
@@ -215,7 +213,7 @@ func (s *Store) reconcilePathLocks(tx *coord.Txn, f *format.Registry, m *mirror,
 		}
 		fix("restored missing path lock file %s (%s, held by %s)", name, backed[name].Path, backed[name].Holder)
 	}
-	if err := s.Tree.RemoveIn(FileLocksDir, unbacked); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.tree.RemoveIn(FileLocksDir, unbacked); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, IOError(err, "")
 	}
 	for _, n := range unbacked {
@@ -226,18 +224,18 @@ func (s *Store) reconcilePathLocks(tx *coord.Txn, f *format.Registry, m *mirror,
 
 // writeMirror writes a path lock's mirror file (atomically, not durably:
 // the registry holds the lock, and the next Update recreates a lost file).
-func (s *Store) writeMirror(l coord.PathLock) error {
-	if err := s.Tree.MkdirAll(FileLocksDir, 0o755); err != nil {
+func (s *Backend) writeMirror(l coord.PathLock) error {
+	if err := s.tree.MkdirAll(FileLocksDir, 0o755); err != nil {
 		return err
 	}
-	return s.Tree.ReplaceFile(PathLockName(l.Path), format.EncodePathLock(l), 0o644)
+	return s.tree.ReplaceFile(PathLockName(l.Path), format.EncodePathLock(l), 0o644)
 }
 
 // syncMirror makes the mirror follow a committed change of the path
 // locks: changed and new locks written, released ones removed. It runs
 // after the registry rename, so a failure is reported, never undone: the
 // registry is the truth, and the next Update repairs the mirror.
-func (s *Store) syncMirror(m *mirror, locks []coord.PathLock) error {
+func (s *Backend) syncMirror(m *mirror, locks []coord.PathLock) error {
 	var errs []error
 	now := make(map[string]bool, len(locks))
 	for _, l := range locks {
@@ -256,7 +254,7 @@ func (s *Store) syncMirror(m *mirror, locks []coord.PathLock) error {
 		}
 	}
 	sort.Strings(gone)
-	if err := s.Tree.RemoveIn(FileLocksDir, gone); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.tree.RemoveIn(FileLocksDir, gone); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -14,9 +14,9 @@ import (
 
 // pathLocksOf reads the registry's path locks and whether it holds the
 // member at all.
-func pathLocksOf(t *testing.T, s *Store) ([]coord.PathLock, bool) {
+func pathLocksOf(t *testing.T, s *Backend) ([]coord.PathLock, bool) {
 	t.Helper()
-	data, err := s.Tree.ReadFile(RegistryFile, MaxRegistrySize)
+	data, err := s.tree.ReadFile(RegistryFile, MaxRegistrySize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,15 +27,15 @@ func pathLocksOf(t *testing.T, s *Store) ([]coord.PathLock, bool) {
 	return f.PathLocks, f.HasPathLocks()
 }
 
-func lockPaths(t *testing.T, s *Store, agent string, paths ...string) {
+func lockPaths(t *testing.T, s *Backend, agent string, paths ...string) {
 	t.Helper()
-	if err := s.Update(context.Background(), func(tx *coord.Txn) error { return tx.LockPaths(agent, paths, 0) }); err != nil {
+	if err := s.update(context.Background(), func(tx *coord.Txn) error { return tx.LockPaths(agent, paths, 0) }); err != nil {
 		t.Fatalf("lock %v for %s: %v", paths, agent, err)
 	}
 }
 
-func exists(s *Store, name string) bool {
-	_, err := s.Tree.Lstat(name)
+func exists(s *Backend, name string) bool {
+	_, err := s.tree.Lstat(name)
 	return err == nil
 }
 
@@ -50,7 +50,7 @@ func TestPathLockReleasedWithItsTask(t *testing.T) {
 		t.Fatalf("registry path locks %+v", locks)
 	}
 	for _, p := range []string{"src/x", "docs/*.md"} {
-		data, err := s.Tree.ReadFile(PathLockName(p), maxSmallFile)
+		data, err := s.tree.ReadFile(PathLockName(p), maxSmallFile)
 		if err != nil {
 			t.Fatalf("mirror of %s: %v", p, err)
 		}
@@ -63,7 +63,7 @@ func TestPathLockReleasedWithItsTask(t *testing.T) {
 		steps = append(steps, fmt.Sprintf("%s %s", op, path))
 		return nil
 	})
-	err := s.Update(context.Background(), func(tx *coord.Txn) error {
+	err := s.update(context.Background(), func(tx *coord.Txn) error {
 		_, err := tx.Release("old", "held", coord.NoEpoch, "x", false)
 		return err
 	})
@@ -99,14 +99,14 @@ func TestPathLockMigration(t *testing.T) {
 	old := func(path, holder string) {
 		// As an older coord wrote them: json.Marshal of its PathLock.
 		data := fmt.Sprintf(`{"path":%q,"holder":%q,"since":"2026-11-22T10:00:00Z","task_id":"held"}`+"\n", path, holder)
-		if err := s.Tree.WriteFile(PathLockName(path), []byte(data), 0o644); err != nil {
+		if err := s.tree.WriteFile(PathLockName(path), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	old("src/x", "old")
 	old("src/y", "b")
 	var seen []string
-	s.View(context.Background(), func(tx *coord.Txn) error {
+	s.view(context.Background(), func(tx *coord.Txn) error {
 		for _, l := range tx.LivePathLocks() {
 			seen = append(seen, l.Path)
 		}
@@ -119,14 +119,14 @@ func TestPathLockMigration(t *testing.T) {
 		t.Fatal("a read migrated the registry")
 	}
 	// Another agent's path is refused against the adopted locks.
-	err := s.Update(context.Background(), func(tx *coord.Txn) error { return tx.LockPaths("c", []string{"src"}, 0) })
+	err := s.update(context.Background(), func(tx *coord.Txn) error { return tx.LockPaths("c", []string{"src"}, 0) })
 	if coord.CodeOf(err) != coord.CodeConflict {
 		t.Fatalf("lock over adopted locks: %v, want a conflict", err)
 	}
 	if _, present := pathLocksOf(t, s); present {
 		t.Fatal("a refused transaction migrated the registry")
 	}
-	if err := s.Update(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
+	if err := s.update(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	locks, present := pathLocksOf(t, s)
@@ -146,7 +146,7 @@ func TestPathLockMigration(t *testing.T) {
 		t.Fatal("the adopted files were removed")
 	}
 	// From now on the registry is the truth: its release removes the file.
-	if err := s.Update(context.Background(), func(tx *coord.Txn) error {
+	if err := s.update(context.Background(), func(tx *coord.Txn) error {
 		_, err := tx.Release("old", "held", coord.NoEpoch, "x", false)
 		return err
 	}); err != nil {
@@ -166,15 +166,15 @@ func TestPathLockMigration(t *testing.T) {
 func TestPathLockMigrationRefusesUnreadable(t *testing.T) {
 	s := freshStore(t, crashSeed)
 	bad := PathLockName("src/x")
-	if err := s.Tree.WriteFile(bad, []byte(`{"path":`), 0o644); err != nil {
+	if err := s.tree.WriteFile(bad, []byte(`{"path":`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before := readTreeFile(t, s, RegistryFile)
-	err := s.Update(context.Background(), func(tx *coord.Txn) error {
+	err := s.update(context.Background(), func(tx *coord.Txn) error {
 		t.Fatal("fn ran on an unreadable path lock")
 		return nil
 	})
-	if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), s.Tree.Path(bad)) {
+	if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), s.tree.Path(bad)) {
 		t.Fatalf("Update: %v, want exit 2 naming %s", err, bad)
 	}
 	if after := readTreeFile(t, s, RegistryFile); string(after) != string(before) {
@@ -188,14 +188,14 @@ func TestPathLockMigrationRefusesUnreadable(t *testing.T) {
 func TestPathLockMirrorReconciled(t *testing.T) {
 	s := freshStore(t, crashSeed)
 	lockPaths(t, s, "old", "src/x")
-	if err := os.Remove(s.Tree.Path(PathLockName("src/x"))); err != nil {
+	if err := os.Remove(s.tree.Path(PathLockName("src/x"))); err != nil {
 		t.Fatal(err)
 	}
 	stray := PathLockName("src/gone")
-	if err := s.Tree.WriteFile(stray, []byte(`{"path":"src/gone","holder":"z","since":"2026-01-01T00:00:00Z"}`+"\n"), 0o644); err != nil {
+	if err := s.tree.WriteFile(stray, []byte(`{"path":"src/gone","holder":"z","since":"2026-01-01T00:00:00Z"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
+	if err := s.update(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if !exists(s, PathLockName("src/x")) || exists(s, stray) {
@@ -206,8 +206,8 @@ func TestPathLockMirrorReconciled(t *testing.T) {
 		!strings.Contains(log, "reconciled: removed path lock file "+stray+" not backed by the registry") {
 		t.Fatalf("log:\n%s", log)
 	}
-	mkfifo(t, s.Tree.Path(PathLockName("src/x")))
-	err := s.Update(context.Background(), func(*coord.Txn) error { return nil })
+	mkfifo(t, s.tree.Path(PathLockName("src/x")))
+	err := s.update(context.Background(), func(*coord.Txn) error { return nil })
 	if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), "is a FIFO") || !strings.Contains(err.Error(), "doctor --repair") {
 		t.Fatalf("Update over a FIFO mirror: %v, want exit 2 naming it and the fix", err)
 	}
@@ -221,16 +221,16 @@ func TestPathLockMirrorReconciled(t *testing.T) {
 // (never fsynced) may be lost as well: the restart recreates them from
 // the registry.
 func TestCrashReleaseWithPathLock(t *testing.T) {
-	setup := func(t *testing.T, s *Store) {
+	setup := func(t *testing.T, s *Backend) {
 		lockPaths(t, s, "old", "src/x", "src/y")
 	}
-	release := func(s *Store) error {
-		return s.Update(context.Background(), func(tx *coord.Txn) error {
+	release := func(s *Backend) error {
+		return s.update(context.Background(), func(tx *coord.Txn) error {
 			_, err := tx.Release("old", "held", coord.NoEpoch, "x", false)
 			return err
 		})
 	}
-	check := func(t *testing.T, s *Store) {
+	check := func(t *testing.T, s *Backend) {
 		got := state(t, s) // restarts: reconcile, then invariants (doctor clean)
 		locks, _ := pathLocksOf(t, s)
 		mirror := exists(s, PathLockName("src/x")) && exists(s, PathLockName("src/y"))
@@ -281,11 +281,11 @@ func TestCrashReleaseWithPathLock(t *testing.T) {
 func TestCrashLockPath(t *testing.T) {
 	eachCrashPoint(t, crashCase{
 		name:  "lock_path",
-		setup: func(*testing.T, *Store) {},
-		op: func(s *Store) error {
-			return s.Update(context.Background(), func(tx *coord.Txn) error { return tx.LockPaths("old", []string{"src/x"}, 0) })
+		setup: func(*testing.T, *Backend) {},
+		op: func(s *Backend) error {
+			return s.update(context.Background(), func(tx *coord.Txn) error { return tx.LockPaths("old", []string{"src/x"}, 0) })
 		},
-		check: func(t *testing.T, s *Store) {
+		check: func(t *testing.T, s *Backend) {
 			state(t, s)
 			locks, _ := pathLocksOf(t, s)
 			if taken := len(locks) == 1 && locks[0].Path == "src/x"; taken != exists(s, PathLockName("src/x")) || len(locks) > 1 {
@@ -312,8 +312,8 @@ func TestFaultReleaseWithPathLock(t *testing.T) {
 					return nil
 				})
 				var warned []string
-				s.Warn = func(m string) { warned = append(warned, m) }
-				err := s.Update(context.Background(), func(tx *coord.Txn) error {
+				s.warnFn = func(m string) { warned = append(warned, m) }
+				err := s.update(context.Background(), func(tx *coord.Txn) error {
 					_, err := tx.Release("old", "held", coord.NoEpoch, "x", false)
 					return err
 				})
@@ -338,7 +338,7 @@ func TestPathLockReconcileLeavesForeignFiles(t *testing.T) {
 	lockPaths(t, s, "old", "src/x")
 	foreign := PathLockName("src/y")
 	writeTreeFile(t, s, foreign, []byte("notes\n"))
-	if err := s.Update(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
+	if err := s.update(context.Background(), func(*coord.Txn) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if got := readTreeFile(t, s, foreign); string(got) != "notes\n" {

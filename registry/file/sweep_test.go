@@ -1,4 +1,4 @@
-package heartbeat
+package file
 
 import (
 	"context"
@@ -7,50 +7,63 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/heartbeat"
 )
+
+// The stale sweep is the application's (app.Service.Sweep: judged by
+// coord.Txn.JudgeStale without the registry lock, re-checked under it,
+// freed by coord.Txn.FreeStale); these tests drive it over the file
+// engine, whose heartbeats and registry lock it relies on.
 
 // between runs a function after the sweep's lock-free judgement and
 // before its re-check under the registry lock: the window in which an
 // agent may revive or its task be reclaimed.
 type between struct {
-	*file.Store
+	*Backend
 	hook func()
 }
 
-func (b *between) Update(ctx context.Context, fn func(*coord.Txn) error) error {
-	if b.hook != nil {
-		b.hook()
-		b.hook = nil
+func (b *between) Tasks() coord.TaskStore { return hookedTasks{b.Backend.Tasks(), b} }
+
+type hookedTasks struct {
+	coord.TaskStore
+	b *between
+}
+
+func (h hookedTasks) Update(ctx context.Context, fn func(*coord.Txn) error) error {
+	if h.b.hook != nil {
+		h.b.hook()
+		h.b.hook = nil
 	}
-	return b.Store.Update(ctx, fn)
+	return h.TaskStore.Update(ctx, fn)
 }
 
 type fixture struct {
-	store *file.Store
-	beats *Dir
+	store *Backend
 	now   time.Time
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), ".rotd", "coordination")
-	if _, err := file.Init(dir, rotdtemplate.Coordination()); err != nil {
+	if _, err := Init(dir, rotdtemplate.Coordination()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := file.Open(dir)
+	f := &fixture{now: time.Now().Truncate(time.Second)}
+	s, err := Open(dir, Options{Clock: f.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	f := &fixture{store: s, now: time.Now().Truncate(time.Second)}
-	s.Clock = func() time.Time { return f.now }
-	f.beats = &Dir{Tree: s.Tree, Clock: s.Clock}
-	err = s.Update(context.Background(), func(tx *coord.Txn) error {
-		tx.Tasks = append(tx.Tasks, &coord.Task{ID: "t1", Status: coord.Unclaimed, Dirty: true}, &coord.Task{ID: "t2", Status: coord.Unclaimed, Dirty: true})
-		tx.Index()
+	f.store = s
+	err = s.update(context.Background(), func(tx *coord.Txn) error {
+		tx.Add(&coord.Task{ID: "t1", Status: coord.Unclaimed, Dirty: true})
+		tx.Add(&coord.Task{ID: "t2", Status: coord.Unclaimed, Dirty: true})
 		return nil
 	})
 	if err != nil {
@@ -59,10 +72,12 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+func (f *fixture) clock() time.Time { return f.now }
+
 func (f *fixture) claim(t *testing.T, agent, id string) int64 {
 	t.Helper()
 	var epoch int64
-	err := f.store.Update(context.Background(), func(tx *coord.Txn) error {
+	err := f.store.update(context.Background(), func(tx *coord.Txn) error {
 		task, err := tx.Claim(coord.Agent{ID: agent}, coord.ClaimOptions{TaskID: id})
 		if err == nil {
 			epoch = task.Epoch
@@ -72,25 +87,39 @@ func (f *fixture) claim(t *testing.T, agent, id string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.beats.Beat(agent, nil); err != nil {
+	if err := f.store.Beats().Beat(context.Background(), agent, nil); err != nil {
 		t.Fatal(err)
 	}
 	return epoch
 }
 
-func (f *fixture) sweeper(b coord.Updater) *Sweeper {
-	return &Sweeper{Backend: b, Beats: f.beats, Timeout: 10 * time.Minute, Policy: coord.Requeue, Clock: func() time.Time { return f.now }}
+// sweep runs the application's sweep over b with the given timeout (the
+// policy is config.json's: requeue).
+func (f *fixture) sweep(t *testing.T, b coord.Backend, timeout time.Duration) ([]coord.Stale, error) {
+	t.Helper()
+	svc, err := app.New(context.Background(), b, app.Options{Clock: f.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc.Sweep(context.Background(), app.SweepRequest{Timeout: timeout})
 }
 
 func (f *fixture) status(t *testing.T, id string) (coord.Status, string) {
 	t.Helper()
 	var st coord.Status
 	var by string
-	f.store.View(context.Background(), func(tx *coord.Txn) error {
+	f.store.view(context.Background(), func(tx *coord.Txn) error {
 		st, by = tx.Task(id).Status, tx.Task(id).ClaimedBy
 		return nil
 	})
 	return st, by
+}
+
+func (f *fixture) chtimes(t *testing.T, agent string, at time.Time) {
+	t.Helper()
+	if err := f.store.tree.Chtimes(heartbeat.FileName(agent), at); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestSweepFreesOnlyStale(t *testing.T) {
@@ -98,8 +127,8 @@ func TestSweepFreesOnlyStale(t *testing.T) {
 	f.claim(t, "dead", "t1")
 	f.claim(t, "alive", "t2")
 	f.now = f.now.Add(20 * time.Minute)
-	f.beats.Beat("alive", nil) // mtime = f.now (the Dir clock)
-	freed, err := f.sweeper(f.store).Sweep(context.Background())
+	f.store.Beats().Beat(context.Background(), "alive", nil) // mtime = f.now (the engine's clock)
+	freed, err := f.sweep(t, f.store, 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +145,8 @@ func TestSweepRechecksRevivedAgent(t *testing.T) {
 	f := newFixture(t)
 	f.claim(t, "slow", "t1")
 	f.now = f.now.Add(20 * time.Minute)
-	b := &between{Store: f.store, hook: func() { f.beats.Beat("slow", nil) }}
-	freed, err := f.sweeper(b).Sweep(context.Background())
+	b := &between{Backend: f.store, hook: func() { f.store.Beats().Beat(context.Background(), "slow", nil) }}
+	freed, err := f.sweep(t, b, 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,10 +165,10 @@ func TestSweepRechecksEpoch(t *testing.T) {
 	f.claim(t, "a", "t1")
 	f.now = f.now.Add(20 * time.Minute)
 	var newEpoch int64
-	b := &between{Store: f.store, hook: func() {
+	b := &between{Backend: f.store, hook: func() {
 		// Someone else's sweep freed it; the agent came back and reclaimed,
 		// but its heartbeat file is old again by the time we re-check.
-		f.store.Update(context.Background(), func(tx *coord.Txn) error {
+		f.store.update(context.Background(), func(tx *coord.Txn) error {
 			task := tx.Task("t1")
 			tx.FreeStale(coord.LockRef{TaskID: "t1", Agent: "a", Epoch: task.Epoch}, coord.Requeue)
 			n, err := tx.Claim(coord.Agent{ID: "a"}, coord.ClaimOptions{TaskID: "t1"})
@@ -147,7 +176,7 @@ func TestSweepRechecksEpoch(t *testing.T) {
 			return err
 		})
 	}}
-	freed, err := f.sweeper(b).Sweep(context.Background())
+	freed, err := f.sweep(t, b, 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,23 +189,20 @@ func TestSweepRechecksEpoch(t *testing.T) {
 }
 
 // A heartbeat in the future cannot pin a lock: the sweep clamps it to
-// now, so it ages from there.
+// now (BeatStore.LastSeen, on disk), so it ages from there.
 func TestSweepClampsFutureHeartbeat(t *testing.T) {
 	f := newFixture(t)
 	f.claim(t, "skewed", "t1")
-	future := f.now.Add(24 * time.Hour)
-	if err := f.store.Tree.Chtimes("heartbeat/skewed.beat", future); err != nil {
-		t.Fatal(err)
-	}
-	if freed, _ := f.sweeper(f.store).Sweep(context.Background()); len(freed) != 0 {
+	f.chtimes(t, "skewed", f.now.Add(24*time.Hour))
+	if freed, _ := f.sweep(t, f.store, 10*time.Minute); len(freed) != 0 {
 		t.Fatalf("freed at once: %+v", freed)
 	}
-	mt, _, _ := f.beats.MTime("skewed")
+	mt, _, _ := f.store.beats.MTime("skewed")
 	if !mt.Equal(f.now) {
 		t.Fatalf("future mtime %v not clamped to %v", mt, f.now)
 	}
 	f.now = f.now.Add(11 * time.Minute)
-	freed, err := f.sweeper(f.store).Sweep(context.Background())
+	freed, err := f.sweep(t, f.store, 10*time.Minute)
 	if err != nil || len(freed) != 1 {
 		t.Fatalf("after the timeout from the clamp: freed %+v, %v", freed, err)
 	}
@@ -186,22 +212,23 @@ func TestSweepClampsFutureHeartbeat(t *testing.T) {
 func TestSweepWithoutHeartbeatAgesFromSince(t *testing.T) {
 	f := newFixture(t)
 	f.claim(t, "ghost", "t1")
-	if err := f.store.Tree.Remove("heartbeat/ghost.beat"); err != nil {
+	if err := f.store.tree.Remove(heartbeat.FileName("ghost")); err != nil {
 		t.Fatal(err)
 	}
 	f.now = f.now.Add(5 * time.Minute)
-	if freed, _ := f.sweeper(f.store).Sweep(context.Background()); len(freed) != 0 {
+	if freed, _ := f.sweep(t, f.store, 10*time.Minute); len(freed) != 0 {
 		t.Fatalf("freed a 5-minute-old claim: %+v", freed)
 	}
 	f.now = f.now.Add(6 * time.Minute)
-	if freed, _ := f.sweeper(f.store).Sweep(context.Background()); len(freed) != 1 {
+	if freed, _ := f.sweep(t, f.store, 10*time.Minute); len(freed) != 1 {
 		t.Fatalf("an 11-minute-old claim without heartbeat was not freed: %+v", freed)
 	}
 }
 
-// TestClockSkew: heartbeat mtimes off by small and large amounts around
-// a 30 s timeout. No live agent is swept, a dead one is freed within the
-// timeout plus one sweep, and a future mtime cannot pin a lock.
+// TestClockSkew, scenario 7: heartbeat mtimes off by small and large
+// amounts around a 30 s timeout. No live agent is swept, a dead one is
+// freed within the timeout plus one sweep, and a future mtime cannot pin
+// a lock.
 //
 // Broken build this fails against: the sweep without clamping future
 // mtimes (the +29s, +4m22s and +24h cases are never freed).
@@ -225,12 +252,8 @@ func TestClockSkew(t *testing.T) {
 		t.Run(c.offset.String(), func(t *testing.T) {
 			f := newFixture(t)
 			f.claim(t, "a", "t1")
-			if err := f.store.Tree.Chtimes("heartbeat/a.beat", f.now.Add(c.offset)); err != nil {
-				t.Fatal(err)
-			}
-			sw := f.sweeper(f.store)
-			sw.Timeout = 30 * time.Second
-			freed, err := sw.Sweep(context.Background())
+			f.chtimes(t, "a", f.now.Add(c.offset))
+			freed, err := f.sweep(t, f.store, 30*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,7 +267,7 @@ func TestClockSkew(t *testing.T) {
 			// sweep (a future mtime was clamped to it), so one sweep after
 			// the timeout frees it, whatever the skew.
 			f.now = f.now.Add(31 * time.Second)
-			freed, err = sw.Sweep(context.Background())
+			freed, err = f.sweep(t, f.store, 30*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,15 +278,50 @@ func TestClockSkew(t *testing.T) {
 	}
 }
 
+// A FIFO or directory named <agent>.beat is no heartbeat: the agent's
+// lock ages from its claim, so the sweep frees it, and the thing at the
+// name is left as it is (heartbeat's TestSpecialFileIsNoHeartbeat shows
+// nothing blocks on it).
+func TestSweepSpecialFileIsNoHeartbeat(t *testing.T) {
+	for _, kind := range []string{"FIFO", "directory"} {
+		t.Run(kind, func(t *testing.T) {
+			f := newFixture(t)
+			f.claim(t, "a", "t1")
+			path := f.store.tree.Path(heartbeat.FileName("a"))
+			os.Remove(path)
+			var err error
+			if kind == "FIFO" {
+				err = unix.Mkfifo(path, 0o644)
+			} else {
+				err = os.Mkdir(path, 0o755)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Far in the future, so that a mtime read from it would pin the lock.
+			future := f.now.Add(24 * time.Hour)
+			os.Chtimes(path, future, future)
+			f.now = f.now.Add(time.Hour)
+			freed, err := f.sweep(t, f.store, 30*time.Minute)
+			if err != nil || len(freed) != 1 {
+				t.Fatalf("sweep: %v, %v; want t1 freed", freed, err)
+			}
+			if fi, err := os.Lstat(path); err != nil || fi.Mode().IsRegular() {
+				t.Fatalf("the %s was replaced: %v", kind, err)
+			}
+		})
+	}
+}
+
 // TestSweeperRaces, scenario 6: a sweeper, a reviving agent and a new
-// claimer race on one task, each through its own store (own descriptors,
-// so the registry flock really excludes them). The agent revives inside
-// the registry flock and records whether it still held its lock then; if
-// it did, no later sweep may free that lock (its heartbeat is fresh), so
-// the lock must still be there when the sweep returns. Zero live locks
-// removed.
+// claimer race on one task, each through its own backend (own
+// descriptors, so the registry flock really excludes them). The agent
+// revives inside the registry flock and records whether it still held its
+// lock then; if it did, no later sweep may free that lock (its heartbeat
+// is fresh), so the lock must still be there when the sweep returns. Zero
+// live locks removed.
 //
-// Broken build this fails against: Sweeper.Sweep trusting its lock-free
+// Broken build this fails against: a sweep trusting its lock-free
 // judgement (no re-check of the heartbeat under the flock).
 func TestSweeperRaces(t *testing.T) {
 	iters := 300
@@ -271,8 +329,11 @@ func TestSweeperRaces(t *testing.T) {
 		iters = 10000
 	}
 	f := newFixture(t)
-	open := func() *file.Store {
-		s, err := file.Open(f.store.Tree.Dir())
+	timeout := 10 * time.Minute
+	base := time.Now()
+	clock := func() time.Time { return base }
+	open := func() *Backend {
+		s, err := Open(f.store.tree.Dir(), Options{Clock: clock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,17 +341,16 @@ func TestSweeperRaces(t *testing.T) {
 		return s
 	}
 	agentStore, sweepStore, claimStore := open(), open(), open()
-	timeout := 10 * time.Minute
-	base := time.Now()
-	clock := func() time.Time { return base }
-	agentStore.Clock, sweepStore.Clock, claimStore.Clock = clock, clock, clock
-	beats := &Dir{Tree: agentStore.Tree, Clock: clock}
 	ctx := context.Background()
+	svc, err := app.New(ctx, sweepStore, app.Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
 	violations := 0
 	for i := range iters {
 		// The agent holds t1 with a heartbeat that looks dead.
 		var epoch int64
-		err := agentStore.Update(ctx, func(tx *coord.Txn) error {
+		err := agentStore.update(ctx, func(tx *coord.Txn) error {
 			task := tx.Task("t1")
 			if task.Status != coord.Unclaimed {
 				task.Status, task.ClaimedBy, task.Dirty = coord.Unclaimed, "", true
@@ -304,27 +364,26 @@ func TestSweeperRaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		beats.Beat("agent", nil)
-		agentStore.Tree.Chtimes("heartbeat/agent.beat", base.Add(-2*timeout))
+		agentStore.Beats().Beat(ctx, "agent", nil)
+		agentStore.tree.Chtimes(heartbeat.FileName("agent"), base.Add(-2*timeout))
 
 		var revivedHolding bool
-		var freed []Freed
+		var freed []coord.Stale
 		done := make(chan struct{}, 3)
 		go func() { // the agent revives under the flock
-			agentStore.Update(ctx, func(tx *coord.Txn) error {
+			agentStore.update(ctx, func(tx *coord.Txn) error {
 				task := tx.Task("t1")
 				revivedHolding = task.ClaimedBy == "agent" && task.Epoch == epoch && task.Status == coord.Claimed
-				return agentStore.Tree.Chtimes("heartbeat/agent.beat", base)
+				return agentStore.tree.Chtimes(heartbeat.FileName("agent"), base)
 			})
 			done <- struct{}{}
 		}()
 		go func() { // the sweeper
-			sw := &Sweeper{Backend: sweepStore, Beats: &Dir{Tree: sweepStore.Tree, Clock: clock}, Timeout: timeout, Policy: coord.Requeue, Clock: clock}
-			freed, _ = sw.Sweep(ctx)
+			freed, _ = svc.Sweep(ctx, app.SweepRequest{Timeout: timeout})
 			done <- struct{}{}
 		}()
 		go func() { // a new claimer
-			claimStore.Update(ctx, func(tx *coord.Txn) error {
+			claimStore.update(ctx, func(tx *coord.Txn) error {
 				_, err := tx.Claim(coord.Agent{ID: "newcomer"}, coord.ClaimOptions{TaskID: "t1"})
 				if coord.CodeOf(err) == coord.CodeConflict {
 					return nil

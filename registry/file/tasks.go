@@ -2,15 +2,11 @@ package file
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -18,140 +14,26 @@ import (
 	"github.com/rotd/coord/registry/format"
 )
 
-// MaxRegistrySize bounds the registry read: a larger file is refused with a
-// clear error instead of exhausting memory. 64 MiB holds well over 100,000
-// tasks; 'coord archive' keeps finished work out of the active registry.
-const MaxRegistrySize = 64 << 20
-
-// Store is the file-system backend of one coordination tree.
-type Store struct {
-	Tree     *fsops.Tree
-	LockWait time.Duration
-	Clock    coord.Clock
-	// Holder describes this process in the sidecar lock files it holds,
-	// for --lock-diagnose.
-	Holder string
-	// Warn receives problems that happened after a commit (the change is
-	// made, so the command still succeeds): a failed directory fsync, a
-	// log line that could not be written. nil discards them.
-	Warn func(msg string)
-}
-
-func (s *Store) warn(err error) {
-	if s.Warn != nil && err != nil {
-		s.Warn(err.Error())
-	}
-}
-
-var _ coord.Updater = (*Store)(nil)
-
-// Open opens the coordination directory dir (which must exist).
-func Open(dir string) (*Store, error) { return open(dir, Subdirs) }
-
-// OpenForDoctor is Open without refusing a subdirectory of the wrong kind
-// (a symlink, a regular file or a FIFO at agent_locks/, …): Doctor
-// reports and repairs those itself, and looks into a subdirectory only
-// once it is one.
-func OpenForDoctor(dir string) (*Store, error) { return open(dir, nil) }
-
-func open(dir string, subdirs []string) (*Store, error) {
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return nil, coord.Errorf(coord.CodeIO, "no coordination tree at %s", dir).
-			WithHint("run 'coord init' in the project root, or pass --root")
-	}
-	// The tree itself must not be reached through a symlink either: a
-	// linked .rotd or .rotd/coordination would let one checkout write into
-	// another's (or anywhere).
-	for _, p := range []string{dir, filepath.Dir(dir)} {
-		if filepath.Base(p) != "coordination" && filepath.Base(p) != ".rotd" {
-			continue
-		}
-		if li, err := os.Lstat(p); err == nil && li.Mode()&os.ModeSymlink != 0 {
-			return nil, coord.Errorf(coord.CodeIO, "%s is a symlink; coord never follows symlinks into the coordination tree", p).
-				WithHint("replace the link with the directory itself (linked git worktrees share the main worktree's tree without links)")
-		}
-	}
-	t, err := fsops.OpenTree(dir, subdirs...)
-	if errors.Is(err, fsops.ErrWrongKind) {
-		return nil, IOError(err, "") // its own hint
-	}
-	if err != nil {
-		return nil, IOError(err, "remove the symlink or file and run 'coord init' ('coord doctor --repair' does both)")
-	}
-	return &Store{Tree: t, LockWait: 30 * time.Second, Clock: coord.SystemClock}, nil
-}
-
-// Close releases the tree.
-func (s *Store) Close() error { return s.Tree.Close() }
-
-// IOError turns a file-system error into a coded *coord.Error naming the
-// file, with a hint fitting the failure.
-func IOError(err error, hint string) error {
-	if err == nil {
-		return nil
-	}
-	var ce *coord.Error
-	if errors.As(err, &ce) {
-		return err
-	}
-	var lt *fsops.LockTimeoutError
-	if errors.As(err, &lt) {
-		return &coord.Error{Code: coord.CodeLockTimeout, Msg: lt.Error(), Err: coord.ErrLockTimeout, Detail: lt.Holder,
-			Hint: "another coord process holds it; retry, raise --lock-wait, or use --lock-diagnose to name the holder"}
-	}
-	var pe *format.ParseError
-	if errors.As(err, &pe) {
-		return &coord.Error{Code: coord.CodeIO, Msg: pe.Error(), Hint: "fix the file by hand or restore it from version control; 'coord doctor' lists problems"}
-	}
-	var ke *fsops.KindError
-	if errors.As(err, &ke) {
-		if hint == "" {
-			hint = "remove it ('coord doctor --repair' does)"
-			if ke.MayHoldData() {
-				hint = "move it away ('coord doctor --repair' does)"
-			}
-		}
-		return &coord.Error{Code: coord.CodeIO, Msg: ke.Error(), Err: ke, Hint: hint}
-	}
-	code := coord.CodeIO
-	switch {
-	case errors.Is(err, context.Canceled):
-		return &coord.Error{Code: coord.CodeInterrupted, Msg: "interrupted", Err: coord.ErrInterrupted}
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		hint = "the disk is full; free space and retry (nothing was changed)"
-	case errors.Is(err, syscall.EROFS):
-		hint = "the file system is read-only; remount it read-write (nothing was changed)"
-	case errors.Is(err, fs.ErrPermission):
-		hint = "check the permissions of the coordination tree"
-	case errors.Is(err, fsops.ErrSymlink):
-		hint = "remove the symlink; coord never follows symlinks inside the tree"
-	case errors.Is(err, fsops.ErrTooLarge):
-		hint = "the file is too large to be a registry; archive done tasks or restore it"
-	}
-	return &coord.Error{Code: code, Msg: strings.TrimPrefix(err.Error(), "openat "), Hint: hint}
-}
-
 // load reads and parses the registry, the dependency map and the lock
 // directory into a Txn.
-func (s *Store) load() (*coord.Txn, *format.Registry, error) {
-	data, err := s.Tree.ReadFile(RegistryFile, MaxRegistrySize)
+func (s *Backend) load() (*coord.Txn, *format.Registry, error) {
+	data, err := s.tree.ReadFile(RegistryFile, MaxRegistrySize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, coord.Errorf(coord.CodeIO, "no registry at %s", s.Tree.Path(RegistryFile)).
+			return nil, nil, coord.Errorf(coord.CodeIO, "no registry at %s", s.tree.Path(RegistryFile)).
 				WithHint("run 'coord init' in the project root")
 		}
 		return nil, nil, IOError(err, "")
 	}
-	f, err := format.Parse(s.Tree.Path(RegistryFile), data)
+	f, err := format.Parse(s.tree.Path(RegistryFile), data)
 	if err != nil {
 		return nil, nil, IOError(err, "")
 	}
-	deps, err := LoadDepMap(s.Tree)
+	deps, err := s.loadDepMap()
 	if err != nil {
 		return nil, nil, IOError(err, "")
 	}
-	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.Clock().UTC(), Archived: s.archivedLookup(), PathLocks: f.PathLocks}
+	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.clock().UTC(), Archived: s.archivedLookup(), PathLocks: f.PathLocks}
 	tx.UseIndex(f.Index())
 	if f.LastEpoch > tx.LastEpoch {
 		tx.LastEpoch = f.LastEpoch
@@ -159,9 +41,27 @@ func (s *Store) load() (*coord.Txn, *format.Registry, error) {
 	return tx, f, nil
 }
 
-// View loads a snapshot without the lock: the registry is only ever
+// tasks is the registry as a coord.TaskStore.
+type tasks struct{ b *Backend }
+
+func (t tasks) Update(ctx context.Context, fn func(*coord.Txn) error) error {
+	return t.b.update(ctx, fn)
+}
+
+func (t tasks) View(ctx context.Context, fn func(*coord.Txn) error) error {
+	return t.b.view(ctx, fn)
+}
+
+func (t tasks) ArchivedTasks(ctx context.Context) ([]*coord.Task, error) {
+	return t.b.archivedTasks(ctx)
+}
+
+// view loads a snapshot without the lock: the registry is only ever
 // replaced by rename, so a reader sees the old or the new file, whole.
-func (s *Store) View(ctx context.Context, fn func(*coord.Txn) error) error {
+func (s *Backend) view(ctx context.Context, fn func(*coord.Txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return IOError(err, "")
+	}
 	tx, f, err := s.load()
 	if err != nil {
 		return err
@@ -174,28 +74,13 @@ func (s *Store) View(ctx context.Context, fn func(*coord.Txn) error) error {
 	return fn(tx)
 }
 
-// LockRegistry takes the registry's flock for the store's wait.
-func (s *Store) LockRegistry(ctx context.Context) (func(), error) {
-	holder := s.holderLine()
-	unlock, err := s.Tree.Lock(ctx, registryLock, s.LockWait, holder)
-	if err != nil {
-		return nil, IOError(err, "")
-	}
-	return unlock, nil
-}
-
-func (s *Store) holderLine() []byte {
-	b, _ := json.Marshal(struct {
-		Holder string `json:"holder"`
-		Since  string `json:"since"`
-		PID    int    `json:"pid"`
-	}{s.Holder, coord.FormatTime(s.Clock()), os.Getpid()})
-	return b
-}
-
-// Update implements coord.Updater.
-func (s *Store) Update(ctx context.Context, fn func(*coord.Txn) error) error {
-	unlock, err := s.LockRegistry(ctx)
+// update runs fn under the registry's flock: it re-reads the registry,
+// reconciles the lock files and the path-lock mirror against it (the
+// registry is the truth), runs fn, and if fn changed anything commits it
+// (see commit); then it appends the log lines. An error from fn leaves
+// the registry as it was.
+func (s *Backend) update(ctx context.Context, fn func(*coord.Txn) error) error {
+	unlock, err := s.lock(ctx, registryLock)
 	if err != nil {
 		return err
 	}
@@ -203,7 +88,7 @@ func (s *Store) Update(ctx context.Context, fn func(*coord.Txn) error) error {
 	return s.updateLocked(ctx, fn)
 }
 
-func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) error {
+func (s *Backend) updateLocked(ctx context.Context, fn func(*coord.Txn) error) error {
 	tx, f, err := s.load()
 	if err != nil {
 		return err
@@ -230,7 +115,7 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 	}
 	adopted, err := s.reconcilePathLocks(tx, f, m, logTo(&fixes), logTo(&adoptions))
 	if err != nil {
-		s.AppendLog(ctx, fixes...)
+		s.appendLog(ctx, fixes...)
 		return err
 	}
 	before, n := tx.LastEpoch, len(tx.Tasks)
@@ -240,7 +125,7 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 		// Repairs on disk are logged; an adoption is not made (it is
 		// committed with a transaction, and there is none).
 		tx.Events = fixes
-		if lerr := s.AppendLog(ctx, tx.Events...); lerr != nil {
+		if lerr := s.appendLog(ctx, tx.Events...); lerr != nil {
 			return lerr
 		}
 		return ferr
@@ -260,7 +145,7 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 	// The commit is made: a log failure now must not turn the command's
 	// result into an error the caller would read as "nothing changed".
 	events := append(append(fixes, adoptions...), tx.Events...)
-	if err := s.AppendLog(context.WithoutCancel(ctx), events...); err != nil {
+	if err := s.appendLog(context.WithoutCancel(ctx), events...); err != nil {
 		s.warn(fmt.Errorf("committed, but the log line was not written: %w", err))
 	}
 	return nil
@@ -271,7 +156,7 @@ func (s *Store) updateLocked(ctx context.Context, fn func(*coord.Txn) error) err
 // (the commit point: tasks, path locks and the epoch counter in one
 // rename), then removes unbacked locks and brings the path-lock mirror in
 // line.
-func (s *Store) commit(ctx context.Context, tx *coord.Txn, f *format.Registry, locks map[string][]string, mark int64, m *mirror) error {
+func (s *Backend) commit(ctx context.Context, tx *coord.Txn, f *format.Registry, locks map[string][]string, mark int64, m *mirror) error {
 	if tx.PathLocksDirty {
 		if err := m.lock(); err != nil {
 			return err
@@ -297,7 +182,7 @@ func (s *Store) commit(ctx context.Context, tx *coord.Txn, f *format.Registry, l
 		err := s.createLock(name, t)
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			for _, c := range created {
-				s.Tree.Remove(c)
+				s.tree.Remove(c)
 			}
 			return IOError(err, "")
 		}
@@ -310,11 +195,11 @@ func (s *Store) commit(ctx context.Context, tx *coord.Txn, f *format.Registry, l
 	}
 	f.Touch(tx.Now)
 	var nd *fsops.NotDurableError
-	if err := s.Tree.WriteFileFrom(RegistryFile, 0o644, f.EncodeTo); errors.As(err, &nd) {
+	if err := s.tree.WriteFileFrom(RegistryFile, 0o644, f.EncodeTo); errors.As(err, &nd) {
 		s.warn(nd) // committed: readers see it
 	} else if err != nil {
 		for _, c := range created {
-			s.Tree.Remove(c)
+			s.tree.Remove(c)
 		}
 		return IOError(err, "")
 	}
@@ -332,7 +217,7 @@ func (s *Store) commit(ctx context.Context, tx *coord.Txn, f *format.Registry, l
 	}
 	// Best effort: an unremoved lock is unbacked and the next reconcile
 	// removes it.
-	s.Tree.RemoveIn(LocksDir, gone)
+	s.tree.RemoveIn(LocksDir, gone)
 	if tx.PathLocksDirty {
 		if err := s.syncMirror(m, tx.PathLocks); err != nil {
 			s.warn(fmt.Errorf("committed, but the path lock files were not all brought in line (the next command does): %w", err))
@@ -343,28 +228,28 @@ func (s *Store) commit(ctx context.Context, tx *coord.Txn, f *format.Registry, l
 
 // createLock creates a task's lock file (O_EXCL), recreating the lock
 // directory if someone removed it.
-func (s *Store) createLock(name string, t *coord.Task) error {
-	err := s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
+func (s *Backend) createLock(name string, t *coord.Task) error {
+	err := s.tree.CreateExcl(name, lockContent(t, "", 0), false)
 	if errors.Is(err, fs.ErrExist) {
 		// Something that is not a lock file (a planted symlink, a FIFO, a
 		// socket) sits at the name: it holds no data; remove it, never
 		// follow or open it. A directory might hold someone's data: it is
 		// refused, named.
-		if fi, lerr := s.Tree.Lstat(name); lerr == nil && !fi.Mode().IsRegular() {
+		if fi, lerr := s.tree.Lstat(name); lerr == nil && !fi.Mode().IsRegular() {
 			if fi.IsDir() {
-				return s.Tree.CheckFile(name)
+				return s.tree.CheckFile(name)
 			}
-			if err := s.Tree.Remove(name); err != nil {
+			if err := s.tree.Remove(name); err != nil {
 				return err
 			}
-			return s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
+			return s.tree.CreateExcl(name, lockContent(t, "", 0), false)
 		}
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := s.Tree.MkdirAll(LocksDir, 0o755); err != nil {
+		if err := s.tree.MkdirAll(LocksDir, 0o755); err != nil {
 			return err
 		}
-		err = s.Tree.CreateExcl(name, lockContent(t, "", 0), false)
+		err = s.tree.CreateExcl(name, lockContent(t, "", 0), false)
 	}
 	return err
 }
@@ -394,8 +279,8 @@ func lockContent(t *coord.Task, host string, pid int) []byte {
 
 // listLocks maps task id -> agents with a lock file for it. Names that
 // are not lock files are ignored here (doctor reports them).
-func (s *Store) listLocks() (map[string][]string, error) {
-	ents, err := s.Tree.ReadDir(LocksDir)
+func (s *Backend) listLocks() (map[string][]string, error) {
+	ents, err := s.tree.ReadDir(LocksDir)
 	if err != nil {
 		return nil, IOError(err, "")
 	}
@@ -417,7 +302,7 @@ func (s *Store) listLocks() (map[string][]string, error) {
 // An unbacked lock may record the newest epoch the tree has issued (a
 // registry restored from a backup no longer knows it): before such a lock
 // goes, the counter and the epoch mark are raised past its epoch.
-func (s *Store) reconcile(tx *coord.Txn, locks map[string][]string, mark *int64) ([]coord.Event, error) {
+func (s *Backend) reconcile(tx *coord.Txn, locks map[string][]string, mark *int64) ([]coord.Event, error) {
 	var fixes []coord.Event
 	fix := func(format string, args ...any) {
 		fixes = append(fixes, coord.Event{Time: tx.Now, Agent: coord.CoordinatorID, Text: "reconciled: " + fmt.Sprintf(format, args...)})
@@ -451,7 +336,7 @@ func (s *Store) reconcile(tx *coord.Txn, locks map[string][]string, mark *int64)
 				kept = append(kept, a)
 				continue
 			}
-			if err := s.Tree.Remove(LocksDir + "/" + LockName(task, a)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := s.tree.Remove(LocksDir + "/" + LockName(task, a)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, IOError(err, "")
 			}
 			fix("removed lock %s not backed by the registry", LockName(task, a))
