@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,45 @@ func TestHolderLine(t *testing.T) {
 	s.SetHolder("agent-b")
 	if !strings.Contains(string(s.holderLine()), `"holder":"agent-b"`) {
 		t.Fatalf("holder line %s", s.holderLine())
+	}
+}
+
+// A transaction whose context ends before its commit changes nothing and
+// reports the interruption (exit 130); the lock wait ends with it too.
+func TestUpdateInterrupted(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	before := readTreeFile(t, s, RegistryFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	err := s.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		_, err := tx.Claim(coord.Agent{ID: "a"}, coord.ClaimOptions{TaskID: "free"})
+		cancel() // a signal arrives while the transaction runs
+		return err
+	})
+	if coord.CodeOf(err) != coord.CodeInterrupted || !errors.Is(err, coord.ErrInterrupted) {
+		t.Fatalf("Update cancelled before its commit: %v (code %d)", err, coord.CodeOf(err))
+	}
+	if after := readTreeFile(t, s, RegistryFile); string(after) != string(before) {
+		t.Fatal("the registry changed")
+	}
+	// A wait for the registry lock ends with the context.
+	held := make(chan struct{})
+	release := make(chan struct{})
+	go s.Tasks().Update(context.Background(), func(*coord.Txn) error {
+		close(held)
+		<-release
+		return nil
+	})
+	<-held
+	other, err := Open(s.tree.Dir(), Options{LockWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ctx, cancel = context.WithCancel(context.Background())
+	go cancel()
+	err = other.Tasks().Update(ctx, func(*coord.Txn) error { return nil })
+	close(release)
+	if !errors.Is(err, coord.ErrInterrupted) {
+		t.Fatalf("a lock wait cancelled: %v", err)
 	}
 }

@@ -137,8 +137,14 @@ func (s *Backend) updateLocked(ctx context.Context, fn func(*coord.Txn) error) e
 			break
 		}
 	}
+	if dirty && ctx.Err() != nil {
+		// Cancelled before the commit: nothing is changed (a commit
+		// under way is never cut short; the steps below ignore ctx).
+		s.appendLog(context.WithoutCancel(ctx), fixes...)
+		return IOError(ctx.Err(), "")
+	}
 	if dirty {
-		if err := s.commit(ctx, tx, f, locks, mark, m); err != nil {
+		if err := s.commit(context.WithoutCancel(ctx), tx, f, locks, mark, m); err != nil {
 			return err
 		}
 	}
