@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,9 +17,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/urfave/cli/v2"
 
-	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend"
 	"github.com/rotd/coord/registry/file"
 	"github.com/rotd/coord/registry/format"
 	"github.com/rotd/coord/registry/rotd"
@@ -200,11 +199,7 @@ func (e *env) cmdInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(root, file.RelDir)
-	if err := e.checkFS(root); err != nil {
-		return err
-	}
-	created, err := file.Init(dir, rotdtemplate.Coordination())
+	dir, created, err := backend.Init(e.ctx, backend.Options{Root: root, AllowUnsafeFS: e.allowUnsafeFS})
 	if err != nil {
 		return err
 	}
@@ -911,7 +906,7 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 
 // dropExpiredPathLocks removes path locks whose TTL ran out (readers
 // already ignore them), taking the registry lock only when there is one.
-func (e *env) dropExpiredPathLocks(s *file.Backend) error {
+func (e *env) dropExpiredPathLocks(s coord.Backend) error {
 	expired := false
 	if err := s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
 		for _, l := range tx.PathLocks {

@@ -3,18 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry/backend"
 	"github.com/rotd/coord/registry/file"
 )
 
@@ -31,7 +29,7 @@ type env struct {
 	notFound            string
 	allowUnsafeFS       bool
 	clock               coord.Clock
-	store               *file.Backend
+	store               coord.Backend
 	svc                 *app.Service
 	dir                 string // the coordination directory
 	cfg                 coord.Config
@@ -76,14 +74,14 @@ func (e *env) before(c *cli.Context) error {
 func parseDuration(s string) (time.Duration, error) { return coord.ParseDuration(s) }
 
 // open resolves the root and opens the store and config.
-func (e *env) open() (*file.Backend, error) { return e.openStore(false) }
+func (e *env) open() (coord.Backend, error) { return e.openStore(false) }
 
 // openForDoctor is open for doctor, which reports (and repairs) what open
 // refuses: a subdirectory of the wrong kind, an unreadable config.json
 // (the defaults are used meanwhile).
-func (e *env) openForDoctor() (*file.Backend, error) { return e.openStore(true) }
+func (e *env) openForDoctor() (coord.Backend, error) { return e.openStore(true) }
 
-func (e *env) openStore(doctor bool) (*file.Backend, error) {
+func (e *env) openStore(doctor bool) (coord.Backend, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
@@ -97,59 +95,35 @@ func (e *env) openStore(doctor bool) (*file.Backend, error) {
 		return nil, err
 	}
 	e.root = root
-	dir := filepath.Join(root, file.RelDir)
-	if err := e.checkFS(dir); err != nil {
-		return nil, err
-	}
-	// The tree itself must not be reached through a symlink either: a
-	// linked .rotd or .rotd/coordination would let one checkout write into
-	// another's (or anywhere).
-	for _, p := range []string{dir, filepath.Dir(dir)} {
-		if li, err := os.Lstat(p); err == nil && li.Mode()&os.ModeSymlink != 0 {
-			return nil, coord.Errorf(coord.CodeIO, "%s is a symlink; coord never follows symlinks into the coordination tree", p).
-				WithHint("replace the link with the directory itself (linked git worktrees share the main worktree's tree without links)")
-		}
-	}
-	opt := file.Options{
-		Clock:   e.clock,
-		Warn:    func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) },
-		Holder:  e.explicitAgent,
-		Lenient: doctor,
-		RotdDir: filepath.Join(root, ".rotd"),
+	warn := func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
+	opt := backend.Options{
+		Root:          root,
+		Clock:         e.clock,
+		Warn:          warn,
+		Holder:        e.explicitAgent,
+		AllowUnsafeFS: e.allowUnsafeFS,
+		Lenient:       doctor,
 	}
 	if e.lockWaitSet {
 		opt.LockWait = e.lockWait
 	}
-	s, err := file.Open(dir, opt)
+	s, err := backend.Open(e.ctx, opt)
 	if err != nil {
 		return nil, err
 	}
-	svc, err := app.New(e.ctx, s, app.Options{Clock: e.clock, Warn: opt.Warn})
+	svc, err := app.New(e.ctx, s, app.Options{Clock: e.clock, Warn: warn})
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	e.cfg = svc.Config()
-	e.store, e.svc, e.dir = s, svc, dir
+	e.store, e.svc, e.dir = s, svc, s.Where()
 	return s, nil
-}
-
-// checkFS refuses network and user-space file systems unless allowed.
-func (e *env) checkFS(dir string) error {
-	if e.allowUnsafeFS {
-		return nil
-	}
-	err := fsops.CheckLocalFS(dir)
-	if errors.Is(err, fsops.ErrUnsafeFS) {
-		return coord.Errorf(coord.CodeIO, "%v", err).
-			WithHint("flock and rename are not trustworthy there; put the tree on a local disk, or pass --allow-unsafe-fs if every agent runs on this one machine")
-	}
-	return nil // statfs failures surface on first use with a better message
 }
 
 // openAs opens the store and resolves this agent's identity, as most
 // commands that change something need both.
-func (e *env) openAs() (*file.Backend, string, error) {
+func (e *env) openAs() (coord.Backend, string, error) {
 	s, err := e.open()
 	if err != nil {
 		return nil, "", err
@@ -168,8 +142,8 @@ func (e *env) who() (string, error) {
 		return "", err
 	}
 	e.agent = id
-	if e.store != nil {
-		e.store.SetHolder(id)
+	if h, ok := e.store.(interface{ SetHolder(string) }); ok {
+		h.SetHolder(id)
 	}
 	return id, nil
 }

@@ -64,7 +64,7 @@ func (e *env) cmdTop(c *cli.Context) error {
 	return nil // only Ctrl-C (or SIGTERM) ends it
 }
 
-func (e *env) topFrame(s *file.Backend, timeout time.Duration) ([]byte, error) {
+func (e *env) topFrame(s coord.Backend, timeout time.Duration) ([]byte, error) {
 	var b bytes.Buffer
 	now := e.clock()
 	fmt.Fprintf(&b, "coord top — %s — %s (q: Ctrl-C)\n\n", coord.OneLine(s.Where()), coord.FormatTime(now))

@@ -1,0 +1,140 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	rotdtemplate "github.com/rotd/coord"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coord/registry/file"
+)
+
+// Options say which project to open and how.
+type Options struct {
+	// URL names the backend: "" (the file tree under Root) or
+	// file:///abs/path (a project root, or its .rotd/coordination
+	// directory). Other schemes are refused for now.
+	URL string
+	// Root is the project root the caller found (the directory holding
+	// .rotd/coordination), used when URL is "".
+	Root string
+	// Clock is the engine's clock; nil is the system clock.
+	Clock coord.Clock
+	// LockWait bounds a wait for exclusion; 0 is the project's lock_wait.
+	LockWait time.Duration
+	// Warn receives problems that happened after a commit.
+	Warn func(msg string)
+	// Holder names this process to a waiter's --lock-diagnose.
+	Holder string
+	// AllowUnsafeFS opens a tree on a network or user-space file system:
+	// the caller says every agent runs on this one machine.
+	AllowUnsafeFS bool
+	// Lenient opens a tree other commands refuse, for doctor.
+	Lenient bool
+}
+
+// Open opens the backend o names.
+func Open(ctx context.Context, o Options) (coord.Backend, error) {
+	root, dir, err := locate(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFS(dir, o.AllowUnsafeFS); err != nil {
+		return nil, err
+	}
+	// The tree itself must not be reached through a symlink either: a
+	// linked .rotd or .rotd/coordination would let one checkout write into
+	// another's (or anywhere).
+	for _, p := range []string{dir, filepath.Dir(dir)} {
+		if li, err := os.Lstat(p); err == nil && li.Mode()&os.ModeSymlink != 0 {
+			return nil, coord.Errorf(coord.CodeIO, "%s is a symlink; coord never follows symlinks into the coordination tree", p).
+				WithHint("replace the link with the directory itself (linked git worktrees share the main worktree's tree without links)")
+		}
+	}
+	return file.Open(dir, file.Options{
+		Clock:    o.Clock,
+		LockWait: o.LockWait,
+		Warn:     o.Warn,
+		Holder:   o.Holder,
+		Lenient:  o.Lenient,
+		RotdDir:  filepath.Join(root, ".rotd"),
+	})
+}
+
+// Init lays down the project o names (for the file tree: its coordination
+// directory from the template built into the binary). It is idempotent
+// and never overwrites anything; it returns where the project is and what
+// it created.
+func Init(ctx context.Context, o Options) (where string, created []string, err error) {
+	root, dir, err := locate(o)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkFS(root, o.AllowUnsafeFS); err != nil {
+		return "", nil, err
+	}
+	created, err = file.Init(dir, rotdtemplate.Coordination())
+	return dir, created, err
+}
+
+// locate maps o to a project root and its coordination directory.
+func locate(o Options) (root, dir string, err error) {
+	if o.URL == "" {
+		if o.Root == "" {
+			return "", "", coord.Errorf(coord.CodeUsage, "no project root and no backend URL")
+		}
+		return o.Root, filepath.Join(o.Root, file.RelDir), nil
+	}
+	u, perr := url.Parse(o.URL)
+	if perr != nil || u.Scheme == "" {
+		return "", "", coord.Errorf(coord.CodeUsage, "backend %q is not a URL", redact(o.URL)).
+			WithHint("name a tree as file:///abs/path")
+	}
+	if u.Scheme != "file" {
+		return "", "", coord.Errorf(coord.CodeUsage, "unknown backend scheme %q in %s", u.Scheme, redact(o.URL)).
+			WithHint("this coord knows file:///abs/path")
+	}
+	if (u.Host != "" && u.Host != "localhost") || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", "", coord.Errorf(coord.CodeUsage, "backend %s: a file URL names a local path only (file:///abs/path)", redact(o.URL))
+	}
+	p := u.Path
+	if p == "" || !filepath.IsAbs(p) {
+		return "", "", coord.Errorf(coord.CodeUsage, "backend %s: the path must be absolute (file:///abs/path)", redact(o.URL))
+	}
+	p = filepath.Clean(p)
+	switch {
+	case filepath.Base(p) == "coordination" && filepath.Base(filepath.Dir(p)) == ".rotd":
+		return filepath.Dir(filepath.Dir(p)), p, nil
+	case filepath.Base(p) == ".rotd":
+		return filepath.Dir(p), filepath.Join(p, "coordination"), nil
+	}
+	return p, filepath.Join(p, file.RelDir), nil
+}
+
+// redact masks a URL's password for messages.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return raw
+}
+
+// checkFS refuses network and user-space file systems unless allowed.
+// A file system that cannot be examined is not refused here: the failure
+// surfaces on first use with a better message.
+func checkFS(dir string, allow bool) error {
+	if allow {
+		return nil
+	}
+	err := fsops.CheckLocalFS(dir)
+	if errors.Is(err, fsops.ErrUnsafeFS) {
+		return coord.Errorf(coord.CodeIO, "%v", err).
+			WithHint("flock and rename are not trustworthy there; put the tree on a local disk, or pass --allow-unsafe-fs if every agent runs on this one machine")
+	}
+	return nil
+}

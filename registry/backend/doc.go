@@ -1,0 +1,19 @@
+// Package backend is the one place that opens a storage engine: it maps a
+// backend URL (the --backend flag, COORD_BACKEND, config.json's
+// "backend"; contract §5) to an implementation of coord.Backend. It is the
+// only package that names engines; front ends and the application know
+// only the interfaces of package coord.
+//
+// Today one engine exists: the file tree (package registry/file), named by
+// no URL at all (the tree found from the working directory, Options.Root)
+// or by file:///abs/path, the project root or its coordination directory.
+// Any other scheme is refused (exit 1, naming the URL with its password
+// masked); NATS JetStream comes next.
+//
+// Before it opens a tree, Open refuses what the engine cannot be trusted
+// on: a tree on a network or user-space file system (NFS, 9p, FUSE, SMB,
+// Ceph, …: flock is advisory and per host there, rename not atomic across
+// clients) unless Options.AllowUnsafeFS says every agent runs on this one
+// machine, and a .rotd or .rotd/coordination reached through a symlink
+// (one checkout could then write into another's, or anywhere).
+package backend
