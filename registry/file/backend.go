@@ -102,58 +102,58 @@ func Open(dir string, opt Options) (*Backend, error) {
 }
 
 // Name is "file".
-func (b *Backend) Name() string { return "file" }
+func (s *Backend) Name() string { return "file" }
 
 // Where is the coordination directory.
-func (b *Backend) Where() string { return b.tree.Dir() }
+func (s *Backend) Where() string { return s.tree.Dir() }
 
 // Close releases the tree.
-func (b *Backend) Close() error { return b.tree.Close() }
+func (s *Backend) Close() error { return s.tree.Close() }
 
 // SetHolder renames this process in the flock sidecars it takes from now
 // on (a front end that learns the caller's identity after opening).
-func (b *Backend) SetHolder(holder string) {
-	b.mu.Lock()
-	b.holder = holder
-	b.mu.Unlock()
+func (s *Backend) SetHolder(holder string) {
+	s.mu.Lock()
+	s.holder = holder
+	s.mu.Unlock()
 }
 
 // Tasks is the registry.
-func (b *Backend) Tasks() coord.TaskStore { return tasks{b} }
+func (s *Backend) Tasks() coord.TaskStore { return tasks{s} }
 
 // Beats is the heartbeat directory.
-func (b *Backend) Beats() coord.BeatStore { return beats{b} }
+func (s *Backend) Beats() coord.BeatStore { return beats{s} }
 
 // Leases is leases.json.
-func (b *Backend) Leases() coord.LeaseStore { return leases{b} }
+func (s *Backend) Leases() coord.LeaseStore { return leases{s} }
 
 // KV is kv.json.
-func (b *Backend) KV() coord.KVStore { return kvStore{b} }
+func (s *Backend) KV() coord.KVStore { return kvStore{s} }
 
 // Quota is quota.json.
-func (b *Backend) Quota() coord.QuotaStore { return quota{b} }
+func (s *Backend) Quota() coord.QuotaStore { return quota{s} }
 
 // Log is coordination.log and its rotations.
-func (b *Backend) Log() coord.LogStore { return logStore{b} }
+func (s *Backend) Log() coord.LogStore { return logStore{s} }
 
 // Changes notifies of changes in the tree (fsnotify).
-func (b *Backend) Changes() coord.Notifier { return notifier{b} }
+func (s *Backend) Changes() coord.Notifier { return notifier{s} }
 
 // Artifacts writes under RotdDir; nil without one.
-func (b *Backend) Artifacts() coord.ArtifactStore {
-	if b.rotdDir == "" {
+func (s *Backend) Artifacts() coord.ArtifactStore {
+	if s.rotdDir == "" {
 		return nil
 	}
-	return artifacts{b}
+	return artifacts{s}
 }
 
 // Config reads config.json strictly; a missing file is the defaults. A
 // file that does not parse is an error (exit 2 naming it), or with
 // Options.Lenient the defaults.
-func (b *Backend) Config(ctx context.Context) (coord.Config, error) {
-	c, err := b.readConfig()
+func (s *Backend) Config(ctx context.Context) (coord.Config, error) {
+	c, err := s.readConfig()
 	if err != nil {
-		if b.lenient {
+		if s.lenient {
 			return coord.DefaultConfig(), nil
 		}
 		return coord.DefaultConfig(), IOError(err, "")
@@ -161,28 +161,28 @@ func (b *Backend) Config(ctx context.Context) (coord.Config, error) {
 	return c, nil
 }
 
-func (b *Backend) warn(err error) {
-	if b.warnFn != nil && err != nil {
-		b.warnFn(err.Error())
+func (s *Backend) warn(err error) {
+	if s.warnFn != nil && err != nil {
+		s.warnFn(err.Error())
 	}
 }
 
 // holderLine is what this process writes into a flock sidecar it holds.
-func (b *Backend) holderLine() []byte {
-	b.mu.Lock()
-	holder := b.holder
-	b.mu.Unlock()
+func (s *Backend) holderLine() []byte {
+	s.mu.Lock()
+	holder := s.holder
+	s.mu.Unlock()
 	line, _ := json.Marshal(struct {
 		Holder string `json:"holder"`
 		Since  string `json:"since"`
 		PID    int    `json:"pid"`
-	}{holder, coord.FormatTime(b.clock()), os.Getpid()})
+	}{holder, coord.FormatTime(s.clock()), os.Getpid()})
 	return line
 }
 
 // lock takes a flock sidecar of .lock/ for the engine's wait.
-func (b *Backend) lock(ctx context.Context, name string) (func(), error) {
-	unlock, err := b.tree.Lock(ctx, name, b.lockWait, b.holderLine())
+func (s *Backend) lock(ctx context.Context, name string) (func(), error) {
+	unlock, err := s.tree.Lock(ctx, name, s.lockWait, s.holderLine())
 	if err != nil {
 		return nil, IOError(err, "")
 	}
@@ -239,8 +239,8 @@ func IOError(err error, hint string) error {
 }
 
 // rotdTree opens the .rotd directory for one artifact write.
-func (b *Backend) rotdTree() (*fsops.Tree, error) {
-	t, err := fsops.OpenTree(filepath.Clean(b.rotdDir), ".lock")
+func (s *Backend) rotdTree() (*fsops.Tree, error) {
+	t, err := fsops.OpenTree(filepath.Clean(s.rotdDir), ".lock")
 	if err != nil {
 		return nil, IOError(err, "")
 	}
