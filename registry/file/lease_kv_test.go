@@ -3,6 +3,8 @@ package file
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,3 +148,35 @@ func TestLeaseRenewKeepsItsTTL(t *testing.T) {
 }
 
 func strict(b []byte) error { return format.CheckStrict("value", b) }
+
+// quota.json: missing is empty; Update writes what fn made of it, and
+// nothing when fn refuses; counters no addition can produce are refused
+// on read (exit 2).
+func TestQuotaStore(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	os.Remove(s.tree.Path(QuotaFile))
+	if q, err := s.Quota().Load(ctx); err != nil || q.TokensUsed != 0 || q.AgentBreakdown == nil {
+		t.Fatalf("missing quota.json: %+v, %v", q, err)
+	}
+	lim := coord.QuotaLimits{Tokens: 100}
+	q, err := s.Quota().Update(ctx, func(q *coord.Quota) error { return q.Add("a", 60, 1, lim, now) })
+	if err != nil || q.TokensUsed != 60 || q.AgentBreakdown["a"].Requests != 1 {
+		t.Fatalf("add: %+v, %v", q, err)
+	}
+	before := readTreeFile(t, s, QuotaFile)
+	if _, err := s.Quota().Update(ctx, func(q *coord.Quota) error { return q.Add("b", 50, 0, lim, now) }); coord.CodeOf(err) != coord.CodeConflict {
+		t.Fatalf("past the limit: %v", err)
+	}
+	if after := readTreeFile(t, s, QuotaFile); string(after) != string(before) {
+		t.Fatal("a refused addition was written")
+	}
+	if q, err := s.Quota().Load(ctx); err != nil || q.TokensUsed != 60 || q.DailyLimit == nil || *q.DailyLimit != 100 {
+		t.Fatalf("load: %+v, %v", q, err)
+	}
+	writeTreeFile(t, s, QuotaFile, []byte(`{"tokens_used":-5,"requests":0,"last_reset":"2026-11-22T00:00:00Z","agent_breakdown":{}}`))
+	if _, err := s.Quota().Load(ctx); coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), QuotaFile) {
+		t.Fatalf("negative counters: %v, want exit 2 naming %s", err, QuotaFile)
+	}
+}
