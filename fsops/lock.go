@@ -36,8 +36,13 @@ const holderSize = 512
 // Lock takes the exclusive flock of the sidecar file name (created if
 // missing, never followed if a symlink), waiting at most wait. holder is a
 // one-line self-description written into the sidecar for waiters to read.
-// unlock releases the lock; it is safe to call once.
+// unlock releases the lock; it is safe to call once. A ctx already done
+// (a signal arrived) takes no lock, so nothing is begun after a signal;
+// once the lock is held, the caller's commit runs to its end.
 func (t *Tree) Lock(ctx context.Context, name string, wait time.Duration, holder []byte) (unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := t.refuseSymlink(name); err != nil {
 		return nil, err
 	}

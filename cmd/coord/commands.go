@@ -408,7 +408,7 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	}
 	// Path locks go with the task: those taken for it, or all of the
 	// agent's once it holds nothing.
-	_, err = e.store.ReleasePathLocks(e.ctx, who, func(l registry.PathLock) bool {
+	_, err = e.store.ReleasePathLocks(context.WithoutCancel(e.ctx), who, func(l registry.PathLock) bool { // committed: a signal no longer stops it
 		return l.Holder == who && (!stillHolds || l.TaskID == a[0])
 	})
 	return err
@@ -649,10 +649,11 @@ func (e *env) cmdLog(c *cli.Context) error {
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	markWaiting()
 	for {
 		select {
 		case <-e.ctx.Done():
-			return nil
+			return interrupted(e.ctx)
 		case <-tick.C:
 		}
 		lines, err := fl.Poll()
@@ -695,12 +696,13 @@ func (e *env) cmdBeat(c *cli.Context) error {
 	if every == 0 {
 		return nil
 	}
+	markWaiting()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-e.ctx.Done():
-			return nil // stopping a beat loop is its normal end
+			return interrupted(e.ctx)
 		case <-t.C:
 			if err := beat(); err != nil {
 				return err
@@ -820,13 +822,14 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	if err != nil {
 		return registry.IOError(err, "")
 	}
+	ctx := context.WithoutCancel(e.ctx) // the sweep committed: finish the housekeeping
 	if !sw.DryRun {
 		gone := map[string]bool{}
 		for _, f := range freed {
 			gone[f.Agent] = true
 		}
 		now := e.clock()
-		if _, err := s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l registry.PathLock) bool {
+		if _, err := s.ReleasePathLocks(ctx, coord.CoordinatorID, func(l registry.PathLock) bool {
 			return gone[l.Holder] || l.Expired(now)
 		}); err != nil {
 			return err
@@ -834,12 +837,12 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	}
 	if !sw.DryRun {
 		// expired leases and keys are already invisible; drop them from disk
-		s.SweepLeases(e.ctx)
-		s.SweepKV(e.ctx)
+		s.SweepLeases(ctx)
+		s.SweepKV(ctx)
 	}
 	var archived []string
 	if !sw.DryRun && e.cfg.ArchiveAfter > 0 {
-		if archived, err = s.Archive(e.ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
+		if archived, err = s.Archive(ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
 			return err
 		}
 	}

@@ -37,6 +37,7 @@ func init() {
 	case "load":
 		os.Exit(loadWorker(os.Getenv("COORD_AGENT"), os.Getenv("COORD_ROOT")))
 	case "cli":
+		installTestHooks()
 		os.Exit(run(context.Background(), append([]string{"coord"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
 	default:
 		os.Exit(workerMain(mode, os.Getenv("COORD_AGENT"), os.Getenv("COORD_ROOT")))

@@ -88,7 +88,7 @@ func (e *env) cmdRun(c *cli.Context) error {
 	cmd.Args[0] = argv[0]
 	cmd.Env = append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(epoch, 10),
 		"COORD_AGENT="+agent, "COORD_ROOT="+e.root)
-	cmd.Stdin, cmd.Stdout = e.stdin, e.stdout
+	cmd.Stdin, cmd.Stdout = rawStdin(e.stdin), e.stdout
 	errTail := &lastLine{w: e.stderr}
 	cmd.Stderr = errTail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -40,16 +40,15 @@ func (e *env) cmdTop(c *cli.Context) error {
 	}
 	fmt.Fprint(e.stdout, "\033[?25l") // hide the cursor while drawing
 	defer fmt.Fprint(e.stdout, "\033[?25h\n")
-	untilChange(e.ctx, dirs, 0, 50*time.Millisecond, func() (bool, error) {
+	return untilChange(e.ctx, dirs, 0, 50*time.Millisecond, func() (bool, error) {
 		frame, err := e.topFrame(s, timeout)
 		if err != nil {
 			frame = []byte("coord top: " + err.Error() + "\n")
 		}
 		fmt.Fprint(e.stdout, "\033[H\033[2J")
 		e.stdout.Write(frame)
-		return false, nil
+		return false, nil // only a signal ends it (exit 130)
 	})
-	return nil // only Ctrl-C (or SIGTERM) ends it
 }
 
 func (e *env) topFrame(s *registry.Store, timeout time.Duration) ([]byte, error) {
