@@ -69,7 +69,10 @@ func commands(e *env) []*cli.Command {
 				&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 20, Usage: "print the last N lines (0: all)"},
 			}, Action: e.cmdLog},
 		{Name: "beat", Usage: "touch this agent's heartbeat",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "every", Usage: "keep beating at this interval until stopped"}},
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "every", Usage: "keep beating at this interval until stopped or the agent's process is gone"},
+				&cli.StringFlag{Name: "pid", Usage: "with --every: the agent's process; beating stops when it is gone (default: the parent process)"},
+			},
 			Action: e.cmdBeat},
 		{Name: "agents", Usage: "agents with last beat, alive or stale, tasks held",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"}}, Action: e.cmdAgents},
@@ -676,6 +679,24 @@ func (e *env) cmdBeat(c *cli.Context) error {
 		}
 		every = d
 	}
+	var agentProc *process
+	if c.IsSet("pid") {
+		if every == 0 {
+			return strErr("--pid only goes with --every (a single beat does not watch a process)")
+		}
+		pid, err := strconv.Atoi(c.String("pid"))
+		if err != nil || pid <= 0 {
+			return strErr("--pid %q is not a process id (a positive integer)", c.String("pid"))
+		}
+		if agentProc = watchProcess(pid); agentProc == nil {
+			return strErr("--pid %d: no such process; pass the pid of the running agent", pid)
+		}
+	} else if every > 0 {
+		agentProc = watchParent()
+		if agentProc.pid == 1 {
+			fmt.Fprintf(e.stderr, "coord: beat: warning: the parent process is init (pid 1), which never goes away; pass --pid with the agent's pid so beating stops when the agent does\n")
+		}
+	}
 	if _, err := e.open(); err != nil {
 		return err
 	}
@@ -704,6 +725,12 @@ func (e *env) cmdBeat(c *cli.Context) error {
 		case <-e.ctx.Done():
 			return interrupted(e.ctx)
 		case <-t.C:
+			// The agent's process first: a loop must not keep a dead
+			// agent's locks alive.
+			if !agentProc.alive() {
+				fmt.Fprintf(e.stderr, "coord: beat: %s is gone; stopped beating for %s\n", agentProc, agent)
+				return nil
+			}
 			if err := beat(); err != nil {
 				return err
 			}
