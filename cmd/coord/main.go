@@ -31,6 +31,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) == 0 {
 		args = []string{"coord"}
 	}
+	if isRunGuard(args) { // coord run's helper process (guard.go)
+		return runGuard(args, stdin, stdout, stderr)
+	}
 	// "rotd coord …" behaves exactly like "coord …".
 	if filepath.Base(args[0]) == "rotd" {
 		if len(args) < 2 || args[1] != "coord" {
