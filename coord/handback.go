@@ -29,3 +29,15 @@ func (tx *Txn) HandBack(agent, id string, epoch int64, why string, policy StaleP
 	tx.Log(agent, "handed back task %s (%s): %s", t.ID, OneLine(why), t.Status)
 	return t, nil
 }
+
+// Drained reports whether no work is left at all: no task is unclaimed,
+// claimed, blocked or in review (every task is done, or there are none).
+// An agent loop (coord wait, coord run) ends there.
+func (tx *Txn) Drained() bool {
+	for _, t := range tx.Tasks {
+		if t.Status != Done {
+			return false
+		}
+	}
+	return true
+}

@@ -321,7 +321,7 @@ func (e *env) cmdClaim(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("claim takes no arguments (use --task ID)")
 	}
-	got, _, err := e.claimTask(c)
+	got, _, _, err := e.claimTask(c)
 	if err != nil {
 		return err
 	}
@@ -332,37 +332,72 @@ func (e *env) cmdClaim(c *cli.Context) error {
 }
 
 // claimTask claims by c's flags (--task, --any, --capability,
-// --skill-level) and beats; it returns nil when nothing is eligible.
-func (e *env) claimTask(c *cli.Context) (*coord.Task, string, error) {
+// --skill-level) and beats; it returns nil when nothing is eligible, and
+// then drained tells whether no work is left at all. Unless config.json
+// says "sweep_on_claim": false, the claim first frees stale locks in the
+// same commit (heartbeat.Sweeper.FreeIn), so a dead agent's task does not
+// wait for a watcher.
+func (e *env) claimTask(c *cli.Context) (got *coord.Task, agent string, drained bool, err error) {
 	if id := c.String("task"); c.IsSet("task") {
 		if err := coord.ValidTaskID(id); err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
 	}
 	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	s, agent, err := e.openAs()
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
 	// Beat first, so that a sweep racing this claim sees a live agent.
 	if err := e.beats().Beat(agent, nil); err != nil {
-		return nil, "", registry.IOError(err, "")
+		return nil, "", false, registry.IOError(err, "")
 	}
-	var got *coord.Task
+	var freed []heartbeat.Freed
 	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+		freed = nil
+		if e.cfg.SweepOnClaim {
+			f, err := e.sweeper().FreeIn(tx)
+			if err != nil {
+				return registry.IOError(err, "")
+			}
+			freed = f
+		}
 		t, err := tx.Claim(a, coord.ClaimOptions{TaskID: c.String("task"), Any: c.Bool("any")})
-		got = t
+		got, drained = t, t == nil && err == nil && tx.Drained()
 		return err
 	})
-	if err != nil || got == nil {
-		return nil, agent, err
+	if err != nil {
+		return nil, agent, false, err
+	}
+	e.releaseFreedPathLocks(freed)
+	if got == nil {
+		return nil, agent, drained, nil
 	}
 	e.beats().Beat(agent, e.agentInfo(c, []*coord.Task{got}))
-	return got, agent, nil
+	return got, agent, false, nil
+}
+
+// sweeper is the stale sweep with this tree's settings (stale_after,
+// on_stale).
+func (e *env) sweeper() *heartbeat.Sweeper {
+	return &heartbeat.Sweeper{Backend: e.store, Beats: e.beats(), Timeout: e.cfg.StaleAfter, Policy: e.cfg.OnStale, Clock: e.clock}
+}
+
+// releaseFreedPathLocks drops the path locks of agents a sweep found dead
+// (after its commit, so a signal no longer stops it).
+func (e *env) releaseFreedPathLocks(freed []heartbeat.Freed) {
+	if len(freed) == 0 {
+		return
+	}
+	gone := map[string]bool{}
+	for _, f := range freed {
+		gone[f.Agent] = true
+	}
+	e.store.ReleasePathLocks(context.WithoutCancel(e.ctx), coord.CoordinatorID, func(l registry.PathLock) bool { return gone[l.Holder] })
 }
 
 // heldOp runs an operation on a task this agent holds and refreshes its

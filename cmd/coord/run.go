@@ -82,11 +82,14 @@ func (e *env) cmdRun(c *cli.Context) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
-	task, agent, err := e.claimTask(c)
+	task, agent, drained, err := e.claimTask(c)
 	if err != nil {
 		return err
 	}
 	if task == nil {
+		if drained {
+			return e.printRaw([]byte(`{"status":"drained"}`))
+		}
 		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
 	}
 	id, epoch := task.ID, task.Epoch
@@ -293,9 +296,13 @@ func durFlag(c *cli.Context, name string, def time.Duration) (time.Duration, err
 }
 
 // cmdWait blocks until this agent has an eligible task, or the named task
-// changes state. File-system notification on the coordination directory
-// wakes it (the registry is replaced by rename, so the directory is
-// watched, not the file); a one-second poll is the fallback.
+// changes state, or no work is left at all ({"status":"drained"}, exit
+// 0). File-system notification on the coordination directory wakes it
+// (the registry is replaced by rename, so the directory is watched, not
+// the file); a one-second poll is the fallback. While it waits it beats
+// for its agent every beat_interval, and frees stale locks when the
+// snapshot it reads anyway shows one (unless sweep_on_claim is false), so
+// a task held by a dead agent comes free without a watcher.
 func (e *env) cmdWait(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("wait takes no arguments (use --task ID)")
@@ -314,22 +321,19 @@ func (e *env) cmdWait(c *cli.Context) error {
 			return err
 		}
 	}
-	s, err := e.open()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	var a coord.Agent
-	if taskID == "" {
-		agent, err := e.who()
-		if err != nil {
-			return err
-		}
-		a = coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
+	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
+	beats, sw := e.beats(), e.sweeper()
+	if err := beats.Beat(agent, nil); err != nil {
+		return registry.IOError(err, "")
 	}
+	lastBeat := e.clock()
 	initial := ""
-	check := func() (string, error) {
-		out := ""
-		err := s.View(e.ctx, func(tx *coord.Txn) error {
+	look := func() (out string, stale bool, err error) {
+		err = s.View(e.ctx, func(tx *coord.Txn) error {
 			if taskID != "" {
 				t := tx.Task(taskID)
 				if t == nil {
@@ -339,14 +343,45 @@ func (e *env) cmdWait(c *cli.Context) error {
 					initial = string(t.Status)
 				} else if string(t.Status) != initial {
 					out = fmt.Sprintf(`{"task":%q,"status":%q,"was":%q}`, t.ID, t.Status, initial)
+					return nil
 				}
+			}
+			if tx.Drained() {
+				out = `{"status":"drained"}`
 				return nil
 			}
-			if best := bestEligible(tx, a); best != nil {
-				out = fmt.Sprintf(`{"status":"eligible","task":%q}`, best.ID)
+			if taskID == "" {
+				if best := bestEligible(tx, a); best != nil {
+					out = fmt.Sprintf(`{"status":"eligible","task":%q}`, best.ID)
+					return nil
+				}
+			}
+			if e.cfg.SweepOnClaim {
+				var err error
+				stale, err = sw.AnyStale(tx)
+				return err
 			}
 			return nil
 		})
+		return out, stale, err
+	}
+	check := func() (string, error) {
+		if now := e.clock(); now.Sub(lastBeat) >= e.cfg.BeatInterval {
+			if err := beats.Beat(agent, nil); err != nil {
+				return "", registry.IOError(err, "")
+			}
+			lastBeat = now
+		}
+		out, stale, err := look()
+		if err != nil || out != "" || !stale {
+			return out, err
+		}
+		freed, err := sw.Sweep(e.ctx)
+		if err != nil || len(freed) == 0 {
+			return "", nil // contended or raced: the next check sees it
+		}
+		e.releaseFreedPathLocks(freed)
+		out, _, err = look()
 		return out, err
 	}
 	var out string
@@ -387,16 +422,21 @@ const primeText = `coord: shared task registry for agents in this repo. Exit cod
 Simplest loop: coord run -- <your command>
   claims the best eligible task, sets COORD_TASK/COORD_EPOCH/COORD_AGENT,
   beats while it runs, releases on exit 0, blocks the task (exit 3) on failure,
-  stops it and exits 6 if the claim is lost.
+  stops it and exits 6 if the claim is lost; interrupted (INT/TERM/HUP),
+  it hands the task back and exits 130.
 
 By hand:
   coord claim            -> {"id":"4.2",...,"epoch":17} or {"status":"no_eligible_task"}
-  coord beat             (at least every few minutes while working)
+  coord beat             (at least every few minutes while working; or
+                          coord beat --every 60s &, which stops with its parent)
   coord progress 4.2 50 --epoch 17
   coord release 4.2 --epoch 17 --summary "what changed"
   coord block 4.2 --reason "why" --epoch 17
 
-Nothing eligible? coord wait --timeout 10m (exit 0 when there is work).
+Nothing eligible? coord wait --timeout 10m (exit 0 when there is work;
+{"status":"drained"} when no work is left at all: stop then).
+A dead agent's task is freed once its heartbeat is older than stale_after
+(15m): the next claim, run or wait frees it, as do coord watch/clean-stale.
 Before editing shared files: coord lock-file PATH... (exit 3 names the holder).
 Identity: --agent ID or COORD_AGENT. Capabilities: --capability a,b.
 See also: coord ls, coord ready --explain, coord log -n 20.
