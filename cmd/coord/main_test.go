@@ -22,7 +22,14 @@ import (
 
 // TestMain lets the test binary stand in for the coord binary (and for
 // rotd, to test 'rotd coord …') inside testscript scripts.
+//
+// Every coord process the tests start inherits GORACE=atexit_sleep_ms=0:
+// a race-built process otherwise sleeps 1 s at exit, which made the
+// script tests (hundreds of coord processes) take minutes.
 func TestMain(m *testing.M) {
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	cmd := func() {
 		installTestHooks()
 		os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
@@ -66,6 +73,7 @@ func installTestHooks() {
 //	gone PIDFILE          wait (up to 60 s) until the process whose pid
 //	                      PIDFILE holds has exited
 func TestScript(t *testing.T) {
+	manyProcesses(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
