@@ -56,45 +56,16 @@ func (s *Sweeper) lastSeen(t *coord.Task, now time.Time) (time.Time, error) {
 // ones under it, re-checking each. It returns what it freed. Heartbeats are
 // read in one pass over the directory, and only lock holders' future
 // mtimes are clamped (an idle agent's cannot pin anything; its next claim
-// beats).
+// beats). When nothing is stale it costs one registry read and one pass
+// over the holders' heartbeats, and takes no lock.
 func (s *Sweeper) Sweep(ctx context.Context) ([]Freed, error) {
 	now := s.Clock()
 	var cands []Freed
 	var future []string
 	err := s.Backend.View(ctx, func(tx *coord.Txn) error {
-		var held []*coord.Task
-		agents := map[string]bool{}
-		for _, t := range tx.Tasks {
-			if t.HoldsLock() {
-				held = append(held, t)
-				agents[t.ClaimedBy] = true
-			}
-		}
-		names := make([]string, 0, len(agents))
-		for a := range agents {
-			names = append(names, a)
-		}
-		mtimes, err := s.Beats.MTimes(names)
-		if err != nil {
-			return err
-		}
-		for a, mt := range mtimes {
-			if mt.After(now) {
-				future = append(future, a)
-			}
-		}
-		for _, t := range held {
-			seen, ok := mtimes[t.ClaimedBy]
-			if !ok {
-				seen, _ = s.lastSeen(t, now) // no heartbeat: ages from the lock's since
-			} else if seen.After(now) {
-				seen = now
-			}
-			if idle := now.Sub(seen); idle > s.Timeout {
-				cands = append(cands, Freed{TaskID: t.ID, Agent: t.ClaimedBy, Epoch: t.Epoch, Idle: idle, IdleS: int64(idle / time.Second), Status: t.Status, progress: t.Progress})
-			}
-		}
-		return nil
+		var err error
+		cands, future, err = s.judge(tx, now)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -157,6 +128,80 @@ func (s *Sweeper) Sweep(ctx context.Context) ([]Freed, error) {
 		return nil
 	})
 	return freed, err
+}
+
+// judge returns the locks in tx whose agent has been silent longer than
+// the timeout at now, and the holders whose heartbeat lies in the future.
+func (s *Sweeper) judge(tx *coord.Txn, now time.Time) (cands []Freed, future []string, err error) {
+	var held []*coord.Task
+	agents := map[string]bool{}
+	for _, t := range tx.Tasks {
+		if t.HoldsLock() {
+			held = append(held, t)
+			agents[t.ClaimedBy] = true
+		}
+	}
+	if len(held) == 0 {
+		return nil, nil, nil
+	}
+	names := make([]string, 0, len(agents))
+	for a := range agents {
+		names = append(names, a)
+	}
+	mtimes, err := s.Beats.MTimes(names)
+	if err != nil {
+		return nil, nil, err
+	}
+	for a, mt := range mtimes {
+		if mt.After(now) {
+			future = append(future, a)
+		}
+	}
+	for _, t := range held {
+		seen, ok := mtimes[t.ClaimedBy]
+		if !ok {
+			seen, _ = s.lastSeen(t, now) // no heartbeat: ages from the lock's since
+		} else if seen.After(now) {
+			seen = now
+		}
+		if idle := now.Sub(seen); idle > s.Timeout {
+			cands = append(cands, Freed{TaskID: t.ID, Agent: t.ClaimedBy, Epoch: t.Epoch, Idle: idle, IdleS: int64(idle / time.Second), Status: t.Status, progress: t.Progress})
+		}
+	}
+	return cands, future, nil
+}
+
+// FreeIn is the sweep inside a transaction the caller already holds (under
+// the registry flock): it judges the locks in tx and frees the stale ones
+// there, so a claim sweeps in its own commit at the cost of one pass over
+// the holders' heartbeats. Future heartbeats are clamped as Sweep does.
+func (s *Sweeper) FreeIn(tx *coord.Txn) ([]Freed, error) {
+	now := s.Clock()
+	cands, future, err := s.judge(tx, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range future {
+		if _, err := s.Beats.ClampFuture(a, now); err != nil {
+			return nil, err
+		}
+	}
+	var freed []Freed
+	for _, c := range cands {
+		if tx.FreeStale(coord.LockRef{TaskID: c.TaskID, Agent: c.Agent, Epoch: c.Epoch}, s.Policy) {
+			c.Status = tx.Task(c.TaskID).Status
+			freed = append(freed, c)
+		}
+	}
+	return freed, nil
+}
+
+// AnyStale reports whether some lock in tx is stale now: the cheap test a
+// waiting command makes on the snapshot it reads anyway, before it calls
+// Sweep (which takes the lock).
+func (s *Sweeper) AnyStale(tx *coord.Txn) (bool, error) {
+	cands, _, err := s.judge(tx, s.Clock())
+	return len(cands) > 0, err
 }
 
 // NextDue returns the earliest instant at which some lock held now would

@@ -24,6 +24,10 @@ type Config struct {
 	// Roster lists agent names per lease cadence ("daily", "weekly") for
 	// 'coord lease check' (lease_roster).
 	Roster map[string][]string
+	// SweepOnClaim makes claim, run and wait free stale locks themselves
+	// (sweep_on_claim, default true), so a dead agent's task does not
+	// wait for a watcher or cron.
+	SweepOnClaim bool
 }
 
 // DefaultConfig is what an absent config.json means.
@@ -33,6 +37,7 @@ func DefaultConfig() Config {
 		BeatInterval: 60 * time.Second,
 		LockWait:     30 * time.Second,
 		OnStale:      coord.Requeue,
+		SweepOnClaim: true,
 	}
 }
 
@@ -98,6 +103,8 @@ func LoadConfig(t *fsops.Tree) (Config, error) {
 			}
 		case "review_gate":
 			c.ReviewGate, err = d.boolean(`"review_gate"`)
+		case "sweep_on_claim":
+			c.SweepOnClaim, err = d.boolean(`"sweep_on_claim"`)
 		case "on_stale":
 			var s string
 			s, err = d.str(`"on_stale"`, false)

@@ -72,7 +72,10 @@ func commands(e *env) []*cli.Command {
 				&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 20, Usage: "print the last N lines (0: all)"},
 			}, Action: e.cmdLog},
 		{Name: "beat", Usage: "touch this agent's heartbeat",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "every", Usage: "keep beating at this interval until stopped"}},
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "every", Usage: "keep beating at this interval until stopped or the agent's process is gone"},
+				&cli.StringFlag{Name: "pid", Usage: "with --every: the agent's process; beating stops when it is gone (default: the parent process)"},
+			},
 			Action: e.cmdBeat},
 		{Name: "agents", Usage: "agents with last beat, alive or stale, tasks held",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"}}, Action: e.cmdAgents},
@@ -336,7 +339,7 @@ func (e *env) cmdClaim(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("claim takes no arguments (use --task ID)")
 	}
-	got, _, err := e.claimTask(c)
+	got, _, _, err := e.claimTask(c)
 	if err != nil {
 		return err
 	}
@@ -347,37 +350,72 @@ func (e *env) cmdClaim(c *cli.Context) error {
 }
 
 // claimTask claims by c's flags (--task, --any, --capability,
-// --skill-level) and beats; it returns nil when nothing is eligible.
-func (e *env) claimTask(c *cli.Context) (*coord.Task, string, error) {
+// --skill-level) and beats; it returns nil when nothing is eligible, and
+// then drained tells whether no work is left at all. Unless config.json
+// says "sweep_on_claim": false, the claim first frees stale locks in the
+// same commit (heartbeat.Sweeper.FreeIn), so a dead agent's task does not
+// wait for a watcher.
+func (e *env) claimTask(c *cli.Context) (got *coord.Task, agent string, drained bool, err error) {
 	if id := c.String("task"); c.IsSet("task") {
 		if err := coord.ValidTaskID(id); err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
 	}
 	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	s, agent, err := e.openAs()
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
 	// Beat first, so that a sweep racing this claim sees a live agent.
 	if err := e.beats().Beat(agent, nil); err != nil {
-		return nil, "", registry.IOError(err, "")
+		return nil, "", false, registry.IOError(err, "")
 	}
-	var got *coord.Task
+	var freed []heartbeat.Freed
 	err = s.Update(e.ctx, func(tx *coord.Txn) error {
+		freed = nil
+		if e.cfg.SweepOnClaim {
+			f, err := e.sweeper().FreeIn(tx)
+			if err != nil {
+				return registry.IOError(err, "")
+			}
+			freed = f
+		}
 		t, err := tx.Claim(a, coord.ClaimOptions{TaskID: c.String("task"), Any: c.Bool("any")})
-		got = t
+		got, drained = t, t == nil && err == nil && tx.Drained()
 		return err
 	})
-	if err != nil || got == nil {
-		return nil, agent, err
+	if err != nil {
+		return nil, agent, false, err
+	}
+	e.releaseFreedPathLocks(freed)
+	if got == nil {
+		return nil, agent, drained, nil
 	}
 	e.beats().Beat(agent, e.agentInfo(c, []*coord.Task{got}))
-	return got, agent, nil
+	return got, agent, false, nil
+}
+
+// sweeper is the stale sweep with this tree's settings (stale_after,
+// on_stale).
+func (e *env) sweeper() *heartbeat.Sweeper {
+	return &heartbeat.Sweeper{Backend: e.store, Beats: e.beats(), Timeout: e.cfg.StaleAfter, Policy: e.cfg.OnStale, Clock: e.clock}
+}
+
+// releaseFreedPathLocks drops the path locks of agents a sweep found dead
+// (after its commit, so a signal no longer stops it).
+func (e *env) releaseFreedPathLocks(freed []heartbeat.Freed) {
+	if len(freed) == 0 {
+		return
+	}
+	gone := map[string]bool{}
+	for _, f := range freed {
+		gone[f.Agent] = true
+	}
+	e.store.ReleasePathLocks(context.WithoutCancel(e.ctx), coord.CoordinatorID, func(l registry.PathLock) bool { return gone[l.Holder] })
 }
 
 // heldOp runs an operation on a task this agent holds and refreshes its
@@ -426,7 +464,7 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	}
 	// Path locks go with the task: those taken for it, or all of the
 	// agent's once it holds nothing.
-	_, err = e.store.ReleasePathLocks(e.ctx, who, func(l registry.PathLock) bool {
+	_, err = e.store.ReleasePathLocks(context.WithoutCancel(e.ctx), who, func(l registry.PathLock) bool { // committed: a signal no longer stops it
 		return l.Holder == who && (!stillHolds || l.TaskID == a[0])
 	})
 	return err
@@ -683,10 +721,11 @@ func (e *env) cmdLog(c *cli.Context) error {
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	markWaiting()
 	for {
 		select {
 		case <-e.ctx.Done():
-			return nil
+			return interrupted(e.ctx)
 		case <-tick.C:
 		}
 		lines, err := fl.Poll()
@@ -709,6 +748,24 @@ func (e *env) cmdBeat(c *cli.Context) error {
 		}
 		every = d
 	}
+	var agentProc *process
+	if c.IsSet("pid") {
+		if every == 0 {
+			return strErr("--pid only goes with --every (a single beat does not watch a process)")
+		}
+		pid, err := strconv.Atoi(c.String("pid"))
+		if err != nil || pid <= 0 {
+			return strErr("--pid %q is not a process id (a positive integer)", c.String("pid"))
+		}
+		if agentProc = watchProcess(pid); agentProc == nil {
+			return strErr("--pid %d: no such process; pass the pid of the running agent", pid)
+		}
+	} else if every > 0 {
+		agentProc = watchParent()
+		if agentProc.pid == 1 {
+			fmt.Fprintf(e.stderr, "coord: beat: warning: the parent process is init (pid 1), which never goes away; pass --pid with the agent's pid so beating stops when the agent does\n")
+		}
+	}
 	if _, err := e.open(); err != nil {
 		return err
 	}
@@ -729,13 +786,20 @@ func (e *env) cmdBeat(c *cli.Context) error {
 	if every == 0 {
 		return nil
 	}
+	markWaiting()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-e.ctx.Done():
-			return nil // stopping a beat loop is its normal end
+			return interrupted(e.ctx)
 		case <-t.C:
+			// The agent's process first: a loop must not keep a dead
+			// agent's locks alive.
+			if !agentProc.alive() {
+				fmt.Fprintf(e.stderr, "coord: beat: %s is gone; stopped beating for %s\n", agentProc, agent)
+				return nil
+			}
 			if err := beat(); err != nil {
 				return err
 			}
@@ -854,13 +918,14 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	if err != nil {
 		return registry.IOError(err, "")
 	}
+	ctx := context.WithoutCancel(e.ctx) // the sweep committed: finish the housekeeping
 	if !sw.DryRun {
 		gone := map[string]bool{}
 		for _, f := range freed {
 			gone[f.Agent] = true
 		}
 		now := e.clock()
-		if _, err := s.ReleasePathLocks(e.ctx, coord.CoordinatorID, func(l registry.PathLock) bool {
+		if _, err := s.ReleasePathLocks(ctx, coord.CoordinatorID, func(l registry.PathLock) bool {
 			return gone[l.Holder] || l.Expired(now)
 		}); err != nil {
 			return err
@@ -868,12 +933,12 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	}
 	if !sw.DryRun {
 		// expired leases and keys are already invisible; drop them from disk
-		s.SweepLeases(e.ctx)
-		s.SweepKV(e.ctx)
+		s.SweepLeases(ctx)
+		s.SweepKV(ctx)
 	}
 	var archived []string
 	if !sw.DryRun && e.cfg.ArchiveAfter > 0 {
-		if archived, err = s.Archive(e.ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
+		if archived, err = s.Archive(ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
 			return err
 		}
 	}

@@ -122,11 +122,12 @@ func (e *env) cmdWatch(c *cli.Context) error {
 	}
 	schedule()
 	overflowSaid := false
+	markWaiting()
 	for {
 		select {
 		case <-e.ctx.Done():
 			e.logf("stopped")
-			return nil
+			return interrupted(e.ctx)
 		case _, ok := <-events:
 			if !ok {
 				events = nil
