@@ -35,12 +35,17 @@ const holderSize = 512
 // Lock takes the exclusive flock of the sidecar file name (created if
 // missing, never followed if a symlink), waiting at most wait. holder is a
 // one-line self-description written into the sidecar for waiters to read.
-// unlock releases the lock; it is safe to call once.
+// unlock releases the lock; it is safe to call once. A ctx already done
+// (a signal arrived) takes no lock, so nothing is begun after a signal;
+// once the lock is held, the caller's commit runs to its end.
 //
 // The sidecar is opened as every file is (see openFile): a FIFO, socket,
 // device or directory at its name is refused at once with a *KindError,
 // never opened in a way that can block.
 func (t *Tree) Lock(ctx context.Context, name string, wait time.Duration, holder []byte) (unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f, err := t.openFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err

@@ -73,7 +73,10 @@ func commands(e *env) []*cli.Command {
 				&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 20, Usage: "print the last N lines (0: all)"},
 			}, Action: e.cmdLog},
 		{Name: "beat", Usage: "touch this agent's heartbeat",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "every", Usage: "keep beating at this interval until stopped"}},
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "every", Usage: "keep beating at this interval until stopped or the agent's process is gone"},
+				&cli.StringFlag{Name: "pid", Usage: "with --every: the agent's process; beating stops when it is gone (default: the parent process)"},
+			},
 			Action: e.cmdBeat},
 		{Name: "agents", Usage: "agents with last beat, alive or stale, tasks held",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"}}, Action: e.cmdAgents},
@@ -333,7 +336,7 @@ func (e *env) cmdClaim(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("claim takes no arguments (use --task ID)")
 	}
-	got, _, err := e.claimTask(c)
+	got, _, _, err := e.claimTask(c)
 	if err != nil {
 		return err
 	}
@@ -344,37 +347,64 @@ func (e *env) cmdClaim(c *cli.Context) error {
 }
 
 // claimTask claims by c's flags (--task, --any, --capability,
-// --skill-level) and beats; it returns nil when nothing is eligible.
-func (e *env) claimTask(c *cli.Context) (*coord.Task, string, error) {
+// --skill-level) and beats; it returns nil when nothing is eligible, and
+// then drained tells whether no work is left at all. Unless config.json
+// says "sweep_on_claim": false, the claim first frees stale locks in the
+// same commit (sweepIn, as app.Service.Claim), so a dead agent's task does not
+// wait for a watcher.
+func (e *env) claimTask(c *cli.Context) (got *coord.Task, agent string, drained bool, err error) {
 	if id := c.String("task"); c.IsSet("task") {
 		if err := coord.ValidTaskID(id); err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
 	}
 	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	s, agent, err := e.openAs()
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
 	// Beat first, so that a sweep racing this claim sees a live agent.
 	if err := e.beats().Beat(e.ctx, agent, nil); err != nil {
-		return nil, "", file.IOError(err, "")
+		return nil, "", false, err
 	}
-	var got *coord.Task
 	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
+		if err := e.sweepIn(tx); err != nil {
+			return err
+		}
 		t, err := tx.Claim(a, coord.ClaimOptions{TaskID: c.String("task"), Any: c.Bool("any")})
-		got = t
+		got, drained = t, t == nil && err == nil && tx.Drained()
 		return err
 	})
-	if err != nil || got == nil {
-		return nil, agent, err
+	if err != nil {
+		return nil, agent, false, err
+	}
+	if got == nil {
+		return nil, agent, drained, nil
 	}
 	e.beats().Beat(e.ctx, agent, e.agentInfo(c, []*coord.Task{got}))
-	return got, agent, nil
+	return got, agent, false, nil
+}
+
+// sweepIn frees, inside the caller's transaction, the locks whose agents
+// went stale (sweep_on_claim), by the domain's rules, as
+// app.Service.Claim does; their path locks go in the same commit.
+func (e *env) sweepIn(tx *coord.Txn) error {
+	holders := tx.LockHolders()
+	if !e.cfg.SweepOnClaim || len(holders) == 0 {
+		return nil
+	}
+	seen, now, err := e.beats().LastSeen(e.ctx, holders)
+	if err != nil {
+		return err
+	}
+	for _, st := range tx.JudgeStale(seen, now, e.cfg.StaleAfter, e.cfg.OnStale) {
+		tx.FreeStale(st.Ref(), e.cfg.OnStale)
+	}
+	return nil
 }
 
 // heldOp runs an operation on a task this agent holds and refreshes its
@@ -668,10 +698,11 @@ func (e *env) cmdLog(c *cli.Context) error {
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	markWaiting()
 	for {
 		select {
 		case <-e.ctx.Done():
-			return nil
+			return interrupted(e.ctx)
 		case <-tick.C:
 		}
 		lines, err := fl.Poll(e.ctx)
@@ -694,6 +725,24 @@ func (e *env) cmdBeat(c *cli.Context) error {
 		}
 		every = d
 	}
+	var agentProc *process
+	if c.IsSet("pid") {
+		if every == 0 {
+			return strErr("--pid only goes with --every (a single beat does not watch a process)")
+		}
+		pid, err := strconv.Atoi(c.String("pid"))
+		if err != nil || pid <= 0 {
+			return strErr("--pid %q is not a process id (a positive integer)", c.String("pid"))
+		}
+		if agentProc = watchProcess(pid); agentProc == nil {
+			return strErr("--pid %d: no such process; pass the pid of the running agent", pid)
+		}
+	} else if every > 0 {
+		agentProc = watchParent()
+		if agentProc.pid == 1 {
+			fmt.Fprintf(e.stderr, "coord: beat: warning: the parent process is init (pid 1), which never goes away; pass --pid with the agent's pid so beating stops when the agent does\n")
+		}
+	}
 	if _, err := e.open(); err != nil {
 		return err
 	}
@@ -714,13 +763,20 @@ func (e *env) cmdBeat(c *cli.Context) error {
 	if every == 0 {
 		return nil
 	}
+	markWaiting()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-e.ctx.Done():
-			return nil // stopping a beat loop is its normal end
+			return interrupted(e.ctx)
 		case <-t.C:
+			// The agent's process first: a loop must not keep a dead
+			// agent's locks alive.
+			if !agentProc.alive() {
+				fmt.Fprintf(e.stderr, "coord: beat: %s is gone; stopped beating for %s\n", agentProc, agent)
+				return nil
+			}
 			if err := beat(); err != nil {
 				return err
 			}
@@ -791,20 +847,21 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	ctx := context.WithoutCancel(e.ctx) // the sweep committed: finish the housekeeping
 	if !dryRun {
 		// A freed agent's path locks went with its task; expired ones go now.
-		if err := e.dropExpiredPathLocks(s); err != nil {
+		if err := e.dropExpiredPathLocks(ctx, s); err != nil {
 			return err
 		}
 	}
 	if !dryRun {
 		// expired leases and keys are already invisible; drop them from disk
-		s.Leases().Sweep(e.ctx)
-		s.KV().Sweep(e.ctx)
+		s.Leases().Sweep(ctx)
+		s.KV().Sweep(ctx)
 	}
 	var archived []string
 	if !dryRun && e.cfg.ArchiveAfter > 0 {
-		if archived, err = e.svc.Archive(e.ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
+		if archived, err = e.svc.Archive(ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
 			return err
 		}
 	}
@@ -906,9 +963,9 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 
 // dropExpiredPathLocks removes path locks whose TTL ran out (readers
 // already ignore them), taking the registry lock only when there is one.
-func (e *env) dropExpiredPathLocks(s coord.Backend) error {
+func (e *env) dropExpiredPathLocks(ctx context.Context, s coord.Backend) error {
 	expired := false
-	if err := s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
+	if err := s.Tasks().View(ctx, func(tx *coord.Txn) error {
 		for _, l := range tx.PathLocks {
 			expired = expired || l.Expired(tx.Now)
 		}
@@ -916,7 +973,7 @@ func (e *env) dropExpiredPathLocks(s coord.Backend) error {
 	}); err != nil || !expired {
 		return err
 	}
-	return s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
+	return s.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		tx.DropExpiredPathLocks()
 		return nil
 	})

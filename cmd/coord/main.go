@@ -31,6 +31,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) == 0 {
 		args = []string{"coord"}
 	}
+	if isRunGuard(args) { // coord run's helper process (guard.go)
+		return runGuard(args, stdin, stdout, stderr)
+	}
 	// "rotd coord …" behaves exactly like "coord …".
 	if filepath.Base(args[0]) == "rotd" {
 		if len(args) < 2 || args[1] != "coord" {
@@ -42,10 +45,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// A signal before a commit interrupts (130); during a commit it is
 	// held off until the command finishes (the handler is installed, so
 	// the process is not killed).
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyStop(ctx)
 	defer stop()
 
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, ctx: ctx}
+	e := &env{stdin: &ctxReader{ctx: ctx, r: stdin}, stdout: stdout, stderr: stderr, ctx: ctx}
 	app := newApp(e)
 	argv := args
 	// Completion queries must reach urfave as they are (the flag last).
@@ -72,6 +75,61 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintln(stderr, "coord: "+coord.OneLine(msg))
 	return int(code)
+}
+
+// signalsHook, when set (by the test wrapper only), is called once the
+// stop signals are caught: from then on a signal means exit 130.
+var signalsHook func()
+
+// stopSignals are the signals that stop a command with exit 130: Ctrl-C,
+// kill's default, and a closed terminal or ssh session.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalCause is the cause of a context cancelled by a stop signal
+// (context.Cause); it names the signal, which run forwards.
+type signalCause struct{ sig os.Signal }
+
+func (c *signalCause) Error() string { return "interrupted by " + signalName(c.sig) }
+
+// Unwrap makes a signal read as a cancellation (exit 130) wherever the
+// cause is checked instead of ctx.Err().
+func (c *signalCause) Unwrap() error { return context.Canceled }
+
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
+}
+
+// notifyStop is signal.NotifyContext over stopSignals, except that the
+// cause names the signal. After the first signal the handler stays
+// installed until stop, so a second one cannot kill a commit half-way.
+func notifyStop(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, stopSignals...)
+	if signalsHook != nil {
+		signalsHook()
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel(&signalCause{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signal.Stop(ch)
+		cancel(nil)
+	}
 }
 
 // exitCode is the one table from errors to exit codes.

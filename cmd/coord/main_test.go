@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,9 +22,35 @@ import (
 
 // TestMain lets the test binary stand in for the coord binary (and for
 // rotd, to test 'rotd coord …') inside testscript scripts.
+//
+// Every coord process the tests start inherits GORACE=atexit_sleep_ms=0:
+// a race-built process otherwise sleeps 1 s at exit, which made the
+// script tests (hundreds of coord processes) take minutes.
 func TestMain(m *testing.M) {
-	cmd := func() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	cmd := func() {
+		installTestHooks()
+		os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+	}
 	testscript.Main(m, map[string]func(){"coord": cmd, "rotd": cmd})
+}
+
+// installTestHooks lets a test signal a coord process at a known point
+// instead of after a sleep: COORD_TEST_SIGNALS=FILE is created once the
+// stop-signal handler is installed, COORD_TEST_WAITING=FILE once a
+// waiting command (wait, kv watch, log -f, top, beat --every, watch)
+// waits. Only this wrapper reads them; the production binary never does.
+func installTestHooks() {
+	touch := func(name string) func() {
+		if name == "" {
+			return nil
+		}
+		return func() { os.WriteFile(name, nil, 0o644) }
+	}
+	signalsHook = touch(os.Getenv("COORD_TEST_SIGNALS"))
+	waitingHook = touch(os.Getenv("COORD_TEST_WAITING"))
 }
 
 // TestScript runs every testdata/script/*.txtar end to end.
@@ -40,10 +67,16 @@ func TestMain(m *testing.M) {
 //	age PATH DUR          set PATH's mtime DUR into the past (e.g. 20m)
 //	future PATH DUR       set PATH's mtime DUR into the future
 //	lines FILE N          require FILE to have exactly N lines
+//	waitfile FILE         wait (up to 60 s) until FILE exists: a ready
+//	                      file a background process writes (see
+//	                      installTestHooks), never a sleep
+//	gone PIDFILE          wait (up to 60 s) until the process whose pid
+//	                      PIDFILE holds has exited
 //
 // $README_HOOK_LINE is the README's pre-commit hook install line, as
 // written there.
 func TestScript(t *testing.T) {
+	manyProcesses(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
@@ -79,6 +112,8 @@ func TestScript(t *testing.T) {
 			"age":       func(ts *testscript.TestScript, neg bool, args []string) { shiftMtime(ts, args, -1) },
 			"future":    func(ts *testscript.TestScript, neg bool, args []string) { shiftMtime(ts, args, +1) },
 			"lines":     cmdLines,
+			"waitfile":  cmdWaitFile,
+			"gone":      cmdGone,
 		},
 	})
 }
@@ -221,4 +256,52 @@ func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
 	if (n == want) == neg {
 		ts.Fatalf("%s has %d lines, want %s%d", args[0], n, map[bool]string{true: "not ", false: ""}[neg], want)
 	}
+}
+
+// condTimeout bounds every wait for a condition in the tests: generous,
+// so that a loaded 2-core machine is slow, never wrong.
+const condTimeout = 60 * time.Second
+
+// waitFor polls cond until it holds or condTimeout passes.
+func waitFor(cond func() bool) bool {
+	deadline := time.Now().Add(condTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	if !waitFor(func() bool { _, err := os.Stat(ts.MkAbs(args[0])); return err == nil }) {
+		ts.Fatalf("%s did not appear within %s", args[0], condTimeout)
+	}
+}
+
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gone PIDFILE")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	if err != nil {
+		ts.Fatalf("gone: %s holds no pid", args[0])
+	}
+	if !waitFor(func() bool { return processGone(pid) }) {
+		syscall.Kill(pid, syscall.SIGKILL) // leave nothing behind
+		ts.Fatalf("process %d (%s) still runs after %s", pid, args[0], condTimeout)
+	}
+}
+
+// processGone reports whether pid has exited (a zombie counts as gone).
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
+		return true
+	}
+	state, _ := procStat(pid)
+	return state == "Z" || state == "X"
 }

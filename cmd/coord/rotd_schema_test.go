@@ -86,6 +86,9 @@ func TestFilesValidateAgainstROTDSchemas(t *testing.T) {
 		t.Fatalf("doctor on ROTD's example should report the claimed task without a lock (exit 3):\n%s", out)
 	}
 	mustCoord(t, "--root", root, "doctor", "--repair")
+	// The example's agents have been silent since 2025: keep the claim
+	// from sweeping their locks, which are validated below.
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"sweep_on_claim": false}`), 0o644)
 	mustCoord(t, "--root", root, "--agent", "agent-1-frontend", "claim", "--capability", "frontend_ts,backend_rust,tests_only,docs,refactor")
 
 	// A session of coord's own.

@@ -46,7 +46,7 @@ func (e *env) cmdTop(c *cli.Context) error {
 		defer fmt.Fprint(e.stdout, "\033[?25h\n")
 	}
 	first := true
-	untilChange(e.ctx, dirs, 0, 50*time.Millisecond, func() (bool, error) {
+	return untilChange(e.ctx, dirs, 0, 50*time.Millisecond, func() (bool, error) {
 		frame, err := e.topFrame(s, timeout)
 		if err != nil {
 			frame = []byte("coord top: " + coord.OneLine(err.Error()) + "\n")
@@ -59,9 +59,8 @@ func (e *env) cmdTop(c *cli.Context) error {
 		}
 		first = false
 		e.stdout.Write(frame)
-		return false, nil
+		return false, nil // only a signal ends it (exit 130)
 	})
-	return nil // only Ctrl-C (or SIGTERM) ends it
 }
 
 func (e *env) topFrame(s coord.Backend, timeout time.Duration) ([]byte, error) {

@@ -93,7 +93,7 @@ func (e *env) cmdWatch(c *cli.Context) error {
 			e.logf("freed %s (agent %s, idle %s) -> %s", f.TaskID, f.Agent, f.Idle.Round(time.Second), f.Status)
 		}
 		now := e.clock()
-		e.dropExpiredPathLocks(s) // a freed agent's went with its task
+		e.dropExpiredPathLocks(e.ctx, s) // a freed agent's went with its task
 		if !full {
 			return
 		}
@@ -127,11 +127,12 @@ func (e *env) cmdWatch(c *cli.Context) error {
 	}
 	schedule()
 	overflowSaid := false
+	markWaiting()
 	for {
 		select {
 		case <-e.ctx.Done():
 			e.logf("stopped")
-			return nil
+			return interrupted(e.ctx)
 		case _, ok := <-events:
 			if !ok {
 				events = nil

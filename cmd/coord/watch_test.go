@@ -56,17 +56,19 @@ func expectLine(t *testing.T, lines <-chan string, substr string, within time.Du
 }
 
 // TestWatchSweepsDeadAgent: an agent claims and dies (never beats again);
-// the watcher frees its lock within the timeout plus one interval (here
-// far sooner: it sleeps until the lock is due), with notification and
-// with polling. A second watcher on the same tree is refused.
+// the watcher frees its lock once it is due, not at its next full rescan
+// (an hour away with notification; polling rescans every 2 s), with
+// notification and with polling. A second watcher on the same tree is
+// refused. How soon after the timeout is logged, not asserted.
 //
 // Broken build this fails against: cmd/coord/watch.go without the NextDue
-// schedule and a 1-minute rescan (the lock is freed only a minute later).
+// schedule (with notification, the lock is freed only at the rescan an
+// hour later: no line within the test's bound).
 func TestWatchSweepsDeadAgent(t *testing.T) {
 	for _, mode := range []string{"notify", "poll"} {
 		t.Run(mode, func(t *testing.T) {
 			root := seedTree(t, []string{`{"id":"w1","title":"x"}`})
-			args := []string{"--timeout", "1s", "--interval", "1m"}
+			args := []string{"--timeout", "1s", "--interval", "1h"}
 			if mode == "poll" {
 				args = []string{"--timeout", "1s", "--interval", "2s", "--poll"}
 			}
@@ -78,12 +80,8 @@ func TestWatchSweepsDeadAgent(t *testing.T) {
 			}
 			claimedAt := time.Now()
 			mustCoord(t, "--root", root, "--agent", "doomed", "claim")
-			expectLine(t, lines, "freed w1 (agent doomed", 20*time.Second)
+			expectLine(t, lines, "freed w1 (agent doomed", condTimeout)
 			took := time.Since(claimedAt)
-			limit := 1*time.Second + 2*time.Second + 1500*time.Millisecond // timeout + interval (poll) + slack
-			if took > limit {
-				t.Fatalf("freed after %v, want within %v", took, limit)
-			}
 			t.Logf("%s: freed %v after the last beat", mode, took.Round(10*time.Millisecond))
 		})
 	}

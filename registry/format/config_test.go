@@ -1,6 +1,7 @@
 package format
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,3 +33,19 @@ func TestParseConfig(t *testing.T) {
 		}
 	}
 }
+
+// A reader's coded error (a signal ended the read: interrupted) is
+// returned as it is; any other read failure is I/O.
+func TestParseSeedReadErrors(t *testing.T) {
+	stop := coord.Errorf(coord.CodeInterrupted, "interrupted by SIGINT")
+	if _, err := ParseSeed("stdin", failingReader{stop}); coord.CodeOf(err) != coord.CodeInterrupted {
+		t.Fatalf("interrupted read: %v (code %d)", err, coord.CodeOf(err))
+	}
+	if _, err := ParseSeed("stdin", failingReader{errors.New("EIO")}); coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), "stdin") {
+		t.Fatalf("failed read: %v (code %d)", err, coord.CodeOf(err))
+	}
+}
+
+type failingReader struct{ err error }
+
+func (r failingReader) Read([]byte) (int, error) { return 0, r.err }

@@ -3,6 +3,7 @@ package format
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -34,7 +35,7 @@ func ParseSeed(file string, r io.Reader) ([]coord.SeedLine, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, coord.Wrap(coord.CodeIO, err, "cannot read %s", file)
+			return nil, readError(file, err)
 		}
 	}
 }
@@ -64,4 +65,14 @@ func ParseSeedLine(where string, line []byte) (*coord.Task, error) {
 	t.Raw = line
 	t.Dirty = true
 	return t, nil
+}
+
+// readError is a failure of the reader: a coded error (the caller's
+// reader ended by a signal: interrupted) as it is, anything else I/O.
+func readError(file string, err error) error {
+	var ce *coord.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	return coord.Wrap(coord.CodeIO, err, "cannot read %s", file)
 }

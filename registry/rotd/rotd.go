@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/go-json-experiment/json/jsontext"
 	"io"
@@ -73,7 +74,7 @@ func ParseTasks(file string, r io.Reader, registryPhase func(phase string) []str
 			break
 		}
 		if err != nil {
-			return nil, coord.Wrap(coord.CodeIO, err, "cannot read %s", file)
+			return nil, readError(file, err)
 		}
 	}
 	batchPhase := map[string][]string{}
@@ -227,4 +228,14 @@ func TaskPhase(t *coord.Task) string {
 func jsonQuote(s string) []byte {
 	out, _ := jsontext.AppendQuote(nil, s)
 	return out
+}
+
+// readError is a failure of the reader: a coded error (the caller's
+// reader ended by a signal: interrupted) as it is, anything else I/O.
+func readError(file string, err error) error {
+	var ce *coord.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	return coord.Wrap(coord.CodeIO, err, "cannot read %s", file)
 }
