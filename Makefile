@@ -11,7 +11,7 @@ FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration
 
-.PHONY: build demo test vet fmt-check unit procs fuzz bench stress install-rotd clean
+.PHONY: build demo test vet fmt-check unit procs conformance fuzz bench stress install-rotd clean
 
 build:
 	$(GO) build -tags urfave_cli_no_docs -o $(BIN)/coord ./cmd/coord
@@ -19,7 +19,7 @@ build:
 demo: build
 	./scripts/demo.sh
 
-test: vet fmt-check unit procs fuzz
+test: vet fmt-check unit procs conformance fuzz
 
 vet:
 	$(GO) vet ./...
@@ -43,6 +43,16 @@ procs:
 	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-procs.XXXXXX") || exit 1; \
 	$(GO) test -count=1 -v ./cmd/coord >"$$log" 2>&1; s=$$?; \
 	grep -E '^(--- FAIL|ok|FAIL|\s+load_test\.go)' "$$log"; \
+	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
+
+# The backend conformance suite (registry/conformance) against every
+# engine, without -race so that its multi-process check runs (the unit
+# pass skips it): one line per backend, "backend file: N passed, 0
+# failed"; the whole log on a failure.
+conformance:
+	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-conformance.XXXXXX") || exit 1; \
+	$(GO) test -count=1 -v -run '^TestConformance$$' ./registry/conformance >"$$log" 2>&1; s=$$?; \
+	grep -E '^backend ' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 
 fuzz:
