@@ -69,6 +69,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if ue, ok := err.(usageError); ok {
 		msg = ue.error.Error()
 	}
+	if code == coord.CodeInterrupted && msg == "interrupted" {
+		msg = interrupted(ctx).Error() // name the signal
+	}
 	var ce *coord.Error
 	if errors.As(err, &ce) && e.diagnose && ce.Detail != "" {
 		msg += "; holder " + ce.Detail
@@ -197,6 +200,7 @@ func setUsage(c *cli.Command) {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "root", Usage: "project root holding .rotd/coordination (env COORD_ROOT)"},
+		&cli.StringFlag{Name: "backend", Usage: "where the project's state lives: file:///abs/path (env COORD_BACKEND; default: the root's tree, or \"backend\" in its config.json)"},
 		&cli.StringFlag{Name: "agent", Usage: "this agent's id (env COORD_AGENT or ROTD_AGENT_ID; default: a UUID kept in .rotd/agent_id)"},
 		&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 		&cli.StringFlag{Name: "lock-wait", Usage: "how long to wait for an artifact lock (Go duration; a bare number is seconds)"},

@@ -45,7 +45,7 @@ const (
 	// the active registry.
 	MaxRegistrySize = 64 << 20
 	// MaxArtifact bounds an artifact written through coord.
-	MaxArtifact = 64 << 20
+	MaxArtifact = coord.MaxArtifact
 	// maxSmallFile bounds config.json and a lock file (the dependency map
 	// and quota.json may be 16 times larger, leases and kv 64 times).
 	maxSmallFile = 1 << 20
