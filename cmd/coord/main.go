@@ -76,6 +76,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &ce) && e.diagnose && ce.Detail != "" {
 		msg += "; holder " + ce.Detail
 	}
+	if code == coord.CodeLockTimeout && !e.diagnose { // the CLI's own words for the engine's hint
+		msg += "; --lock-wait DUR waits longer, --lock-diagnose names the holder"
+	}
 	fmt.Fprintln(stderr, "coord: "+coord.OneLine(msg))
 	return int(code)
 }
