@@ -5,6 +5,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/heartbeat"
+	"github.com/rotd/coord/registry/workspace"
 )
 
 // Names inside the coordination directory (contract §1), defined here
@@ -55,8 +56,9 @@ const (
 // symlinks.
 var Subdirs = []string{LocksDir, FileLocksDir, HeartbeatDir, LockDir, ArchiveDir}
 
-// RelDir is the coordination directory relative to the project root.
-const RelDir = ".rotd/coordination"
+// RelDir is the coordination directory relative to the project root
+// (defined by registry/workspace, which finds projects by it).
+const RelDir = workspace.RelDir
 
 // LockName is the lock file name of task held by agent.
 func LockName(task, agent string) string { return task + "." + agent + ".lock" }
