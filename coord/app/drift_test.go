@@ -70,11 +70,11 @@ func (p *project) seed(tasks ...*coord.Task) {
 
 func (p *project) claim(agent, id string) *coord.Task {
 	p.t.Helper()
-	task, err := p.s.Claim(p.ctx, app.ClaimRequest{Agent: coord.Agent{ID: agent}, TaskID: id})
-	if err != nil {
+	res, err := p.s.Claim(p.ctx, app.ClaimRequest{Agent: coord.Agent{ID: agent}, TaskID: id})
+	if err != nil || res.Task == nil {
 		p.t.Fatalf("%s claims %s: %v", agent, id, err)
 	}
-	return task
+	return res.Task
 }
 
 func (p *project) done(agent, id string) {
@@ -162,7 +162,8 @@ func TestWaitPicksTheBestEligibleTask(t *testing.T) {
 			if err != nil || len(ready) == 0 || ready[0].ID != c.want {
 				t.Fatalf("ready: %+v, %v; want %s first", ready, err, c.want)
 			}
-			got, err := p.s.Claim(p.ctx, app.ClaimRequest{Agent: a})
+			res, err := p.s.Claim(p.ctx, app.ClaimRequest{Agent: a})
+			got := res.Task
 			if err != nil || got == nil || got.ID != c.want {
 				t.Fatalf("claim took %+v (%v); wait said %s", got, err, c.want)
 			}

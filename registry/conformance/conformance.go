@@ -188,7 +188,8 @@ func (e *env) seed(s *app.Service, tasks ...*coord.Task) {
 // claim claims id for agent and returns its epoch.
 func (e *env) claim(s *app.Service, agent, id string) int64 {
 	e.t.Helper()
-	task, err := s.Claim(e.ctx, app.ClaimRequest{Agent: coord.Agent{ID: agent}, TaskID: id})
+	res, err := s.Claim(e.ctx, app.ClaimRequest{Agent: coord.Agent{ID: agent}, TaskID: id})
+	task := res.Task
 	if err != nil || task == nil || task.ID != id || task.ClaimedBy != agent {
 		e.t.Fatalf("%s claims %s: %+v, %v", agent, id, task, err)
 	}

@@ -232,9 +232,13 @@ func worker(mode string) int {
 	}
 	me := coord.Agent{ID: agent}
 	for {
-		task, err := s.Claim(ctx, app.ClaimRequest{Agent: me})
+		res, err := s.Claim(ctx, app.ClaimRequest{Agent: me})
 		if err != nil {
 			return fail("claim", err)
+		}
+		task := res.Task
+		if res.Drained {
+			return 0
 		}
 		if task == nil {
 			r, err := s.Wait(ctx, app.WaitRequest{Agent: me, Timeout: bound})

@@ -80,7 +80,8 @@ func checkArchive(t *testing.T, e *env) {
 	if !slices.ContainsFunc(ready, func(r app.ReadyRow) bool { return r.ID == "e" }) {
 		t.Errorf("a task whose dependency is archived is not ready: %+v", ready)
 	}
-	c, err := s.Claim(e.ctx, app.ClaimRequest{Agent: coord.Agent{ID: "y"}})
+	res, err := s.Claim(e.ctx, app.ClaimRequest{Agent: coord.Agent{ID: "y"}})
+	c := res.Task
 	if err != nil || c == nil || c.ID != "c" {
 		t.Fatalf("claim took %+v (%v), want c", c, err)
 	}
