@@ -55,7 +55,8 @@ type record struct {
 // checkContention: workers in separate processes open the project by URL
 // and claim, hold, hand back and release until the registry drains. No
 // task is ever held by two of them at once, every task is released exactly
-// once, and epochs are unique, grow along every worker's and every task's
+// once and claimed once per hold (once more after each hand-back), and
+// epochs are unique, grow along every worker's and every task's
 // history, and agree with the log.
 func checkContention(t *testing.T, e *env) {
 	s := e.svc()
@@ -121,6 +122,7 @@ func checkContention(t *testing.T, e *env) {
 	lastOf := map[string]int64{}
 	claims := map[string][]int64{} // task -> epochs, sorted
 	released := map[string]int{}
+	handedBack := map[string]int{}
 	for _, r := range recs {
 		switch r.Op {
 		case "double", "error":
@@ -137,11 +139,17 @@ func checkContention(t *testing.T, e *env) {
 			claims[r.Task] = append(claims[r.Task], r.Epoch)
 		case "release":
 			released[r.Task]++
+		case "handback":
+			handedBack[r.Task]++
 		}
 	}
 	for _, task := range tasks {
 		if released[task.ID] != 1 {
 			t.Errorf("task %s released %d times, want once", task.ID, released[task.ID])
+		}
+		// Claimed once per hold: once, plus once more after each hand-back.
+		if n := len(claims[task.ID]); n != handedBack[task.ID]+1 {
+			t.Errorf("task %s claimed %d times and handed back %d", task.ID, n, handedBack[task.ID])
 		}
 		slices.Sort(claims[task.ID])
 		// Each task's holds in the order they happened (appended while
