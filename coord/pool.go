@@ -92,6 +92,13 @@ func (p *PoolAgent) Check() error {
 	return nil
 }
 
+// NotRegistered is the refusal of pushed work to an agent outside the
+// pool (CodeConflict).
+func NotRegistered(agent string) *Error {
+	return Errorf(CodeConflict, "agent %s is not registered: nothing is pushed to it", agent).
+		WithHint("run 'coord agents register' first (an agent whose heartbeat went stale has left the pool)")
+}
+
 // Member returns the registered agent with this id, or nil.
 func (tx *Txn) Member(id string) *PoolAgent {
 	for i := range tx.Pool {

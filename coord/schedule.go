@@ -142,8 +142,7 @@ func (tx *Txn) TakeAssignment(agent string) (*Task, error) {
 	}
 	m := tx.Member(agent)
 	if m == nil {
-		return nil, Errorf(CodeConflict, "agent %s is not registered: nothing is pushed to it", agent).
-			WithHint("run 'coord agents register' first (an agent whose heartbeat went stale has left the pool)")
+		return nil, NotRegistered(agent)
 	}
 	if back := tx.Rejected(agent); len(back) > 0 {
 		return back[0], nil
@@ -388,4 +387,25 @@ func misfit(t *Task, p *PoolAgent, left bool) string {
 		return "its assignee no longer suits it (" + why + ")"
 	}
 	return ""
+}
+
+// Clone returns a copy of the Txn that a planner may change freely (a
+// scheduling round tried on a snapshot, to learn whether a real one under
+// exclusion is worth taking): its tasks, path locks and pool are copies,
+// its events empty. Slices inside a task or record (deps, files,
+// capabilities) are shared: no operation changes them in place.
+func (tx *Txn) Clone() *Txn {
+	c := *tx
+	c.Tasks = make([]*Task, len(tx.Tasks))
+	copies := make([]Task, len(tx.Tasks))
+	for i, t := range tx.Tasks {
+		copies[i] = *t
+		c.Tasks[i] = &copies[i]
+	}
+	c.PathLocks = append([]PathLock(nil), tx.PathLocks...)
+	c.Pool = append([]PoolAgent(nil), tx.Pool...)
+	c.Outbox = nil
+	c.Events = nil
+	c.index = nil // rebuilt on first use: the clone may add tasks
+	return &c
 }
