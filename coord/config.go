@@ -25,6 +25,10 @@ type Config struct {
 	// "push" (claim without a task takes from the caller's inbox, which a
 	// scheduler fills: contract §8).
 	Scheduling Scheduling
+	// Backend, in a project's local config.json, names where the project's
+	// state lives when neither --backend nor COORD_BACKEND does (contract
+	// §5); "" is the local tree itself.
+	Backend string
 }
 
 // Scheduling is how agents get work.

@@ -233,7 +233,8 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 		return InboxResult{}, err
 	}
 	if !r.Wait {
-		return s.take(ctx, r.Agent)
+		res, _, err := s.take(ctx, r.Agent)
+		return res, err
 	}
 	var out InboxResult
 	var lastBeat time.Time
@@ -260,7 +261,7 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 			out = InboxResult{Status: "drained"}
 			return true, nil
 		}
-		res, err := s.take(ctx, r.Agent)
+		res, _, err := s.take(ctx, r.Agent)
 		out = res
 		return err != nil || res.Task != nil, err
 	}
@@ -272,32 +273,34 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 	return out, err
 }
 
-// take is one inbox take, in one commit.
-func (s *Service) take(ctx context.Context, agent string) (InboxResult, error) {
+// take is one inbox take, in one commit; drained reports, when nothing
+// was taken, that no work is left at all.
+func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drained bool, err error) {
 	if err := s.b.Beats().Beat(ctx, agent, nil); err != nil {
-		return InboxResult{}, interrupted(ctx, err)
+		return InboxResult{}, false, interrupted(ctx, err)
 	}
 	var got *coord.Task
 	var m coord.Agent
-	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx); err != nil {
 			return err
 		}
 		t, err := tx.TakeAssignment(agent)
 		got = t
+		drained = t == nil && err == nil && tx.Drained()
 		if p := tx.Member(agent); p != nil {
 			m = p.Agent()
 		}
 		return err
 	})
 	if err != nil {
-		return InboxResult{}, interrupted(ctx, err)
+		return InboxResult{}, false, interrupted(ctx, err)
 	}
 	if got == nil {
-		return InboxResult{Status: "empty"}, nil
+		return InboxResult{Status: "empty"}, drained, nil
 	}
 	if got.Status == coord.Claimed {
 		s.beatHolding(ctx, m, []*coord.Task{got})
 	}
-	return InboxResult{Status: "taken", Task: got}, nil
+	return InboxResult{Status: "taken", Task: got}, false, nil
 }

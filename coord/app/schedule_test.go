@@ -195,8 +195,8 @@ func TestPushModeClaimAndWait(t *testing.T) {
 	s := p.service(t)
 	ctx := context.Background()
 	register(t, s, "a", "")
-	if got, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}}); err != nil || got != nil {
-		t.Fatalf("claim with an empty inbox: %v, %v; want nothing (t1 and t2 are unassigned)", got, err)
+	if got, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}}); err != nil || got.Task != nil || got.Drained {
+		t.Fatalf("claim with an empty inbox: %+v, %v; want nothing (t1 and t2 are unassigned)", got, err)
 	}
 	if _, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "stranger"}}); coord.CodeOf(err) != coord.CodeConflict {
 		t.Fatalf("an unregistered agent's claim in push mode: %v", err)
@@ -220,11 +220,11 @@ func TestPushModeClaimAndWait(t *testing.T) {
 		t.Fatal("wait did not wake on the assignment")
 	}
 	got, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}})
-	if err != nil || got == nil || got.ID != "t2" || got.Status != coord.Claimed {
+	if err != nil || got.Task == nil || got.Task.ID != "t2" || got.Task.Status != coord.Claimed {
 		t.Fatalf("push claim: %+v, %v", got, err)
 	}
 	// Claiming an unassigned task by name is still allowed.
-	if got, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "t1"}); err != nil || got.ID != "t1" {
+	if got, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "t1"}); err != nil || got.Task.ID != "t1" {
 		t.Fatalf("claim --task of an unassigned task: %+v, %v", got, err)
 	}
 }
