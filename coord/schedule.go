@@ -409,3 +409,21 @@ func (tx *Txn) Clone() *Txn {
 	c.index = nil // rebuilt on first use: the clone may add tasks
 	return &c
 }
+
+// GiveBack hands back to the queue an assignment agent will not finish: a
+// review it took (an interrupted `run --inbox`) or one still waiting in
+// its inbox. A task no longer assigned to agent is CodeLost.
+func (tx *Txn) GiveBack(agent, id, why string) (*Task, error) {
+	if err := ValidActingAgent(agent); err != nil {
+		return nil, err
+	}
+	if err := ValidTaskID(id); err != nil {
+		return nil, err
+	}
+	t := tx.Task(id)
+	if t == nil || t.AssignedTo != agent {
+		return nil, Errorf(CodeLost, "task %q is not assigned to %s", id, agent).WithHint("nothing to give back")
+	}
+	tx.unassign(t, agent, OneLine(why))
+	return t, nil
+}

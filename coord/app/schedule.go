@@ -304,3 +304,16 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 	}
 	return InboxResult{Status: "taken", Task: got}, false, nil
 }
+
+// GiveBack hands an assignment the agent will not finish (a review it
+// took, or one waiting in its inbox) back to the queue; the next round
+// assigns it again.
+func (s *Service) GiveBack(ctx context.Context, agent, taskID, why string) (*coord.Task, error) {
+	var got *coord.Task
+	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		var err error
+		got, err = tx.GiveBack(agent, taskID, why)
+		return err
+	})
+	return got, interrupted(ctx, err)
+}
