@@ -423,3 +423,17 @@ func TestByPriorityMatchesBest(t *testing.T) {
 		t.Fatalf("Best takes %v, byPriority orders %v", byBest, ordered)
 	}
 }
+
+func TestGiveBack(t *testing.T) {
+	tx := newTxn(&Task{ID: "rv", Status: Review, ClaimedBy: "a", AssignedTo: "r", AssignedAt: "x", ReviewStartedAt: "y"})
+	if _, err := tx.GiveBack("other", "rv", "why"); CodeOf(err) != CodeLost {
+		t.Fatalf("giving back another's review: %v", err)
+	}
+	got, err := tx.GiveBack("r", "rv", "interrupted by SIGINT\nx")
+	if err != nil || got.AssignedTo != "" || got.ReviewStartedAt != "" || got.Status != Review {
+		t.Fatalf("give back: %+v, %v", got, err)
+	}
+	if last := tx.Events[len(tx.Events)-1].Text; last != "returned task rv from r to the queue: interrupted by SIGINT x" {
+		t.Fatalf("logged %q", last)
+	}
+}
