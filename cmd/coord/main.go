@@ -175,7 +175,7 @@ func newApp(e *env) *cli.App {
 		OnUsageError:         onUsageError,
 		Flags:                globalFlags(),
 		Before:               e.before,
-		Commands:             append(commands(e), planningCommands(e)...),
+		Commands:             append(append(commands(e), planningCommands(e)...), scheduleCommands(e)...),
 		CommandNotFound: func(c *cli.Context, name string) {
 			e.notFound = name
 		},
