@@ -24,7 +24,7 @@ func (s *Service) Status(ctx context.Context, agent string) (StatusView, error) 
 		return StatusView{}, err
 	}
 	v := StatusView{Agent: agent, Counts: map[coord.Status]int{}}
-	for _, st := range []coord.Status{coord.Unclaimed, coord.Claimed, coord.Blocked, coord.Review, coord.Done} {
+	for _, st := range coord.Statuses {
 		v.Counts[st] = 0
 	}
 	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {

@@ -36,7 +36,7 @@ type Options struct {
 	Paths *workspace.Paths
 	// All adds the rest of the tools (coord mcp --tools all).
 	All bool
-	// Prime is the text of the "prime" prompt (coord prime).
+	// Prime is the text of the "prime" prompt; "" is app.Prime (coord prime).
 	Prime string
 	// TaskJSON encodes a task as the registry holds it: what the CLI's
 	// claim, release, ls … print.
@@ -80,6 +80,9 @@ func New(opt Options) (*mcp.Server, error) {
 	if opt.Paths == nil {
 		wd, _ := os.Getwd()
 		opt.Paths = workspace.NewPaths(wd, wd)
+	}
+	if opt.Prime == "" {
+		opt.Prime = app.Prime
 	}
 	if opt.Summary == nil {
 		top := opt.Paths.WorkTop()

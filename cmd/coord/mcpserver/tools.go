@@ -225,10 +225,11 @@ func (s *server) claim(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) 
 			return nil, err
 		}
 	}
-	t, err := s.opt.Service.Claim(ctx, app.ClaimRequest{Agent: s.opt.Agent, TaskID: in.Task, Any: in.Any})
+	res, err := s.opt.Service.Claim(ctx, app.ClaimRequest{Agent: s.opt.Agent, TaskID: in.Task, Any: in.Any})
 	if err != nil {
 		return nil, err
 	}
+	t := res.Task
 	if t == nil {
 		return json.RawMessage(`{"status":"no_eligible_task"}`), nil
 	}
