@@ -130,6 +130,7 @@ type hook struct {
 }
 
 func (h *hook) run(ctx context.Context) (int, error) {
+	h.eventName = h.opt.Event
 	names, ok := events[h.opt.Agent]
 	if !ok {
 		return 0, fmt.Errorf("unknown agent %q (one of %s)", h.opt.Agent, strings.Join(Agents, ", "))
@@ -144,7 +145,6 @@ func (h *hook) run(ctx context.Context) (int, error) {
 	if err := json.Unmarshal(body, &h.p); err != nil {
 		return 0, fmt.Errorf("the payload on stdin is not the agent's JSON: %v", err)
 	}
-	h.eventName = h.opt.Event
 	if h.eventName == "" {
 		h.eventName = h.p.HookEventName
 	}
