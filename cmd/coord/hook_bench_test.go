@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -69,4 +70,21 @@ func BenchmarkHookEditRefused(b *testing.B) {
 func BenchmarkHookBeat(b *testing.B) {
 	root := benchProject(b, false)
 	benchExec(b, root, `{"hook_event_name":"PostToolUse","cwd":"`+root+`","tool_name":"Bash"}`, 0, "hook", "claude", "PostToolUse")
+}
+
+// BenchmarkHookInProcess is the pre-edit hook through run() in this
+// process, nothing held: everything a hook process does after it has
+// started (flags, finding the root, opening the project, identity, the
+// guard), without the process start the agent also pays.
+func BenchmarkHookInProcess(b *testing.B) {
+	root := benchProject(b, false)
+	b.Chdir(root)
+	b.Setenv("COORD_AGENT", "me")
+	payload := editPayload(root, "src/editor/modal.ts")
+	for b.Loop() {
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{"coord", "hook", "claude", "PreToolUse"}, strings.NewReader(payload), &out, &errb); code != 0 {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+	}
 }
