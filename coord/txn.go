@@ -263,13 +263,15 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 			return nil, Errorf(CodeConflict, "task %q not found", opt.TaskID).WithHint("run 'coord ls' to see the task ids")
 		}
 		if t.Status == Claimed && t.ClaimedBy == a.ID {
-			return nil, Errorf(CodeConflict, "task %q is already claimed by you (epoch %d)", t.ID, t.Epoch)
+			return nil, Errorf(CodeConflict, "task %q is already claimed by you (epoch %d)", t.ID, t.Epoch).WithHolder(a.ID)
 		}
 		if why := tx.ineligible(t, a, h); why != "" {
+			holder := ""
 			if t.ClaimedBy != "" && t.Status == Claimed {
 				why = "held by " + t.ClaimedBy
+				holder = t.ClaimedBy
 			}
-			return nil, Errorf(CodeConflict, "task %q cannot be claimed: %s", t.ID, why)
+			return nil, Errorf(CodeConflict, "task %q cannot be claimed: %s", t.ID, why).WithHolder(holder)
 		}
 		pick = t
 	} else {
@@ -414,7 +416,7 @@ func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
 		}
 		return nil, Errorf(CodeLost, "task %q is %s: nobody holds it%s", id, what, last).WithHint("%s", hint)
 	case t.ClaimedBy != agent:
-		return nil, Errorf(CodeLost, "task %q is held by %s, not by %s (status %s)", id, t.ClaimedBy, agent, t.Status).WithHint("stop working on it; claim another task")
+		return nil, Errorf(CodeLost, "task %q is held by %s, not by %s (status %s)", id, t.ClaimedBy, agent, t.Status).WithHint("stop working on it; claim another task").WithHolder(t.ClaimedBy)
 	case epoch != NoEpoch && t.Epoch != epoch:
 		return nil, Errorf(CodeLost, "task %q was reclaimed: epoch is %d, yours is %d", id, t.Epoch, epoch).WithHint("stop working on it; claim another task")
 	}
