@@ -11,7 +11,7 @@ FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles
 
-.PHONY: build demo test vet fmt-check unit procs conformance fuzz bench stress install-rotd clean mcp-smoke
+.PHONY: build demo test vet fmt-check unit procs conformance fuzz bench bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -tags urfave_cli_no_docs -o $(BIN)/coord ./cmd/coord
@@ -70,6 +70,19 @@ bench: build
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'SIGKILLStorm' ./cmd/coord | grep -E 'throughput|^(ok|FAIL|--- FAIL)'
 	@echo "--- multi-process suite: coord against the naive reference, same run"
 	$(BIN)/coordbench -suite -bin $(BIN)/coord
+
+# The current coord against the binaries of earlier revisions, interleaved
+# run by run on one machine (scripts/bench-compare.sh, coordbench
+# -compare): process start, claim at 1k/10k/100k tasks, ls and ready at
+# 1k, the 8- and 16-process drains, with ratios to the first revision.
+# BENCH_REVS defaults to the last main commit before the seam of issue 12
+# (5aa3d5f) twice (an A/A column: the noise floor) and the seam's last
+# commit before issues 14 and 16 (dc4b142). Not part of `make bench`: it
+# builds old trees and takes ~10 minutes.
+BENCH_REVS ?= 5aa3d5f 5aa3d5f dc4b142
+bench-compare: build
+	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
+	scripts/bench-compare.sh $(BENCH_REVS)
 
 # coord mcp against the MCP Inspector's CLI (npm); "skipped" without npx.
 mcp-smoke: build

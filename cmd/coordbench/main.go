@@ -5,6 +5,7 @@
 //
 //	coordbench -bin bin/coord -tasks 1000 -procs 1 -ops 200   # claim latency at 1k tasks
 //	coordbench -bin bin/coord -tasks 1000 -procs 8 -ops 100   # contention throughput
+//	coordbench -compare old/coord,mid/coord -bin bin/coord    # binaries side by side, interleaved
 //
 // Each of -procs concurrent agents loops -ops times: claim, then release
 // with --epoch. Released tasks go back into the pool (the harness re-seeds
@@ -34,15 +35,24 @@ func main() {
 	asJSON := flag.Bool("json", false, "print the result as JSON")
 	startup := flag.Int("startup", 0, "instead: time N runs of 'coord --version' (process start)")
 	suiteFlag := flag.Bool("suite", false, "run every measurement against the naive reference and print a markdown table")
-	quick := flag.Bool("quick", false, "with -suite: fewer repetitions")
-	disk := flag.String("disk", os.TempDir(), "with -suite: a directory on disk")
-	shm := flag.String("tmpfs", "/dev/shm", "with -suite: a directory on tmpfs")
+	quick := flag.Bool("quick", false, "with -suite or -compare: fewer repetitions")
+	disk := flag.String("disk", os.TempDir(), "with -suite or -compare: a directory on disk")
+	shm := flag.String("tmpfs", "/dev/shm", "with -suite or -compare: a directory on tmpfs")
+	against := flag.String("compare", "", "instead: measure these binaries (comma-separated, the first the base of the ratios) and then -bin, interleaved (scripts/bench-compare.sh builds them from git revisions)")
+	name := flag.String("name", "now", "with -compare: the column name of -bin")
 	naive := flag.Bool("naive-claim", false, "internal: run one naive reference claim: -naive-claim ROOT AGENT")
 	flag.Parse()
 	if *naive {
 		if err := naiveClaim(flag.Arg(0), flag.Arg(1)); err != nil {
 			fmt.Fprintln(os.Stderr, "naive claim:", err)
 			os.Exit(2)
+		}
+		return
+	}
+	if *against != "" {
+		if err := runCompare(*against, *bin, *name, *disk, *shm, *quick); err != nil {
+			fmt.Fprintln(os.Stderr, "coordbench:", err)
+			os.Exit(1)
 		}
 		return
 	}

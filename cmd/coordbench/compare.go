@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// compare measures several coord binaries side by side on the figures a
+// change must not make worse: process start, a claim as a fresh process at
+// 1k, 10k and 100k tasks, ls and ready at 1k, and the 8- and 16-process
+// drains. The binaries are interleaved run by run (the order rotating each
+// round), so the load of a shared machine falls on all of them alike;
+// every ratio is to the first binary. Besides wall time it reports each
+// process's CPU time (user + system, from its rusage), which load moves
+// less. Passing the same binary twice measures the noise floor of a
+// ratio (an A/A column).
+type compare struct {
+	bins  []string // the first is the base of every ratio
+	names []string
+	quick bool
+}
+
+// sample is one process's wall and CPU milliseconds.
+type sample struct{ wall, cpu float64 }
+
+// procRun runs bin with args and returns its wall and CPU time and its
+// standard output.
+func procRun(bin string, args ...string) (sample, []byte, error) {
+	cmd := exec.Command(bin, args...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	t0 := time.Now()
+	out, err := cmd.Output()
+	s := sample{wall: ms(time.Since(t0))}
+	if err != nil {
+		return s, nil, fmt.Errorf("%s %s: %v: %s", filepath.Base(bin), strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		s.cpu = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+	}
+	return s, out, nil
+}
+
+// trees lays down one fresh tree of n tasks per binary, each by its own
+// binary (init and seed-tasks), and returns them with a cleanup.
+func (c *compare) trees(base string, n int) ([]string, func(), error) {
+	var roots []string
+	done := func() {
+		for _, r := range roots {
+			os.RemoveAll(r)
+		}
+	}
+	for _, bin := range c.bins {
+		r, err := (&suite{bin: bin}).tree(base, n)
+		if r != "" {
+			roots = append(roots, r)
+		}
+		if err != nil {
+			done()
+			return nil, nil, err
+		}
+	}
+	return roots, done, nil
+}
+
+// interleave runs op k times for every binary, rotating which binary goes
+// first in each round, and returns the samples per binary.
+func (c *compare) interleave(k int, op func(b int) (sample, error)) ([][]sample, error) {
+	res := make([][]sample, len(c.bins))
+	for i := range k {
+		for j := range c.bins {
+			b := (i + j) % len(c.bins)
+			s, err := op(b)
+			if err != nil {
+				return nil, err
+			}
+			res[b] = append(res[b], s)
+		}
+	}
+	return res, nil
+}
+
+func walls(s []sample) []float64 {
+	v := make([]float64, len(s))
+	for i := range s {
+		v[i] = s[i].wall
+	}
+	return v
+}
+
+func cpus(s []sample) []float64 {
+	v := make([]float64, len(s))
+	for i := range s {
+		v[i] = s[i].cpu
+	}
+	return v
+}
+
+// latencyRow formats per-binary p50, p95 and CPU p50, and their ratios to
+// the first binary.
+func (c *compare) latencyRow(what string, res [][]sample) []string {
+	row := []string{what}
+	for _, s := range res {
+		row = append(row, fmt.Sprintf("%s ms (p95 %s, cpu %s)", f1(pct(walls(s), 50)), f1(pct(walls(s), 95)), f1(pct(cpus(s), 50))))
+	}
+	for _, s := range res[1:] {
+		row = append(row, fmt.Sprintf("%s (p95 %s, cpu %s)",
+			f2(pct(walls(s), 50)/pct(walls(res[0]), 50)),
+			f2(pct(walls(s), 95)/pct(walls(res[0]), 95)),
+			f2(pct(cpus(s), 50)/pct(cpus(res[0]), 50))))
+	}
+	return row
+}
+
+// claims: k claims by one agent on each binary's own fresh tree of n
+// tasks, one process each.
+func (c *compare) claims(where, base string, n, k int) ([]string, error) {
+	roots, done, err := c.trees(base, n)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	res, err := c.interleave(k, func(b int) (sample, error) {
+		s, _, err := procRun(c.bins[b], "--root", roots[b], "--agent", "a", "claim")
+		return s, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.latencyRow(fmt.Sprintf("claim, %d tasks, %s (%d each)", n, where, k), res), nil
+}
+
+// reads: k runs of a read-only command on each binary's tree of n tasks.
+func (c *compare) reads(base string, n, k int, args ...string) ([]string, error) {
+	roots, done, err := c.trees(base, n)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	res, err := c.interleave(k, func(b int) (sample, error) {
+		s, _, err := procRun(c.bins[b], append([]string{"--root", roots[b], "--agent", "a"}, args...)...)
+		return s, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.latencyRow(fmt.Sprintf("%s, %d tasks (%d each)", strings.Join(args, " "), n, k), res), nil
+}
+
+// start: coord --version, process start alone.
+func (c *compare) start(k int) ([]string, error) {
+	res, err := c.interleave(k, func(b int) (sample, error) {
+		s, _, err := procRun(c.bins[b], "--version")
+		return s, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.latencyRow(fmt.Sprintf("coord --version, process start (%d each)", k), res), nil
+}
+
+// drainRate: procs processes of bin claim until nothing is left in a
+// fresh tree of n tasks; claims per second, and CPU ms per claim.
+func drainRate(bin, base string, n, procs int) (rate, cpuPer float64, err error) {
+	root, err := (&suite{bin: bin}).tree(base, n)
+	if root != "" {
+		defer os.RemoveAll(root)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	var mu sync.Mutex
+	claims := 0
+	cpu := 0.0
+	var firstErr error
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				s, out, err := procRun(bin, "--root", root, "--agent", "d"+strconv.Itoa(p), "claim")
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				stop := err != nil || bytes.Contains(out, []byte("no_eligible_task"))
+				if !stop {
+					claims++
+					cpu += s.cpu
+				}
+				mu.Unlock()
+				if stop {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(t0).Seconds()
+	if firstErr != nil {
+		return 0, 0, firstErr
+	}
+	if claims != n {
+		return 0, 0, fmt.Errorf("drain: %d of %d claimed", claims, n)
+	}
+	return float64(claims) / el, cpu / float64(claims), nil
+}
+
+// drains: rounds drains by each binary, interleaved; every round's rate
+// is printed, and the ratio of the medians.
+func (c *compare) drains(base string, n, procs, rounds int) ([]string, error) {
+	res, err := c.interleave(rounds, func(b int) (sample, error) {
+		r, u, err := drainRate(c.bins[b], base, n, procs)
+		return sample{wall: r, cpu: u}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	row := []string{fmt.Sprintf("%d processes draining %d tasks, disk (%d rounds each)", procs, n, rounds)}
+	for _, s := range res {
+		var rs []string
+		for _, x := range s {
+			rs = append(rs, f1(x.wall))
+		}
+		row = append(row, strings.Join(rs, ", ")+" claims/s (cpu "+f1(pct(cpus(s), 50))+" ms/claim)")
+	}
+	for _, s := range res[1:] {
+		row = append(row, f2(pct(walls(s), 50)/pct(walls(res[0]), 50))+"× throughput (cpu "+
+			f2(pct(cpus(s), 50)/pct(cpus(res[0]), 50))+")")
+	}
+	return row, nil
+}
+
+// runCompare measures the binaries in befores (comma-separated) and then
+// after, named name; the first of befores is the base of the ratios.
+func runCompare(befores, after, name, disk, shm string, quick bool) error {
+	c := &compare{quick: quick}
+	seen := map[string]int{}
+	add := func(bin, label string) error {
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return err
+		}
+		seen[label]++
+		if seen[label] > 1 {
+			label += "." + strconv.Itoa(seen[label]) // the same binary twice: an A/A column
+		}
+		c.bins = append(c.bins, abs)
+		c.names = append(c.names, label)
+		return nil
+	}
+	for _, b := range strings.Split(befores, ",") {
+		if err := add(b, strings.TrimPrefix(filepath.Base(b), "coord-")); err != nil {
+			return err
+		}
+	}
+	if err := add(after, name); err != nil {
+		return err
+	}
+	k, k10, k100, rounds := 40, 20, 5, 2
+	if quick {
+		k, k10, k100, rounds = 15, 8, 3, 1
+	}
+	steps := []func() ([]string, error){
+		func() ([]string, error) { return c.start(k) },
+		func() ([]string, error) { return c.claims("disk", disk, 1000, k) },
+		func() ([]string, error) { return c.claims("tmpfs", shm, 1000, k) },
+		func() ([]string, error) { return c.claims("tmpfs", shm, 10000, k10) },
+		func() ([]string, error) { return c.claims("tmpfs", shm, 100000, k100) },
+		func() ([]string, error) { return c.reads(shm, 1000, k, "ls", "--json") },
+		func() ([]string, error) { return c.reads(shm, 1000, k, "ready", "--json") },
+		func() ([]string, error) { return c.drains(disk, 1000, 8, rounds) },
+		func() ([]string, error) { return c.drains(disk, 1000, 16, rounds) },
+	}
+	head := append([]string{"what"}, c.names...)
+	for _, n := range c.names[1:] {
+		head = append(head, n+" / "+c.names[0])
+	}
+	fmt.Println("| " + strings.Join(head, " | ") + " |")
+	fmt.Println("|" + strings.Repeat("---|", len(head)))
+	for _, st := range steps {
+		row, err := st()
+		if err != nil {
+			return err
+		}
+		fmt.Println("| " + strings.Join(row, " | ") + " |")
+	}
+	return nil
+}
