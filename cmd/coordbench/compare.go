@@ -88,6 +88,14 @@ func (c *compare) interleave(k int, op func(b int) (sample, error)) ([][]sample,
 	return res, nil
 }
 
+func mean(v []float64) float64 {
+	t := 0.0
+	for _, x := range v {
+		t += x
+	}
+	return t / float64(max(1, len(v)))
+}
+
 func walls(s []sample) []float64 {
 	v := make([]float64, len(s))
 	for i := range s {
@@ -217,7 +225,8 @@ func drainRate(bin, base string, n, procs int) (rate, cpuPer float64, err error)
 }
 
 // drains: rounds drains by each binary, interleaved; every round's rate
-// is printed, and the ratio of the medians.
+// is printed, and the ratio of the means (a few rounds have no median
+// worth the name).
 func (c *compare) drains(base string, n, procs, rounds int) ([]string, error) {
 	res, err := c.interleave(rounds, func(b int) (sample, error) {
 		r, u, err := drainRate(c.bins[b], base, n, procs)
@@ -232,11 +241,11 @@ func (c *compare) drains(base string, n, procs, rounds int) ([]string, error) {
 		for _, x := range s {
 			rs = append(rs, f1(x.wall))
 		}
-		row = append(row, strings.Join(rs, ", ")+" claims/s (cpu "+f1(pct(cpus(s), 50))+" ms/claim)")
+		row = append(row, strings.Join(rs, ", ")+" claims/s (cpu "+f1(mean(cpus(s)))+" ms/claim)")
 	}
 	for _, s := range res[1:] {
-		row = append(row, f2(pct(walls(s), 50)/pct(walls(res[0]), 50))+"× throughput (cpu "+
-			f2(pct(cpus(s), 50)/pct(cpus(res[0]), 50))+")")
+		row = append(row, f2(mean(walls(s))/mean(walls(res[0])))+"× throughput (cpu "+
+			f2(mean(cpus(s))/mean(cpus(res[0])))+")")
 	}
 	return row, nil
 }
