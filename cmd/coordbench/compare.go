@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -251,8 +252,10 @@ func (c *compare) drains(base string, n, procs, rounds int) ([]string, error) {
 }
 
 // runCompare measures the binaries in befores (comma-separated) and then
-// after, named name; the first of befores is the base of the ratios.
-func runCompare(befores, after, name, disk, shm string, quick bool) error {
+// after, named name; the first of befores is the base of the ratios. only
+// (comma-separated kinds, "" for all) and drainRounds (0: the default)
+// narrow a run to what needs more samples.
+func runCompare(befores, after, name, disk, shm string, quick bool, only string, drainRounds int) error {
 	c := &compare{quick: quick}
 	seen := map[string]int{}
 	add := func(bin, label string) error {
@@ -283,16 +286,31 @@ func runCompare(befores, after, name, disk, shm string, quick bool) error {
 	if quick {
 		k, k10, k100, rounds = 15, 8, 3, 1
 	}
-	steps := []func() ([]string, error){
-		func() ([]string, error) { return c.start(k) },
-		func() ([]string, error) { return c.claims("disk", disk, 1000, k) },
-		func() ([]string, error) { return c.claims("tmpfs", shm, 1000, k) },
-		func() ([]string, error) { return c.claims("tmpfs", shm, 10000, k10) },
-		func() ([]string, error) { return c.claims("tmpfs", shm, 100000, k100) },
-		func() ([]string, error) { return c.reads(shm, 1000, k, "ls", "--json") },
-		func() ([]string, error) { return c.reads(shm, 1000, k, "ready", "--json") },
-		func() ([]string, error) { return c.drains(disk, 1000, 8, rounds) },
-		func() ([]string, error) { return c.drains(disk, 1000, 16, rounds) },
+	if drainRounds > 0 {
+		rounds = drainRounds
+	}
+	all := []struct {
+		kind string
+		run  func() ([]string, error)
+	}{
+		{"start", func() ([]string, error) { return c.start(k) }},
+		{"claim", func() ([]string, error) { return c.claims("disk", disk, 1000, k) }},
+		{"claim", func() ([]string, error) { return c.claims("tmpfs", shm, 1000, k) }},
+		{"claim", func() ([]string, error) { return c.claims("tmpfs", shm, 10000, k10) }},
+		{"claim", func() ([]string, error) { return c.claims("tmpfs", shm, 100000, k100) }},
+		{"read", func() ([]string, error) { return c.reads(shm, 1000, k, "ls", "--json") }},
+		{"read", func() ([]string, error) { return c.reads(shm, 1000, k, "ready", "--json") }},
+		{"drain8", func() ([]string, error) { return c.drains(disk, 1000, 8, rounds) }},
+		{"drain16", func() ([]string, error) { return c.drains(disk, 1000, 16, rounds) }},
+	}
+	var steps []func() ([]string, error)
+	for _, st := range all {
+		if only == "" || slices.Contains(strings.Split(only, ","), st.kind) {
+			steps = append(steps, st.run)
+		}
+	}
+	if len(steps) == 0 {
+		return fmt.Errorf("-only %q: no such measurement (start, claim, read, drain8, drain16)", only)
 	}
 	head := append([]string{"what"}, c.names...)
 	for _, n := range c.names[1:] {

@@ -40,6 +40,8 @@ func main() {
 	shm := flag.String("tmpfs", "/dev/shm", "with -suite or -compare: a directory on tmpfs")
 	against := flag.String("compare", "", "instead: measure these binaries (comma-separated, the first the base of the ratios) and then -bin, interleaved (scripts/bench-compare.sh builds them from git revisions)")
 	name := flag.String("name", "now", "with -compare: the column name of -bin")
+	only := flag.String("only", "", "with -compare: only these measurements (comma-separated: start, claim, read, drain8, drain16)")
+	rounds := flag.Int("rounds", 0, "with -compare: drain rounds per binary (default 2, 1 with -quick)")
 	naive := flag.Bool("naive-claim", false, "internal: run one naive reference claim: -naive-claim ROOT AGENT")
 	flag.Parse()
 	if *naive {
@@ -50,7 +52,7 @@ func main() {
 		return
 	}
 	if *against != "" {
-		if err := runCompare(*against, *bin, *name, *disk, *shm, *quick); err != nil {
+		if err := runCompare(*against, *bin, *name, *disk, *shm, *quick, *only, *rounds); err != nil {
 			fmt.Fprintln(os.Stderr, "coordbench:", err)
 			os.Exit(1)
 		}
