@@ -78,7 +78,8 @@ bench: build
 # BENCH_REVS defaults to the last main commit before the seam of issue 12
 # (5aa3d5f) twice (an A/A column: the noise floor) and the seam's last
 # commit before issues 14 and 16 (dc4b142). Not part of `make bench`: it
-# builds old trees and takes ~10 minutes.
+# builds old trees and takes 6 minutes on a quiet
+# 2-core machine, 20 under load.
 BENCH_REVS ?= 5aa3d5f 5aa3d5f dc4b142
 bench-compare: build
 	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
