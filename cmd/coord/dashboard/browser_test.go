@@ -52,7 +52,7 @@ func TestBrowser(t *testing.T) {
 	if browser == "" {
 		t.Skip("skipped: no chromium (looked for chromium, chromium-browser, google-chrome, chromium-headless-shell on PATH)")
 	}
-	f := newFixture(t, dashboard.Options{DoctorEvery: time.Minute},
+	f := newFixtureConfig(t, dashboard.Options{DoctorEvery: time.Minute}, `"review_gate": true, "stale_after": "15m", "sweep_on_claim": false`,
 		&coord.Task{ID: "1.1", Title: "Parse the config file strictly", Priority: coord.High},
 		&coord.Task{ID: "1.2", Title: "Lexer for the query language", Deps: []string{"1.1"}},
 		&coord.Task{ID: "1.3", Title: "Write the user guide", ConflictGroup: "docs"},
@@ -63,16 +63,33 @@ func TestBrowser(t *testing.T) {
 		&coord.Task{ID: "1.8", Title: "Fuzz the parser", Deps: []string{"1.1"}},
 		&coord.Task{ID: "1.9", Title: "Benchmarks for the cache"},
 		&coord.Task{ID: "2.1", Title: "Rename the config keys", Capability: "go", SkillLevel: coord.Expert},
+		&coord.Task{ID: "2.2", Title: "Migrate the CI images"},
+		&coord.Task{ID: "2.3", Title: "Cache the module downloads"},
 	)
 	agent := func(id string) coord.Agent { return coord.Agent{ID: id} }
 	ref := func(a, id string, task *coord.Task) app.TaskRef {
 		return app.TaskRef{Agent: agent(a), TaskID: id, Epoch: task.Epoch}
 	}
-	for _, id := range []string{"1.7", "1.9"} {
+	for _, id := range []string{"1.7", "1.9", "2.3"} {
 		task := f.claim("bob", id)
 		if _, err := f.s.Release(f.ctx, ref("bob", id, task), "done"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, id := range []string{"1.7", "1.9"} { // 2.3 stays in review
+		if _, err := f.s.Approve(f.ctx, app.ApproveRequest{Agent: "carol", TaskID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.s.AcquireLease(f.ctx, coord.LeaseRequest{Name: "deploy-staging", Holder: "bob", TTL: 45 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	// erin claimed and went silent 25 minutes ago: stale, still holding
+	// its task (an alert). The heartbeat's mtime is the file engine's.
+	f.claim("erin", "2.2")
+	old := time.Now().Add(-25 * time.Minute)
+	if err := os.Chtimes(filepath.Join(f.dir, "heartbeat", "erin.beat"), old, old); err != nil {
+		t.Fatal(err)
 	}
 	task := f.claim("alice", "1.1")
 	if _, err := f.s.Progress(f.ctx, ref("alice", "1.1", task), 60, "strict mode done"); err != nil {

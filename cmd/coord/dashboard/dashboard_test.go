@@ -53,11 +53,23 @@ func taskJSON(t *coord.Task) []byte {
 // dashboard over it, its builder running until the test ends.
 func newFixture(t testing.TB, opt dashboard.Options, tasks ...*coord.Task) *fixture {
 	t.Helper()
+	return newFixtureConfig(t, opt, "", tasks...)
+}
+
+// newFixtureConfig is newFixture with config.json replaced by config
+// (its members, without braces) when config is not "".
+func newFixtureConfig(t testing.TB, opt dashboard.Options, config string, tasks ...*coord.Task) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	root := t.TempDir()
 	dir, _, err := backend.Init(ctx, backend.Options{Root: root})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if config != "" {
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"+config+"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b, err := backend.Open(ctx, backend.Options{URL: "file://" + root})
 	if err != nil {
