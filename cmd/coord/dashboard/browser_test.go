@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,5 +169,52 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("screenshot: %s", filepath.Join(dir, name))
+	}
+}
+
+// TestBrowserLoad10k is a figure, not a test (COORD_BENCH=1, make bench):
+// how long Chromium takes to load the page of a 10,000-task project, from
+// navigation start to the load event and to the first event of the
+// stream, as the browser's own navigation timing reports it.
+func TestBrowserLoad10k(t *testing.T) {
+	if os.Getenv("COORD_BENCH") == "" {
+		t.Skip("a figure for make bench (COORD_BENCH=1)")
+	}
+	browser := findBrowser()
+	if browser == "" {
+		t.Skip("skipped: no chromium")
+	}
+	f := newFixture(t, dashboard.Options{}, benchTasks(10000)...)
+	for i := 0; i < 20; i++ {
+		res, err := f.s.Claim(f.ctx, app.ClaimRequest{Agent: coord.Agent{ID: fmt.Sprintf("agent%d", i), Caps: []string{"go"}}})
+		if err != nil || res.Task == nil {
+			t.Fatalf("claim: %v", err)
+		}
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.WindowSize(1400, 1000), chromedp.NoSandbox, chromedp.DisableGPU)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	ctx, cancel := context.WithTimeout(ctx, 2*bound)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil { // the browser is up
+		t.Fatal(err)
+	}
+	for round := 0; round < 3; round++ {
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/"),
+			chromedp.Poll[chromedp.Void](`document.body.dataset.seq !== undefined`, chromedp.WithPollingTimeout(bound), chromedp.WithPollingInterval(5*time.Millisecond)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(function () {
+			var n = performance.getEntriesByType('navigation')[0];
+			return [n.domContentLoadedEventEnd, n.loadEventEnd, Number(document.body.dataset.at) - performance.timeOrigin, n.transferSize];
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("10,000 tasks, load %d: DOMContentLoaded %.0f ms, load %.0f ms, first live event %.0f ms after navigation start; page %.0f bytes", round+1, ms[0], ms[1], ms[2], ms[3])
 	}
 }
