@@ -66,6 +66,7 @@ func TestBrowser(t *testing.T) {
 		&coord.Task{ID: "2.1", Title: "Rename the config keys", Capability: "go", SkillLevel: coord.Expert},
 		&coord.Task{ID: "2.2", Title: "Migrate the CI images"},
 		&coord.Task{ID: "2.3", Title: "Cache the module downloads"},
+		&coord.Task{ID: "2.4", Title: "Tidy the Makefile", Priority: coord.Low},
 	)
 	agent := func(id string) coord.Agent { return coord.Agent{ID: id} }
 	ref := func(a, id string, task *coord.Task) app.TaskRef {
@@ -144,6 +145,22 @@ func TestBrowser(t *testing.T) {
 	t.Logf("the claim appeared on the page %s after it was made (without a reload)", time.Since(claimed).Round(time.Millisecond))
 	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.coordNoReload === 1`)); err != nil || !same {
 		t.Fatalf("the page was reloaded to show the claim (%v)", err)
+	}
+
+	// The connection drops (a laptop sleeps, a proxy restarts): the page
+	// says so, reconnects by itself and shows what happened meanwhile.
+	f.srv.CloseClientConnections()
+	dropped := time.Now()
+	f.claim("erin", "2.4")
+	if err := chromedp.Do(ctx,
+		chromedp.Poll[chromedp.Void](`document.getElementById('p-agents').textContent.indexOf('Tidy the Makefile') >= 0 && document.getElementById('conn').classList.contains('live')`,
+			chromedp.WithPollingTimeout(bound), chromedp.WithPollingInterval(20*time.Millisecond)),
+	); err != nil {
+		t.Fatalf("after the connection dropped, the page never showed the next claim (within %s): %v", bound, err)
+	}
+	t.Logf("the connection dropped; the page was live again and showed the next claim %s later", time.Since(dropped).Round(time.Millisecond))
+	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.coordNoReload === 1`)); err != nil || !same {
+		t.Fatalf("the page was reloaded to reconnect (%v)", err)
 	}
 
 	dir := artifacts(t)

@@ -89,6 +89,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 
+	rc.SetReadDeadline(time.Time{}) // the stream outlives the server's ReadTimeout
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("X-Accel-Buffering", "no")
