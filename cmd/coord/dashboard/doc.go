@@ -13,7 +13,7 @@
 //	/api/state.json  the whole state for scripts, in the shapes of the
 //	                 matching --json outputs
 //	/tasks           every task of one list (?list=ready|waiting|blocked|
-//	                 review|claimed|done|all), 200 a page (&page=N)
+//	                 review|claimed|unclaimed|done|all), 200 a page (&page=N)
 //	/static/…        the style sheet and the few lines of JavaScript
 //
 // Promises:
