@@ -163,7 +163,7 @@ func TestBrowser(t *testing.T) {
 	// says so, reconnects by itself and shows what happened meanwhile.
 	f.srv.CloseClientConnections()
 	dropped := time.Now()
-	f.claim("erin", "2.4")
+	f.claim("frank", "2.4")
 	if err := chromedp.Do(ctx,
 		chromedp.Poll[chromedp.Void](`document.getElementById('p-agents').textContent.indexOf('Tidy the Makefile') >= 0 && document.getElementById('conn').classList.contains('live')`,
 			chromedp.WithPollingTimeout(bound), chromedp.WithPollingInterval(20*time.Millisecond)),
