@@ -554,3 +554,36 @@ func treeSum(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// Size: the page shows the first rows of each list with its count and a
+// link to /tasks, which pages through the rest 200 at a time.
+func TestLargeProjectIsSummarised(t *testing.T) {
+	tasks := make([]*coord.Task, 450)
+	for i := range tasks {
+		tasks[i] = &coord.Task{ID: fmt.Sprintf("t%03d", i), Title: fmt.Sprintf("task %d", i)}
+	}
+	f := newFixture(t, dashboard.Options{Rows: 10}, tasks...)
+	_, page := f.get("GET", "/")
+	if n := strings.Count(page, `<span class="tid">t`); n != 10 {
+		t.Errorf("the page lists %d tasks, want the first 10 rows of the ready queue", n)
+	}
+	if !strings.Contains(page, "all 450 ready tasks") || !strings.Contains(page, `href="tasks?list=ready"`) {
+		t.Error("the page does not link to the whole ready list")
+	}
+	for _, c := range []struct {
+		page, rows  int
+		first, last string
+		next        bool
+	}{
+		{1, 200, "t000", "t199", true},
+		{2, 200, "t200", "t399", true},
+		{3, 50, "t400", "t449", false},
+	} {
+		_, body := f.get("GET", fmt.Sprintf("/tasks?list=ready&page=%d", c.page))
+		rows := strings.Count(body, `<td class="tid">`)
+		next := strings.Contains(body, fmt.Sprintf("page=%d", c.page+1))
+		if rows != c.rows || !strings.Contains(body, ">"+c.first+"<") || !strings.Contains(body, ">"+c.last+"<") || next != c.next {
+			t.Errorf("page %d: %d rows (want %d, %s to %s), next link %v (want %v)", c.page, rows, c.rows, c.first, c.last, next, c.next)
+		}
+	}
+}
