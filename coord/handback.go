@@ -19,6 +19,7 @@ func (tx *Txn) HandBack(agent, id string, epoch int64, why string, policy StaleP
 	case t.Status == Blocked:
 	case st == Blocked:
 		t.Status = Blocked
+		t.BlockedAt = FormatTime(tx.Now)
 		t.BlockedReason = OneLine(fmt.Sprintf("%s at %d%% progress", why, t.Progress))
 	default:
 		t.Status = Unclaimed

@@ -143,6 +143,7 @@ func (tx *Txn) FreeStale(ref LockRef, policy StalePolicy) bool {
 		// stays blocked with its reason; only the owner goes
 	case st == Blocked:
 		t.Status = Blocked
+		t.BlockedAt = FormatTime(tx.Now)
 		t.BlockedReason = fmt.Sprintf("agent %s went stale at %d%% progress", ref.Agent, t.Progress)
 	default:
 		t.Status = Unclaimed

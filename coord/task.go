@@ -100,7 +100,11 @@ type Task struct {
 	Epoch         int64
 	Progress      int
 	BlockedReason string
-	ReviewerID    string
+	// BlockedAt is when the task last became blocked (RFC 3339 UTC; ""
+	// when it is not blocked, or was blocked by a coord that did not
+	// record it): how long it has waited, for people.
+	BlockedAt  string
+	ReviewerID string
 	// ReviewerKind is "agent" or "human" (approve --human: a human's
 	// decision relayed by an agent); "" before any approval.
 	ReviewerKind string

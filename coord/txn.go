@@ -292,6 +292,7 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.Epoch = tx.LastEpoch
 	pick.Progress = 0
 	pick.BlockedReason = ""
+	pick.BlockedAt = ""
 	pick.ReviewerID = ""
 	pick.ReviewerKind = ""
 	pick.RejectReason = ""
@@ -457,6 +458,9 @@ func (tx *Txn) Block(agent, id string, epoch int64, reason string) (*Task, error
 	if err != nil {
 		return nil, err
 	}
+	if t.Status != Blocked { // blocking again changes the reason, not the age
+		t.BlockedAt = FormatTime(tx.Now)
+	}
 	t.Status = Blocked
 	t.BlockedReason = OneLine(reason)
 	t.Dirty = true
@@ -478,6 +482,7 @@ func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 	if t != nil && t.Status == Blocked && t.ClaimedBy == "" {
 		t.Status = Unclaimed
 		t.BlockedReason = ""
+		t.BlockedAt = ""
 		t.Dirty = true
 		tx.Log(agent, "unblocked task %s", id)
 		return t, nil
@@ -491,6 +496,7 @@ func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 	}
 	t.Status = Claimed
 	t.BlockedReason = ""
+	t.BlockedAt = ""
 	t.Dirty = true
 	tx.Log(agent, "unblocked task %s", id)
 	return t, nil

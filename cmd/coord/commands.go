@@ -110,6 +110,7 @@ func commands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
 				&cli.BoolFlag{Name: "once", Usage: "print one frame and exit"},
 			}, Action: e.cmdTop},
+		dashboardCommand(e),
 		{Name: "completion", Usage: "print a shell completion script: coord completion bash|zsh", ArgsUsage: "bash|zsh", Action: e.cmdCompletion},
 		leaseCommands(e, epochFlag),
 		kvCommands(e),

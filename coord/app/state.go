@@ -19,12 +19,28 @@ type State struct {
 	Locks  []coord.PathLock  `json:"locks"`
 	Leases []coord.Lease     `json:"leases"`
 	Log    []string          `json:"log"`
+
+	// The overview for people (the dashboard): the unclaimed work seen
+	// from no particular agent (coord.Txn.Queue: Ready in claim order,
+	// Waiting with why), the pace of the work (coord.ThroughputOf) and
+	// what needs a person (coord.Alerts).
+	Ready      []*coord.Task    `json:"-"`
+	Waiting    []Waiting        `json:"-"`
+	Throughput coord.Throughput `json:"throughput"`
+	Alerts     []coord.Alert    `json:"alerts"`
+}
+
+// Waiting is an unclaimed task that no agent can claim yet, and why.
+type Waiting struct {
+	Task *coord.Task
+	Why  string
 }
 
 // StateRequest says how much of the state to gather.
 type StateRequest struct {
 	Timeout  time.Duration // stale after (0: configured)
 	LogLines int           // the last N log lines (0: none)
+	Hours    int           // the throughput window in hours (0: 24)
 }
 
 // State gathers the project's state. It takes no lock a writer waits on:
@@ -49,6 +65,18 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 		}
 		st.Agents = tx.Liveness(beats, now, timeout)
 		st.Locks = tx.LivePathLocks()
+		ready, waiting, why := tx.Queue()
+		st.Ready = ready
+		st.Waiting = make([]Waiting, len(waiting))
+		for i, t := range waiting {
+			st.Waiting[i] = Waiting{t, why[i]}
+		}
+		hours := r.Hours
+		if hours <= 0 {
+			hours = 24
+		}
+		st.Throughput = coord.ThroughputOf(tx.Tasks, s.clock(), hours)
+		st.Alerts = coord.Alerts(st.Agents, tx.Tasks, len(ready))
 		return nil
 	})
 	if err != nil {
@@ -65,6 +93,50 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 			return st, err
 		}
 	}
-	st.Agents, st.Locks, st.Log = nonNil(st.Agents), nonNil(st.Locks), nonNil(st.Log)
+	st.Agents, st.Locks, st.Log, st.Alerts = nonNil(st.Agents), nonNil(st.Locks), nonNil(st.Log), nonNil(st.Alerts)
 	return st, nil
+}
+
+// Reader is the read-only part of the Service: what a front end that must
+// never change anything is given (the dashboard), so that it cannot call
+// a write at all. Its reads take no lock a writer waits on, except
+// Problems (see there).
+type Reader struct{ s *Service }
+
+// Reader returns the Service's read-only part.
+func (s *Service) Reader() Reader { return Reader{s} }
+
+// Where names the project for people (a directory, or a URL with its
+// password masked).
+func (r Reader) Where() string { return r.s.b.Where() }
+
+// Config is the project's configuration.
+func (r Reader) Config() coord.Config { return r.s.cfg }
+
+// Now is the Service's clock.
+func (r Reader) Now() time.Time { return r.s.clock() }
+
+// State is Service.State.
+func (r Reader) State(ctx context.Context, req StateRequest) (State, error) {
+	return r.s.State(ctx, req)
+}
+
+// Until is Service.Until: check after every change the backend notifies
+// (coalesced over settle) and at least every PollInterval.
+func (r Reader) Until(ctx context.Context, timeout, settle time.Duration, check func() (bool, error)) error {
+	return r.s.Until(ctx, timeout, settle, check)
+}
+
+// Problems is what `coord doctor` (without --repair) reports; it repairs
+// nothing and the problems it returns carry no fix. It is the one read
+// that takes the registry's lock (on files: the engine compares the
+// registry with the lock files under it, so that a claim in progress is
+// not reported as a broken invariant), for as long as the check takes;
+// call it rarely.
+func (r Reader) Problems(ctx context.Context) ([]coord.Problem, error) {
+	probs, err := r.s.Doctor(ctx, false)
+	for i := range probs {
+		probs[i].Fix = nil
+	}
+	return probs, err
 }

@@ -69,6 +69,7 @@ var taskFieldOrder = []string{
 	"files", "conflict_group", "claimed_by", "claimed_at", "completed_at",
 	"epoch", "progress", "blocked_reason", "reviewer_id", "reject_reason",
 	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
+	"blocked_at",
 }
 
 // Parse reads a registry strictly. file names it in errors. The returned
@@ -383,6 +384,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.AssignedAt, err = s.strVal(name, true)
 	case fReviewStartedAt:
 		t.ReviewStartedAt, err = s.strVal(name, true)
+	case fBlockedAt:
+		t.BlockedAt, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldOrder); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -415,6 +418,7 @@ const (
 	fAssignedTo
 	fAssignedAt
 	fReviewStartedAt
+	fBlockedAt
 )
 
 // taskFieldIndex is a name's position in taskFieldOrder, or -1.
@@ -462,6 +466,8 @@ func taskFieldIndex(name string) int {
 		return 19
 	case "review_started_at":
 		return 20
+	case "blocked_at":
+		return 21
 	}
 	return -1
 }
@@ -729,6 +735,8 @@ func wantField(t *coord.Task, name string) bool {
 		return t.AssignedAt != ""
 	case "review_started_at":
 		return t.ReviewStartedAt != ""
+	case "blocked_at":
+		return t.BlockedAt != ""
 	}
 	return true
 }
@@ -787,6 +795,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.AssignedAt)
 	case "review_started_at":
 		return nullable(t.ReviewStartedAt)
+	case "blocked_at":
+		return nullable(t.BlockedAt)
 	}
 	return append(b, "null"...)
 }

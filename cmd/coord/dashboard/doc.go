@@ -1,0 +1,48 @@
+// Package dashboard is `coord dashboard`: a read-only web page of one
+// project for the people overseeing its agents, served by the coord
+// binary (contract §7).
+//
+// It is a front end like the CLI: it holds no rule. Everything it shows
+// comes from app.Reader, the read-only part of the application, so it
+// cannot change anything (the type has no method that writes). Routes:
+//
+//	/                the page: every panel, rendered on the server
+//	/events          server-sent events: the panels that changed, as
+//	                 HTML fragments, after every change (all of them on
+//	                 connect, so a reconnecting page is whole again)
+//	/api/state.json  the whole state for scripts, in the shapes of the
+//	                 matching --json outputs
+//	/tasks           every task of one list (?list=ready|waiting|blocked|
+//	                 review|claimed|unclaimed|done|all), 200 a page (&page=N)
+//	/static/…        the style sheet and the few lines of JavaScript
+//
+// Promises:
+//   - live: one builder goroutine waits on the backend's change
+//     notification (app.Reader.Until: the wait that `coord wait` and
+//     `coord top` use, with its one-second fallback poll) and builds one
+//     snapshot per change, shared by every client; an event leaves within
+//     a second of a change;
+//   - a slow or hung browser never slows an agent: the state is read
+//     without any lock a writer waits on (the doctor check, run on its own
+//     timer and never because a client asked, is the one exception and
+//     holds the registry lock only while it checks), each client has a
+//     buffer of one snapshot (a slow client skips the intermediate ones,
+//     and a write that does not finish in 10 s drops the client: its
+//     browser reconnects), and the HTTP server has read, write and idle
+//     timeouts;
+//   - safe by default: the CLI binds loopback; any other address needs a
+//     token (Options.Token), checked in constant time from
+//     "Authorization: Bearer T" or "?token=T" on every route but the
+//     static files (401 otherwise); without a token, a request whose Host
+//     is not a loopback name is refused (403), so a web page elsewhere
+//     cannot read the dashboard through DNS rebinding; only GET and HEAD
+//     are answered;
+//   - size: the page shows counts per status and the first Options.Rows
+//     of each list with a link to the paginated /tasks; its cost does not
+//     grow with the number of tasks beyond building the snapshot.
+//
+// Limits: the state is as fresh as the last snapshot (an error reading
+// the backend keeps the last good one and says so on the page);
+// throughput counts the tasks still in the registry (archived ones are
+// not seen); /api/state.json holds every task, so it grows with them.
+package dashboard

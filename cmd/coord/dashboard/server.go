@@ -1,0 +1,399 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+)
+
+// Options configure a dashboard.
+type Options struct {
+	// Reader is the project, read-only.
+	Reader app.Reader
+	// TaskJSON encodes a task as the registry holds it (what `ls --json`
+	// prints for it).
+	TaskJSON func(*coord.Task) []byte
+	// Token, when set, is required on every request but the static
+	// files (Authorization: Bearer T, or ?token=T).
+	Token string
+	// Timeout is how long an agent may stay silent before it counts as
+	// stale (0: the project's stale_after).
+	Timeout time.Duration
+	// DoctorEvery is how often the doctor check runs (the alerts'
+	// problems); 0 never.
+	DoctorEvery time.Duration
+	// Rows is how many rows each list shows on the page (0: 15).
+	Rows int
+	// LogLines is how many log lines the page shows (0: 40).
+	LogLines int
+	// Started, if set, is called once the first snapshot is built and
+	// the server answers.
+	Started func()
+	// Logf receives what the server has to say (a failed read, a failed
+	// doctor); nil discards it.
+	Logf func(format string, args ...any)
+}
+
+// Settle is how long the builder lets a burst of changes gather before
+// it reads the state once for all of them.
+const Settle = 150 * time.Millisecond
+
+// writeWait bounds one write to a client: a browser that does not take
+// an event within it is dropped (it reconnects).
+const writeWait = 10 * time.Second
+
+// maxClients bounds the open event streams; more are answered 503 (the
+// browser retries).
+const maxClients = 64
+
+// Server is one dashboard. Run builds its snapshots; Handler serves them.
+type Server struct {
+	opt Options
+
+	mu      sync.Mutex
+	cur     *snapshot
+	clients map[*client]struct{}
+	seq     uint64
+	doc     doctorResult
+	readErr string
+	ready   chan struct{} // closed once the first snapshot exists
+}
+
+type client struct {
+	next chan *snapshot // the newest snapshot not yet sent: a buffer of one
+}
+
+// New prepares a dashboard; call Run to start building snapshots.
+func New(opt Options) *Server {
+	if opt.Rows <= 0 {
+		opt.Rows = 15
+	}
+	if opt.LogLines <= 0 {
+		opt.LogLines = 40
+	}
+	if opt.Logf == nil {
+		opt.Logf = func(string, ...any) {}
+	}
+	if opt.TaskJSON == nil {
+		panic("dashboard: Options.TaskJSON is nil")
+	}
+	return &Server{opt: opt, clients: map[*client]struct{}{}, ready: make(chan struct{}), doc: doctorResult{off: opt.DoctorEvery <= 0}}
+}
+
+// Build reads the state once and publishes it (Run does this after every
+// change; tests and benchmarks call it directly).
+func (s *Server) Build(ctx context.Context) error {
+	st, err := s.opt.Reader.State(ctx, app.StateRequest{Timeout: s.opt.Timeout, LogLines: s.opt.LogLines})
+	s.mu.Lock()
+	doc, prev := s.doc, s.cur
+	if err != nil {
+		s.readErr = coord.OneLine(err.Error())
+	} else {
+		s.readErr = ""
+	}
+	readErr := s.readErr
+	s.mu.Unlock()
+	if err != nil {
+		if prev == nil {
+			return err
+		}
+		st = *prev.state // keep showing the last good state, and say so
+	}
+	snap, rerr := render(0, &st, doc, s.opt.Rows, s.opt.Token, readErr, s.opt.TaskJSON)
+	if rerr != nil {
+		return rerr
+	}
+	s.publish(snap)
+	return err
+}
+
+// publish makes snap current (the page, the JSON state and /tasks serve
+// it from now on) and, when it shows something new, hands it to every
+// client, replacing whatever snapshot a slow client had not taken yet.
+func (s *Server) publish(snap *snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev := s.cur
+	s.seq++
+	snap.seq = s.seq
+	s.cur = snap
+	if prev == nil {
+		close(s.ready)
+	}
+	if snap.same(prev) {
+		return
+	}
+	for c := range s.clients {
+		select {
+		case <-c.next: // a slow client skips the snapshot it had not taken
+		default:
+		}
+		c.next <- snap
+	}
+}
+
+// current is the newest snapshot, nil before the first.
+func (s *Server) current() *snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// Run builds a snapshot now (unless Build already made one) and then after every change the backend
+// notifies (coalesced over Settle) and at least every second (the ages
+// move; app.PollInterval), and runs the doctor check every DoctorEvery,
+// until ctx ends. The first build's error is returned (the backend cannot
+// be read); later ones are shown on the page and logged.
+func (s *Server) Run(ctx context.Context) error {
+	if s.current() == nil {
+		if err := s.Build(ctx); err != nil {
+			return err
+		}
+	}
+	if s.opt.DoctorEvery > 0 {
+		go s.runDoctor(ctx)
+	}
+	failing := false
+	err := s.opt.Reader.Until(ctx, 0, Settle, func() (bool, error) {
+		err := s.Build(ctx)
+		if err != nil && ctx.Err() == nil && !failing {
+			s.opt.Logf("cannot read the state (the page shows the last one): %v", err)
+		}
+		failing = err != nil
+		return false, nil
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// runDoctor runs the doctor check now and every DoctorEvery. It is the one
+// read that takes the registry's lock (app.Reader.Problems), so it runs on
+// this timer only, never because a client asked, and is bounded in time.
+func (s *Server) runDoctor(ctx context.Context) {
+	t := time.NewTicker(s.opt.DoctorEvery)
+	defer t.Stop()
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		probs, err := s.opt.Reader.Problems(dctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		var open []coord.Problem
+		for _, p := range probs {
+			if !p.Fixed {
+				open = append(open, p)
+			}
+		}
+		d := doctorResult{at: s.opt.Reader.Now(), problems: open}
+		if err != nil {
+			d.err = coord.OneLine(err.Error())
+			s.opt.Logf("doctor check failed: %v", err)
+		}
+		s.mu.Lock()
+		s.doc = d
+		s.mu.Unlock()
+		// The next build (within a second) shows it.
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Handler serves the dashboard. It waits for the first snapshot (Run or
+// Build) before answering.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(assets, "assets")
+	files := http.FileServerFS(static)
+	mux.Handle("GET /static/{file}", http.StripPrefix("/static/", s.staticOnly(files)))
+	mux.Handle("GET /{$}", s.guard(http.HandlerFunc(s.servePage)))
+	mux.Handle("GET /events", s.guard(http.HandlerFunc(s.serveEvents)))
+	mux.Handle("GET /api/state.json", s.guard(http.HandlerFunc(s.serveState)))
+	mux.Handle("GET /tasks", s.guard(http.HandlerFunc(s.serveTasks)))
+	return s.headers(mux)
+}
+
+// headers sets what every answer carries and refuses methods that are
+// not reads.
+func (s *Server) headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			h.Set("Allow", "GET, HEAD")
+			http.Error(w, "the dashboard is read-only: GET only", http.StatusMethodNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// staticOnly serves the embedded style sheet, script and icon, and
+// nothing else (no templates, no directory listing).
+func (s *Server) staticOnly(files http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "style.css", "app.js", "icon.svg":
+			w.Header().Set("Cache-Control", "no-cache")
+			files.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// guard lets a request in when it carries the token (when there is one),
+// or, without a token, when it names the server by a loopback host (a
+// page elsewhere cannot reach it through DNS rebinding). It then waits
+// for the first snapshot.
+func (s *Server) guard(next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(s.opt.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opt.Token != "" {
+			got, ok := bearer(r)
+			if !ok {
+				got = r.URL.Query().Get("token")
+			}
+			sum := sha256.Sum256([]byte(got))
+			if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="coord dashboard"`)
+				http.Error(w, "401 unauthorized: send the dashboard's token as 'Authorization: Bearer T' or '?token=T'", http.StatusUnauthorized)
+				return
+			}
+		} else if !LoopbackHost(r.Host) {
+			http.Error(w, "403 forbidden: this dashboard answers only to a loopback host name (localhost, 127.0.0.1, [::1])", http.StatusForbidden)
+			return
+		}
+		select {
+		case <-s.ready:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:]), true
+	}
+	return "", false
+}
+
+// LoopbackHost reports whether a Host header (host or host:port) names
+// this machine's loopback: localhost (or a name under .localhost) or a
+// loopback address.
+func LoopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(host, "."), "["), "]")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckAddr applies the contract's rule to a listening address before
+// anything is bound: HOST:PORT, and without a token the host must be
+// loopback (localhost or a loopback address; an empty host means every
+// interface).
+func CheckAddr(addr, token string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return coord.Errorf(coord.CodeUsage, "--addr %q is not HOST:PORT", coord.OneLine(addr)).WithHint("e.g. --addr 127.0.0.1:7777")
+	}
+	if token != "" {
+		return nil
+	}
+	if host == "" || !LoopbackHost(host) {
+		return coord.Errorf(coord.CodeUsage, "--addr %s is not a loopback address, and the dashboard would be open to anyone who can reach it", coord.OneLine(addr)).
+			WithHint("pass --token T (or COORD_DASHBOARD_TOKEN) and open the page with ?token=T, or bind 127.0.0.1")
+	}
+	return nil
+}
+
+// CheckListener re-checks the rule on the address actually bound (a name
+// such as localhost may resolve elsewhere).
+func CheckListener(ln net.Listener, token string) error {
+	if token != "" {
+		return nil
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && a.IP.IsLoopback() {
+		return nil
+	}
+	return coord.Errorf(coord.CodeUsage, "the dashboard is bound to %s, which is not a loopback address", ln.Addr()).
+		WithHint("pass --token T (or COORD_DASHBOARD_TOKEN), or bind 127.0.0.1")
+}
+
+// Serve runs the dashboard on ln until ctx ends: the builder, and an HTTP
+// server with timeouts. It returns nil after a clean stop.
+func Serve(ctx context.Context, ln net.Listener, opt Options) error {
+	s := New(opt)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := s.Build(ctx); err != nil {
+		return err
+	}
+	built := make(chan error, 1)
+	go func() { built <- s.Run(ctx) }()
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second, // the event stream sets its own per write
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if opt.Started != nil {
+		opt.Started()
+	}
+	var err error
+	select {
+	case err = <-built: // the first read failed, or ctx ended
+	case err = <-served:
+	case <-ctx.Done():
+	}
+	cancel()
+	sctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	srv.Shutdown(sctx)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// String names the dashboard's state for logs.
+func (s *Server) String() string {
+	c := s.current()
+	if c == nil {
+		return "dashboard (no snapshot yet)"
+	}
+	return fmt.Sprintf("dashboard (snapshot %d)", c.seq)
+}

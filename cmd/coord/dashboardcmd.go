@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/rotd/coord/cmd/coord/dashboard"
+	"github.com/rotd/coord/coord"
+)
+
+// dashboardCommand is `coord dashboard` (contract §7).
+func dashboardCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "dashboard", Usage: "serve a read-only live web page of the project: agents, ready queue, blocked, review, locks, log, throughput, alerts",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7777", Usage: "HOST:PORT to listen on; an address that is not loopback needs --token (port 0 picks a free one)"},
+			&cli.StringFlag{Name: "token", Usage: "require this token (Authorization: Bearer T, or ?token=T) (env COORD_DASHBOARD_TOKEN)"},
+			&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
+			&cli.StringFlag{Name: "doctor-every", Value: "1m", Usage: "run the doctor check for the alerts this often; 0 never (it holds the registry lock while it checks)"},
+			&cli.IntFlag{Name: "rows", Value: 15, Usage: "rows shown in each list on the page (the rest: /tasks)"},
+		}, Action: e.cmdDashboard}
+}
+
+// cmdDashboard serves the dashboard until a signal (exit 130). The first
+// line on stdout is the page's address, once it answers.
+func (e *env) cmdDashboard(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("dashboard takes no arguments")
+	}
+	token := c.String("token")
+	if !c.IsSet("token") {
+		token = os.Getenv("COORD_DASHBOARD_TOKEN")
+	}
+	addr := c.String("addr")
+	if err := dashboard.CheckAddr(addr, token); err != nil {
+		return err
+	}
+	timeout, err := e.staleTimeout(c)
+	if err != nil {
+		return err
+	}
+	every := time.Minute
+	if v := c.String("doctor-every"); v != "0" {
+		d, err := coord.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return strErr("--doctor-every %q is not a positive duration like 1m (or 0: never)", v)
+		}
+		every = d
+	} else {
+		every = 0
+	}
+	rows := c.Int("rows")
+	if rows < 1 || rows > 1000 {
+		return strErr("--rows must be 1 to 1000")
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return coord.Wrap(coord.CodeIO, err, "dashboard: cannot listen on %s", addr).WithHint("choose another --addr (port 0 picks a free one)")
+	}
+	defer ln.Close()
+	if err := dashboard.CheckListener(ln, token); err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	err = dashboard.Serve(e.ctx, ln, dashboard.Options{
+		Reader:      s.Reader(),
+		TaskJSON:    taskJSON,
+		Token:       token,
+		Timeout:     timeout,
+		DoctorEvery: every,
+		Rows:        rows,
+		Started: func() {
+			fmt.Fprintln(e.stdout, url)
+			fmt.Fprintf(e.stderr, "coord: dashboard of %s at %s (read-only; Ctrl-C stops)\n", coord.OneLine(s.Reader().Where()), url)
+			markWaiting()
+		},
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(e.stderr, "coord: dashboard: %s\n", coord.OneLine(fmt.Sprintf(format, args...)))
+		},
+	})
+	if e.ctx.Err() != nil {
+		return interrupted(e.ctx)
+	}
+	return err
+}
