@@ -1,0 +1,68 @@
+package nats_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	rotdtemplate "github.com/rotd/coord"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coord/registry/nats/hub"
+)
+
+// startHub runs a single-node hub on a free loopback port in a temporary
+// directory for the test.
+func startHub(t testing.TB) *hub.Hub {
+	t.Helper()
+	h, err := hub.Start(hub.Options{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Shutdown)
+	if err := h.WaitJetStream(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// newProject creates a namespace on the hub and returns its URL.
+func newProject(t testing.TB, h *hub.Hub, ns string) string {
+	t.Helper()
+	url := h.URL() + "/" + ns
+	if _, _, err := coordnats.Init(context.Background(), url, rotdtemplate.Coordination(), coordnats.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
+
+func open(t testing.TB, url string, opt coordnats.Options) *coordnats.Backend {
+	t.Helper()
+	b, err := coordnats.Open(context.Background(), url, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func service(t testing.TB, b coord.Backend) *app.Service {
+	t.Helper()
+	s, err := app.New(context.Background(), b, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func seed(t testing.TB, s *app.Service, ids ...string) {
+	t.Helper()
+	var batch []coord.SeedLine
+	for _, id := range ids {
+		batch = append(batch, coord.SeedLine{Task: &coord.Task{ID: id, Title: "task " + id, Status: coord.Unclaimed}})
+	}
+	if _, err := s.Seed(context.Background(), app.SeedRequest{Name: "test", Batch: batch}); err != nil {
+		t.Fatal(err)
+	}
+}
