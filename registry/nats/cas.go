@@ -168,30 +168,40 @@ func (b *Backend) commit(ctx context.Context, base *doc, data []byte, ttl time.D
 	}
 	subject := b.names.pre + base.key
 	start := time.Now()
+	unsure := false // an earlier attempt may have landed, or still may
 	for i := 0; ; i++ {
 		seq, err := b.w.publish(ctx, subject, data, hdr)
-		if err == nil || errors.Is(err, errConflict) {
-			return seq, err
+		if err == nil {
+			return seq, nil
 		}
-		if !transient(err) {
+		if errors.Is(err, errConflict) && !unsure {
+			return 0, err
+		}
+		if !transient(err) && !errors.Is(err, errConflict) {
 			return 0, b.ioErr(err, "writing "+base.key)
 		}
-		if ambiguous(err) {
-			// The answer was lost: the commit may have landed.
+		if ambiguous(err) || errors.Is(err, errConflict) {
+			// The answer was lost, or the key moved after an attempt
+			// whose answer was lost: the commit may have landed.
+			unsure = unsure || ambiguous(err)
 			landed, seq, rerr := b.landed(ctx, base, id, start)
 			if rerr != nil {
 				return 0, rerr
 			}
-			switch landed {
-			case yes:
+			switch {
+			case landed == yes:
 				return seq, nil
-			case lost:
+			case landed == lost || errors.Is(err, errConflict):
 				return 0, errConflict
 			}
 			// not there yet: sending it again is safe (the same
 			// expected revision).
 		}
 		if time.Since(start)+backoff(i) > IOBudget {
+			if unsure {
+				return 0, coord.Errorf(coord.CodeIO, "%s: no answer from the server to a commit within %s: it may or may not have landed", b.where(base.key), coord.RoundDuration(IOBudget)).
+					WithHint("run 'coord ls' when the server answers to see the state")
+			}
 			return 0, b.ioErr(err, "writing "+base.key)
 		}
 		sleep(ctx, backoff(i))
@@ -211,7 +221,7 @@ const (
 // (or the key's revision if none followed).
 func (b *Backend) landed(ctx context.Context, base *doc, id string, start time.Time) (outcome, uint64, error) {
 	for i := 0; ; i++ {
-		m, err := b.w.last(ctx, b.names.kv, b.names.pre+base.key)
+		m, err := b.w.lastFromLeader(ctx, b.names.kv, b.names.pre+base.key)
 		if err == nil {
 			var seq uint64
 			var names []string

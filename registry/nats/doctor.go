@@ -94,6 +94,9 @@ func (b *Backend) checkStreams(ctx context.Context, add func(func() (string, err
 		if si.Config.Storage != "file" {
 			add(nil, "stream %s keeps %s storage: everything in it is lost when the server restarts", name, si.Config.Storage)
 		}
+		if si.Config.PersistMode == "async" {
+			add(nil, "stream %s persists asynchronously: acknowledged writes can be lost in a crash", name)
+		}
 		if clustered && si.Config.Replicas < 3 {
 			add(nil, "stream %s has %d replica(s) in a cluster: losing its node loses it (recreate the namespace with 'coord backend copy' onto a fresh namespace)", name, si.Config.Replicas)
 		}

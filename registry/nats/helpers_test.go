@@ -3,29 +3,18 @@ package nats_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	coordnats "github.com/rotd/coord/registry/nats"
 	"github.com/rotd/coord/registry/nats/hub"
+	"github.com/rotd/coord/registry/nats/hubtest"
 )
 
 // startHub runs a single-node hub on a free loopback port in a temporary
 // directory for the test.
-func startHub(t testing.TB) *hub.Hub {
-	t.Helper()
-	h, err := hub.Start(hub.Options{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Shutdown)
-	if err := h.WaitJetStream(30 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
+func startHub(t testing.TB) *hub.Hub { return hubtest.StartHub(t) }
 
 // newProject creates a namespace on the hub and returns its URL.
 func newProject(t testing.TB, h *hub.Hub, ns string) string {

@@ -43,6 +43,7 @@ const (
 	errCodeStreamNotFound    = 10059
 	errCodeNoJetStream       = 10076 // "jetstream not enabled for account"
 	errCodeStreamNameInUse   = 10058
+	errCodeMessageNotFound   = 10037
 )
 
 // apiError is an error a JetStream API call answered.
@@ -135,6 +136,7 @@ type streamInfo struct {
 		Duplicates        time.Duration `json:"duplicate_window"`
 		AllowDirect       bool          `json:"allow_direct"`
 		MaxMsgSize        int32         `json:"max_msg_size"`
+		PersistMode       string        `json:"persist_mode"`
 	} `json:"config"`
 	State struct {
 		Msgs     uint64 `json:"messages"`
@@ -268,6 +270,9 @@ func (w *wire) batch(ctx context.Context, stream string, req map[string]any) (ou
 	}
 	for {
 		m, err := sub.NextMsgWithContext(ctx)
+		if errors.Is(err, gonats.ErrNoResponders) {
+			return nil, 0, errNoStream
+		}
 		if errors.Is(err, context.DeadlineExceeded) && len(out) == 0 && !w.nc.IsConnected() {
 			return nil, 0, gonats.ErrDisconnected
 		}
@@ -350,4 +355,37 @@ func ambiguous(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, gonats.ErrTimeout) ||
 		errors.Is(err, gonats.ErrConnectionClosed) || errors.Is(err, gonats.ErrConnectionReconnecting) ||
 		errors.Is(err, gonats.ErrDisconnected) || strings.Contains(err.Error(), "connection")
+}
+
+// lastFromLeader is last answered by the stream's leader (a direct get
+// may be answered by a replica that lags): what a writer reads to learn
+// whether its commit landed.
+func (w *wire) lastFromLeader(ctx context.Context, stream, subject string) (*msg, error) {
+	var resp struct {
+		Message *struct {
+			Subject string    `json:"subject"`
+			Seq     uint64    `json:"seq"`
+			Hdrs    []byte    `json:"hdrs"`
+			Data    []byte    `json:"data"`
+			Time    time.Time `json:"time"`
+		} `json:"message"`
+	}
+	err := w.request(ctx, "$JS.API.STREAM.MSG.GET."+stream, map[string]string{"last_by_subj": subject}, &resp)
+	switch {
+	case isAPI(err, errCodeMessageNotFound):
+		return nil, nil
+	case isAPI(err, errCodeStreamNotFound), errors.Is(err, gonats.ErrNoResponders):
+		return nil, errNoStream
+	case err != nil:
+		return nil, err
+	case resp.Message == nil:
+		return nil, fmt.Errorf("the server answered a message get without a message")
+	}
+	m := &msg{subject: resp.Message.Subject, seq: resp.Message.Seq, at: resp.Message.Time, data: resp.Message.Data}
+	if len(resp.Message.Hdrs) > 0 {
+		if m.hdr, err = gonats.DecodeHeadersMsg(resp.Message.Hdrs); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }

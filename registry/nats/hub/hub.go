@@ -33,8 +33,20 @@ import (
 	gonats "github.com/nats-io/nats.go"
 
 	"github.com/rotd/coord/coord"
-	coordnats "github.com/rotd/coord/registry/nats"
 )
+
+// InfoSubject is where the hub answers with Info as JSON (the engine's
+// doctor asks there: registry/nats.HubInfoSubject).
+const InfoSubject = "coord.hub.info"
+
+// Info is what a hub says about itself (registry/nats.HubInfo).
+type Info struct {
+	Version    string `json:"version"`     // the NATS server's
+	SyncAlways bool   `json:"sync_always"` // every write synced before it is acknowledged
+	Cluster    string `json:"cluster,omitempty"`
+	Nodes      int    `json:"nodes"` // configured cluster size (1: single node)
+	StoreDir   string `json:"store_dir"`
+}
 
 // DefaultListen is where a hub listens for clients unless told.
 const DefaultListen = "127.0.0.1:4222"
@@ -165,8 +177,8 @@ func Start(o Options) (*Hub, error) {
 	if o.Cluster != "" {
 		nodes = len(opts.Routes) + 1
 	}
-	info, _ := json.Marshal(coordnats.HubInfo{Version: server.VERSION, SyncAlways: true, Cluster: o.Cluster, Nodes: nodes, StoreDir: dir})
-	if _, err := nc.Subscribe(coordnats.HubInfoSubject, func(m *gonats.Msg) { m.Respond(info) }); err != nil {
+	info, _ := json.Marshal(Info{Version: server.VERSION, SyncAlways: true, Cluster: o.Cluster, Nodes: nodes, StoreDir: dir})
+	if _, err := nc.Subscribe(InfoSubject, func(m *gonats.Msg) { m.Respond(info) }); err != nil {
 		h.Shutdown()
 		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
 	}
