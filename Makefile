@@ -35,13 +35,14 @@ fmt-check:
 unit:
 	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -count=1 ./...
 
-# cmd/coord without -race: the scripts, the multi-process tests and the
-# load scenarios (with the package's in-process tests again). Their log
+# cmd/coord and registry/nats without -race: the scripts, the
+# multi-process tests, the NATS hub crash and cluster scenarios and the
+# load scenarios (with the packages' in-process tests again). Their log
 # goes to a file of its own (mktemp: concurrent runs share nothing); the
 # figures and any failure are printed.
 procs:
 	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-procs.XXXXXX") || exit 1; \
-	$(GO) test -count=1 -v ./cmd/coord >"$$log" 2>&1; s=$$?; \
+	$(GO) test -count=1 -v ./cmd/coord ./registry/nats >"$$log" 2>&1; s=$$?; \
 	grep -E '^(--- FAIL|ok|FAIL|\s+load_test\.go)' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 

@@ -59,6 +59,9 @@ type Backend struct {
 	warnFn   func(string)
 	lenient  bool
 	arts     coord.ArtifactStore
+	// clustered: the server is part of a cluster, so reads that must see
+	// the latest commit go to the stream's leader.
+	clustered bool
 
 	cfgOnce sync.Once
 	cfg     coord.Config
@@ -171,6 +174,7 @@ func dial(ctx context.Context, u *URL, opt Options) (*Backend, error) {
 	}
 	b.nc = nc
 	b.w = &wire{nc: nc, timeout: RequestTimeout}
+	b.clustered = nc.ConnectedClusterName() != ""
 	return b, nil
 }
 
@@ -313,8 +317,9 @@ func (b *Backend) ioErr(err error, what string) error {
 	if errors.As(err, &ce) {
 		return err
 	}
+	at := b.url.String() + ":"
 	if what != "" {
-		what = " " + what
+		at += " " + what + ":"
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -323,19 +328,19 @@ func (b *Backend) ioErr(err error, what string) error {
 		if b.streamsMissing() {
 			return b.noNamespace()
 		}
-		return coord.Errorf(coord.CodeIO, "%s:%s no stream leader answered", b.url, what).
-			WithHint("the cluster may have lost its quorum; check that a majority of the hub's nodes run")
+		return coord.Errorf(coord.CodeIO, "%s no stream leader answered", at).
+			WithHint("the cluster may have lost its quorum; check that a majority of the hub's nodes run and reach each other")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, gonats.ErrTimeout):
-		return coord.Errorf(coord.CodeIO, "%s:%s no answer within %s", b.url, what, coord.RoundDuration(RequestTimeout)).
-			WithHint("the server is unreachable or a cluster lost its quorum; nothing was changed unless a later read shows it")
+		return coord.Errorf(coord.CodeIO, "%s no answer within %s", at, coord.RoundDuration(RequestTimeout)).
+			WithHint("the server is unreachable or a cluster lost its quorum")
 	case errors.Is(err, gonats.ErrConnectionClosed), errors.Is(err, gonats.ErrDisconnected), errors.Is(err, gonats.ErrConnectionReconnecting):
-		return coord.Errorf(coord.CodeIO, "%s:%s lost the connection to the server", b.url, what).
+		return coord.Errorf(coord.CodeIO, "%s lost the connection to the server", at).
 			WithHint("check that the hub runs")
 	case errors.Is(err, errTooLarge):
-		return coord.Errorf(coord.CodeIO, "%s:%s %v", b.url, what, err).
+		return coord.Errorf(coord.CodeIO, "%s %v", at, err).
 			WithHint("archive done tasks ('coord archive') or raise the server's max_payload")
 	}
-	return coord.Errorf(coord.CodeIO, "%s:%s %s", b.url, what, coord.OneLine(err.Error()))
+	return coord.Errorf(coord.CodeIO, "%s %s", at, coord.OneLine(err.Error()))
 }
 
 // streamsMissing tells a namespace that does not exist from a server

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -77,14 +78,45 @@ func (b *Backend) docFrom(key string, m *msg) (*doc, error) {
 	return d, nil
 }
 
-// readDocs reads several documents in one round trip.
+// readLast reads the last message of one subject: from the stream's
+// leader in a cluster (a replica may lag, or be cut off from the
+// majority), with a direct get on a single node.
+func (b *Backend) readLast(ctx context.Context, subject string) (*msg, error) {
+	if b.clustered {
+		return b.w.lastFromLeader(ctx, b.names.kv, subject)
+	}
+	return b.w.last(ctx, b.names.kv, subject)
+}
+
+// readDocs reads several documents in one round trip (in a cluster, one
+// request per key to the stream's leader, all sent at once).
 func (b *Backend) readDocs(ctx context.Context, keys ...string) (map[string]*doc, error) {
 	subjects := make([]string, len(keys))
 	for i, k := range keys {
 		subjects[i] = b.names.pre + k
 	}
 	msgs, err := b.retryRead(ctx, func(ctx context.Context) ([]*msg, error) {
-		return b.w.multiLast(ctx, b.names.kv, subjects)
+		if !b.clustered {
+			return b.w.multiLast(ctx, b.names.kv, subjects)
+		}
+		out := make([]*msg, len(subjects))
+		errs := make([]error, len(subjects))
+		var wg sync.WaitGroup
+		for i, s := range subjects {
+			wg.Add(1)
+			go func() { defer wg.Done(); out[i], errs[i] = b.w.lastFromLeader(ctx, b.names.kv, s) }()
+		}
+		wg.Wait()
+		var got []*msg
+		for i := range out {
+			if errs[i] != nil {
+				return nil, errs[i]
+			}
+			if out[i] != nil {
+				got = append(got, out[i])
+			}
+		}
+		return got, nil
 	})
 	if err != nil {
 		return nil, b.ioErr(err, "")
@@ -339,7 +371,7 @@ func (b *Backend) updateKey(ctx context.Context, key, what string, decide func(m
 		var m *msg
 		_, err := b.retryRead(ctx, func(ctx context.Context) ([]*msg, error) {
 			var err error
-			m, err = b.w.last(ctx, b.names.kv, b.names.pre+key)
+			m, err = b.readLast(ctx, b.names.pre+key)
 			return nil, err
 		})
 		cerr := clock()

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/format"
 )
 
 // MinServer is the oldest server the engine runs on: per-message TTL,
@@ -134,7 +135,7 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 // createKey stores data under key if the key has never been written (or
 // holds only a marker); ok reports whether it did.
 func (b *Backend) createKey(ctx context.Context, key string, data []byte) (bool, error) {
-	m, err := b.w.last(ctx, b.names.kv, b.names.pre+key)
+	m, err := b.readLast(ctx, b.names.pre+key)
 	if err != nil {
 		return false, b.ioErr(err, "")
 	}
@@ -188,4 +189,36 @@ func versionAtLeast(v, min string) bool {
 		}
 	}
 	return true
+}
+
+// SetConfig replaces the namespace's settings with data, config.json's
+// content, after reading it strictly (a file that would not load is
+// refused, exit 2 naming it, and nothing is written). Commands that are
+// running keep the settings they read when they started.
+func (b *Backend) SetConfig(ctx context.Context, data []byte) error {
+	cfg, err := format.ParseConfig("config", data)
+	if err != nil {
+		return coord.Errorf(coord.CodeIO, "%v", err).WithHint("fix it and try again; nothing was written")
+	}
+	err = b.update(ctx, "the config", func(ctx context.Context) (*doc, error) {
+		docs, err := b.readDocs(ctx, keyConfig)
+		if err != nil {
+			return nil, err
+		}
+		return docs[keyConfig], nil
+	}, func(*doc) ([]byte, error) { return data, nil })
+	if err == nil {
+		b.cfg, b.cfgErr = cfg, nil
+	}
+	return err
+}
+
+// ConfigData returns the namespace's config key as it is stored (nil
+// when there is none).
+func (b *Backend) ConfigData(ctx context.Context) ([]byte, error) {
+	docs, err := b.readDocs(ctx, keyConfig)
+	if err != nil {
+		return nil, err
+	}
+	return docs[keyConfig].data, nil
 }

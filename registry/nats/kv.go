@@ -54,7 +54,7 @@ func (k kvStore) Get(ctx context.Context, key string) (coord.KVEntry, bool, erro
 	var m *msg
 	_, err := b.retryRead(ctx, func(ctx context.Context) ([]*msg, error) {
 		var err error
-		m, err = b.w.last(ctx, b.names.kv, b.names.pre+preKV+enc(key))
+		m, err = b.readLast(ctx, b.names.pre+preKV+enc(key))
 		return nil, err
 	})
 	cerr := clock()

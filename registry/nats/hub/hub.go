@@ -73,6 +73,9 @@ type Options struct {
 	// Routes are the other nodes' route URLs (nats-route://host:port or
 	// host:port).
 	Routes []string
+	// ClusterAdvertise is the HOST:PORT this node tells the others to
+	// route to ("": ClusterListen's), for a node behind NAT or a proxy.
+	ClusterAdvertise string
 	// Name is the node's name; "" reads it from DIR/server_name, making
 	// one up the first time (a cluster knows its peers by name, so it
 	// must not change across restarts).
@@ -137,6 +140,7 @@ func Start(o Options) (*Hub, error) {
 			return nil, err
 		}
 		opts.Cluster.Name, opts.Cluster.Host, opts.Cluster.Port = o.Cluster, ch, cp
+		opts.Cluster.Advertise = o.ClusterAdvertise
 		var routes []string
 		for _, r := range o.Routes {
 			r = strings.TrimSpace(r)
