@@ -44,6 +44,9 @@ func ArchiveMonth(completedAt string, now time.Time) string {
 	return when.UTC().Format("2006-01")
 }
 
+// MaxArtifact bounds an artifact written through coord.
+const MaxArtifact = 64 << 20
+
 // ArtifactName validates the name of a ROTD artifact relative to .rotd/
 // ("tasks.jsonl", "session_state.json"; ".rotd/x.json" is accepted too)
 // and returns it clean. The coordination tree itself is refused: its files

@@ -21,6 +21,10 @@ type Config struct {
 	// before they look for work (sweep_on_claim, default true), so a dead
 	// agent's task does not wait for a watcher or cron.
 	SweepOnClaim bool
+	// Backend, in a project's local config.json, names where the project's
+	// state lives when neither --backend nor COORD_BACKEND does (contract
+	// §5); "" is the local tree itself.
+	Backend string
 }
 
 // DefaultConfig is what an absent config.json means.

@@ -148,11 +148,25 @@ type LogFollower interface {
 // Notifier tells waiters that shared state may have changed.
 type Notifier interface {
 	// Watch sends on the returned channel after changes (coalesced: one
-	// value may stand for many) until ctx ends. Notification is a hint:
-	// callers re-read state and keep a slow poll as well. An error means
-	// notification is unavailable (inotify limits, a network file
-	// system); callers then poll.
-	Watch(ctx context.Context) (<-chan struct{}, error)
+	// value may stand for many) until ctx ends, when it is closed.
+	// Notification is a hint: callers re-read state and keep a slow poll
+	// as well. An error means notification is unavailable (inotify
+	// limits, a network file system); callers then poll.
+	Watch(ctx context.Context) (<-chan Change, error)
+}
+
+// Change is one notification. Missed says that notifications were lost
+// (a queue overflowed, a connection dropped): anything may have changed,
+// so a watcher rescans everything it tracks.
+type Change struct{ Missed bool }
+
+// Exclusive is an optional engine capability: a named lock held for the
+// life of one process and released when the process ends, however it
+// ends (a flock on the file engine). The watcher takes one so that a
+// project has one watcher. A lock another process holds is refused at
+// once with CodeConflict naming it.
+type Exclusive interface {
+	HoldExclusive(ctx context.Context, name string, holder []byte) (release func(), err error)
 }
 
 // ArtifactStore writes ROTD artifacts (.rotd/tasks.jsonl,

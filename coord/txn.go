@@ -373,7 +373,7 @@ func (tx *Txn) Release(agent, id string, epoch int64, summary string, reviewGate
 // Block marks a held task blocked with a reason; it keeps owner and lock.
 func (tx *Txn) Block(agent, id string, epoch int64, reason string) (*Task, error) {
 	if strings.TrimSpace(reason) == "" {
-		return nil, Errorf(CodeUsage, "block needs --reason TEXT")
+		return nil, Errorf(CodeUsage, "block needs a reason")
 	}
 	t, err := tx.owned(agent, id, epoch)
 	if err != nil {
@@ -479,7 +479,7 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 // Reject hands a task in review back to its owner as claimed.
 func (tx *Txn) Reject(reviewer, id, reason string) (*Task, error) {
 	if strings.TrimSpace(reason) == "" {
-		return nil, Errorf(CodeUsage, "reject needs --reason TEXT")
+		return nil, Errorf(CodeUsage, "reject needs a reason")
 	}
 	if err := ValidActingAgent(reviewer); err != nil {
 		return nil, err

@@ -324,14 +324,3 @@ func epochOf(c *cli.Context) int64 {
 	}
 	return c.Int64("epoch")
 }
-
-// shellQuote quotes s as a POSIX shell word when it needs quoting, so a
-// hint's command can be pasted as it is.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}

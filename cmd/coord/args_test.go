@@ -180,22 +180,6 @@ func TestIsHelpExitCodes(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/tmp/x":        "/tmp/x",
-		"my dir":        "'my dir'",
-		"it's":          `'it'\''s'`,
-		"":              "''",
-		"$HOME":         "'$HOME'",
-		"a;rm -rf b":    "'a;rm -rf b'",
-		"dir/with-dash": "dir/with-dash",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestDotQuote(t *testing.T) {
 	if got := dotLabel(`a"b\`, "done"); got != `"a\"b\\\ndone"` {
 		t.Errorf("dotLabel = %s", got)

@@ -8,21 +8,19 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/urfave/cli/v2"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/file"
 	"github.com/rotd/coord/registry/format"
 	"github.com/rotd/coord/registry/rotd"
+	"github.com/rotd/coord/registry/workspace"
 )
 
 func commands(e *env) []*cli.Command {
@@ -145,7 +143,7 @@ func (e *env) args(c *cli.Context, names ...string) ([]string, error) {
 // printTask prints a task as JSON (with --json, or always when force).
 func (e *env) printTask(t *coord.Task, force bool, human string) error {
 	if e.json || force {
-		return e.printRaw(format.TaskJSON(t))
+		return e.printRaw(taskJSON(t))
 	}
 	if human != "" {
 		e.printf("%s\n", human)
@@ -153,43 +151,19 @@ func (e *env) printTask(t *coord.Task, force bool, human string) error {
 	return nil
 }
 
-func (e *env) printRaw(b []byte) error {
-	if len(b) > 0 && (strings.IndexByte(string(b), '\n') >= 0) {
-		v := jsontext.Value(append([]byte(nil), b...))
-		if err := v.Compact(); err == nil {
-			b = v
-		}
+// taskJSON is a task as it stands in the registry (unknown fields kept),
+// on one line.
+func taskJSON(t *coord.Task) []byte {
+	b, err := format.TaskLine(t)
+	if err != nil {
+		return format.TaskJSON(t)
 	}
+	return b
+}
+
+func (e *env) printRaw(b []byte) error {
 	_, err := fmt.Fprintf(e.stdout, "%s\n", b)
 	return err
-}
-
-// agentInfo builds the heartbeat content for this agent's current state.
-func (e *env) agentInfo(c *cli.Context, held []*coord.Task) *coord.BeatInfo {
-	in := &coord.BeatInfo{Status: coord.AgentIdle, Capabilities: e.caps(c)}
-	if len(held) > 0 {
-		id := held[0].ID
-		in.CurrentTask = &id
-		in.Status = coord.AgentWorking
-		if held[0].Status == coord.Blocked {
-			in.Status = coord.AgentBlocked
-		}
-	}
-	return in
-}
-
-// caps is this agent's capabilities: --capability, else COORD_AGENT_CAPS,
-// else ROTD_AGENT_CAPS (ROTD's spelling, contract §1).
-func (e *env) caps(c *cli.Context) []string {
-	if c.IsSet("capability") {
-		return coord.ParseCaps(c.String("capability"))
-	}
-	for _, name := range []string{"COORD_AGENT_CAPS", "ROTD_AGENT_CAPS"} {
-		if v, ok := os.LookupEnv(name); ok {
-			return coord.ParseCaps(v)
-		}
-	}
-	return nil
 }
 
 // --- commands ------------------------------------------------------------
@@ -198,20 +172,17 @@ func (e *env) cmdInit(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("init takes no arguments")
 	}
-	root, err := findRoot(e.rootFlag, e.rootSet, e.cwd, false)
+	root, err := workspace.FindRoot(e.rootFlag, e.rootSet, e.cwd, false)
 	if err != nil {
 		return err
 	}
-	dir, created, err := backend.Init(e.ctx, backend.Options{Root: root, AllowUnsafeFS: e.allowUnsafeFS})
+	dir, created, err := backend.Init(e.ctx, backend.Options{URL: e.backendURL(), Root: root, AllowUnsafeFS: e.allowUnsafeFS})
 	if err != nil {
 		return err
 	}
 	exclude, excluded := e.keepOutOfGit(root)
 	if e.json {
-		if created == nil {
-			created = []string{}
-		}
-		out := map[string]any{"root": dir, "created": created}
+		out := map[string]any{"root": dir, "created": nonNil(created)}
 		if exclude != "" {
 			out["git_exclude"], out["excluded"] = exclude, nonNil(excluded)
 		}
@@ -226,6 +197,22 @@ func (e *env) cmdInit(c *cli.Context) error {
 		e.printf("kept out of git in %s: %s\n", exclude, strings.Join(excluded, " "))
 	}
 	return nil
+}
+
+// keepOutOfGit adds the tree (and .rotd/agent_id) to the repository's git
+// exclude file, once (workspace.GitExcludes says why). Outside git it does
+// nothing; a failure is a warning, since the tree itself is laid down.
+func (e *env) keepOutOfGit(root string) (string, []string) {
+	wait := 30 * time.Second
+	if e.lockWaitSet {
+		wait = e.lockWait
+	}
+	file, added, err := workspace.KeepOutOfGit(e.ctx, root, wait)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "coord: warning: could not keep %s out of git: %v; add the line %s to %s by hand\n",
+			workspace.RelDir, coord.OneLine(err.Error()), workspace.GitExcludes(".")[0], file)
+	}
+	return file, added
 }
 
 func (e *env) cmdSeed(c *cli.Context) error {
@@ -250,183 +237,99 @@ func (e *env) cmdSeed(c *cli.Context) error {
 	switch dialect := c.String("format"); dialect {
 	case "", "coord":
 		batch, err = format.ParseSeed(name, r)
-		if err != nil {
-			return err
-		}
 	case "rotd":
-		s, err := e.open()
-		if err != nil {
-			return err
-		}
-		phases := map[string][]string{}
-		ids := map[string]bool{}
-		if err := s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
-			for _, t := range tx.Tasks {
-				ids[t.ID] = true
-				p := rotd.TaskPhase(t)
-				phases[p] = append(phases[p], t.ID)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		batch, err = rotd.ParseTasks(name, r, func(p string) []string { return phases[p] }, func(id string) bool { return ids[id] }, e.clock())
-		if err != nil {
-			return err
-		}
+		batch, err = e.parseROTD(name, r)
 	default:
 		return strErr("--format %q is not coord or rotd", dialect)
 	}
-	if len(batch) == 0 {
-		return coord.Errorf(coord.CodeUsage, "%s: no tasks in the batch", name)
+	if err != nil {
+		return err
 	}
 	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	validate := c.Bool("validate")
-	check := func(tx *coord.Txn) error {
-		if err := tx.CheckSeed(batch); err != nil {
-			if ce, ok := err.(*coord.Error); ok {
-				ce.Msg = name + ": " + ce.Msg
-				return ce
-			}
-			return err
-		}
-		if validate {
-			return nil
-		}
-		agent := e.explicitAgent
-		if agent == "" {
-			agent = coord.CoordinatorID
-		}
-		for _, sl := range batch {
-			if sl.Task.Priority == "" {
-				sl.Task.Priority = coord.Medium
-			}
-			tx.Add(sl.Task)
-		}
-		tx.Log(agent, "seeded %d tasks", len(batch))
-		return nil
-	}
-	if validate {
-		err = s.Tasks().View(e.ctx, check)
-	} else {
-		err = s.Tasks().Update(e.ctx, check)
-	}
+	res, err := s.Seed(e.ctx, app.SeedRequest{Name: name, Batch: batch, Validate: c.Bool("validate"), By: e.explicitAgent})
 	if err != nil {
 		return err
 	}
-	ids := make([]string, len(batch))
-	for i, sl := range batch {
-		ids[i] = sl.Task.ID
-	}
 	if e.json {
-		return e.printJSON(map[string]any{"validated": validate, "count": len(batch), "ids": ids})
+		return e.printJSON(res)
 	}
-	if validate {
-		e.printf("valid: %d tasks\n", len(batch))
+	if res.Validated {
+		e.printf("valid: %d tasks\n", res.Count)
 	} else {
-		e.printf("seeded %d tasks\n", len(batch))
+		e.printf("seeded %d tasks\n", res.Count)
 	}
 	return nil
+}
+
+// parseROTD reads ROTD planner tasks; a phase dependency resolves against
+// the batch and the registry's tasks.
+func (e *env) parseROTD(name string, r io.Reader) ([]coord.SeedLine, error) {
+	s, err := e.open()
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := s.Snapshot(e.ctx)
+	if err != nil {
+		return nil, err
+	}
+	phases := map[string][]string{}
+	ids := map[string]bool{}
+	for _, t := range tasks {
+		ids[t.ID] = true
+		p := rotd.TaskPhase(t)
+		phases[p] = append(phases[p], t.ID)
+	}
+	return rotd.ParseTasks(name, r, func(p string) []string { return phases[p] }, func(id string) bool { return ids[id] }, e.clock())
 }
 
 func (e *env) cmdClaim(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("claim takes no arguments (use --task ID)")
 	}
-	got, _, _, err := e.claimTask(c)
+	res, _, err := e.claimTask(c)
 	if err != nil {
 		return err
 	}
-	if got == nil {
+	if res.Task == nil {
 		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
 	}
-	return e.printTask(got, true, "")
+	return e.printTask(res.Task, true, "")
 }
 
 // claimTask claims by c's flags (--task, --any, --capability,
-// --skill-level) and beats; it returns nil when nothing is eligible, and
-// then drained tells whether no work is left at all. Unless config.json
-// says "sweep_on_claim": false, the claim first frees stale locks in the
-// same commit (sweepIn, as app.Service.Claim), so a dead agent's task does not
-// wait for a watcher.
-func (e *env) claimTask(c *cli.Context) (got *coord.Task, agent string, drained bool, err error) {
+// --skill-level) through the Service (which beats and sweeps).
+func (e *env) claimTask(c *cli.Context) (app.ClaimResult, coord.Agent, error) {
 	if id := c.String("task"); c.IsSet("task") {
 		if err := coord.ValidTaskID(id); err != nil {
-			return nil, "", false, err
+			return app.ClaimResult{}, coord.Agent{}, err
 		}
 	}
-	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
+	if _, err := coord.ParseSkillFilter(c.String("skill-level")); err != nil {
+		return app.ClaimResult{}, coord.Agent{}, err
+	}
+	s, err := e.open()
 	if err != nil {
-		return nil, "", false, err
+		return app.ClaimResult{}, coord.Agent{}, err
 	}
-	s, agent, err := e.openAs()
+	a, err := e.caller(c)
 	if err != nil {
-		return nil, "", false, err
+		return app.ClaimResult{}, a, err
 	}
-	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
-	// Beat first, so that a sweep racing this claim sees a live agent.
-	if err := e.beats().Beat(e.ctx, agent, nil); err != nil {
-		return nil, "", false, err
-	}
-	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
-		if err := e.sweepIn(tx); err != nil {
-			return err
-		}
-		t, err := tx.Claim(a, coord.ClaimOptions{TaskID: c.String("task"), Any: c.Bool("any")})
-		got, drained = t, t == nil && err == nil && tx.Drained()
-		return err
-	})
-	if err != nil {
-		return nil, agent, false, err
-	}
-	if got == nil {
-		return nil, agent, drained, nil
-	}
-	e.beats().Beat(e.ctx, agent, e.agentInfo(c, []*coord.Task{got}))
-	return got, agent, false, nil
+	res, err := s.Claim(e.ctx, app.ClaimRequest{Agent: a, TaskID: c.String("task"), Any: c.Bool("any")})
+	return res, a, err
 }
 
-// sweepIn frees, inside the caller's transaction, the locks whose agents
-// went stale (sweep_on_claim), by the domain's rules, as
-// app.Service.Claim does; their path locks go in the same commit.
-func (e *env) sweepIn(tx *coord.Txn) error {
-	holders := tx.LockHolders()
-	if !e.cfg.SweepOnClaim || len(holders) == 0 {
-		return nil
-	}
-	seen, now, err := e.beats().LastSeen(e.ctx, holders)
+// held is the task reference of a command on a task the caller holds.
+func (e *env) held(c *cli.Context, id string) (*app.Service, app.TaskRef, error) {
+	s, err := e.open()
 	if err != nil {
-		return err
+		return nil, app.TaskRef{}, err
 	}
-	for _, st := range tx.JudgeStale(seen, now, e.cfg.StaleAfter, e.cfg.OnStale) {
-		tx.FreeStale(st.Ref(), e.cfg.OnStale)
-	}
-	return nil
-}
-
-// heldOp runs an operation on a task this agent holds and refreshes its
-// heartbeat content afterwards.
-func (e *env) heldOp(c *cli.Context, op func(tx *coord.Txn, agent string) (*coord.Task, error), human func(*coord.Task) string) error {
-	s, agent, err := e.openAs()
-	if err != nil {
-		return err
-	}
-	var got *coord.Task
-	var held []*coord.Task
-	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
-		t, err := op(tx, agent)
-		got = t
-		held = tx.HeldBy(agent)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	e.beats().Beat(e.ctx, agent, e.agentInfo(c, held))
-	return e.printTask(got, false, human(got))
+	a, err := e.caller(c)
+	return s, app.TaskRef{Agent: a, TaskID: id, Epoch: epochOf(c)}, err
 }
 
 func (e *env) cmdRelease(c *cli.Context) error {
@@ -434,34 +337,19 @@ func (e *env) cmdRelease(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := e.open(); err != nil {
+	s, ref, err := e.held(c, a[0])
+	if err != nil {
 		return err
 	}
 	summary := c.String("summary")
 	if !c.IsSet("summary") {
-		summary = gitSummary(e.ctx, e.repoMap().WorkTop())
+		summary = workspace.Summary(e.ctx, e.paths().WorkTop())
 	}
-	// Path locks go with the task, in the same commit (coord.Txn.Release).
-	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Release(agent, a[0], epochOf(c), summary, e.cfg.ReviewGate)
-	}, func(t *coord.Task) string { return fmt.Sprintf("released %s (%s)", t.ID, t.Status) })
-}
-
-// gitSummary is a one-line `git diff --shortstat` of the work tree at
-// top (the caller's own worktree: pathMap.WorkTop), or "" outside git (or
-// if git is missing or slow).
-func gitSummary(ctx context.Context, top string) string {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "-C", top, "diff", "--shortstat", "HEAD").Output()
+	t, err := s.Release(e.ctx, ref, summary)
 	if err != nil {
-		return ""
+		return err
 	}
-	s := strings.TrimSpace(string(out))
-	if s == "" {
-		return "no changes"
-	}
-	return s
+	return e.printTask(t, false, fmt.Sprintf("released %s (%s)", t.ID, t.Status))
 }
 
 func (e *env) cmdBlock(c *cli.Context) error {
@@ -472,9 +360,15 @@ func (e *env) cmdBlock(c *cli.Context) error {
 	if trimmed(c.String("reason")) == "" {
 		return strErr("block needs --reason TEXT")
 	}
-	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Block(agent, a[0], epochOf(c), c.String("reason"))
-	}, func(t *coord.Task) string { return "blocked " + t.ID })
+	s, ref, err := e.held(c, a[0])
+	if err != nil {
+		return err
+	}
+	t, err := s.Block(e.ctx, ref, c.String("reason"))
+	if err != nil {
+		return err
+	}
+	return e.printTask(t, false, "blocked "+t.ID)
 }
 
 func (e *env) cmdUnblock(c *cli.Context) error {
@@ -482,9 +376,15 @@ func (e *env) cmdUnblock(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Unblock(agent, a[0], epochOf(c))
-	}, func(t *coord.Task) string { return fmt.Sprintf("unblocked %s (%s)", t.ID, t.Status) })
+	s, ref, err := e.held(c, a[0])
+	if err != nil {
+		return err
+	}
+	t, err := s.Unblock(e.ctx, ref)
+	if err != nil {
+		return err
+	}
+	return e.printTask(t, false, fmt.Sprintf("unblocked %s (%s)", t.ID, t.Status))
 }
 
 func (e *env) cmdProgress(c *cli.Context) error {
@@ -496,9 +396,15 @@ func (e *env) cmdProgress(c *cli.Context) error {
 	if err != nil || pct < 0 || pct > 100 {
 		return strErr("PERCENT must be an integer 0..100, got %q", a[1])
 	}
-	return e.heldOp(c, func(tx *coord.Txn, agent string) (*coord.Task, error) {
-		return tx.Progress(agent, a[0], epochOf(c), pct, c.String("note"))
-	}, func(t *coord.Task) string { return fmt.Sprintf("progress %s %d%%", t.ID, t.Progress) })
+	s, ref, err := e.held(c, a[0])
+	if err != nil {
+		return err
+	}
+	t, err := s.Progress(e.ctx, ref, pct, c.String("note"))
+	if err != nil {
+		return err
+	}
+	return e.printTask(t, false, fmt.Sprintf("progress %s %d%%", t.ID, t.Progress))
 }
 
 // cmdApprove approves as the caller, who is recorded as the reviewer.
@@ -511,7 +417,7 @@ func (e *env) cmdApprove(c *cli.Context) error {
 	}
 	human, named := c.Bool("human"), c.String("reviewer")
 	if c.IsSet("reviewer") {
-		if err := checkAgent("--reviewer", named); err != nil {
+		if err := workspace.CheckAgent("--reviewer", named); err != nil {
 			return err
 		}
 	}
@@ -525,15 +431,11 @@ func (e *env) cmdApprove(c *cli.Context) error {
 	if named != "" && named != caller && !human {
 		return strErr("approve --reviewer %s: an agent approves as itself (%s); a reviewer named for someone else is only recorded with --human, for a human's decision", named, caller)
 	}
-	var got *coord.Task
-	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
-		if human {
-			got, err = tx.ApproveForHuman(caller, named, a[0])
-		} else {
-			got, err = tx.Approve(caller, a[0])
-		}
-		return err
-	})
+	req := app.ApproveRequest{Agent: caller, TaskID: a[0]}
+	if human {
+		req.Human = named
+	}
+	got, err := s.Approve(e.ctx, req)
 	if err != nil {
 		return err
 	}
@@ -555,11 +457,7 @@ func (e *env) cmdReject(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var got *coord.Task
-	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
-		got, err = tx.Reject(reviewer, a[0], c.String("reason"))
-		return err
-	})
+	got, err := s.Reject(e.ctx, reviewer, a[0], c.String("reason"))
 	if err != nil {
 		return err
 	}
@@ -570,81 +468,60 @@ func (e *env) cmdLs(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("ls takes no arguments")
 	}
-	want := map[coord.Status]bool{}
+	var statuses []coord.Status
 	for _, st := range coord.ParseCaps(c.String("status")) {
 		if !coord.Status(st).Valid() {
 			return strErr("--status %q is not one of unclaimed, claimed, blocked, review, done", st)
 		}
-		want[coord.Status(st)] = true
+		statuses = append(statuses, coord.Status(st))
 	}
 	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	return s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
-		var list []*coord.Task
-		for _, t := range tx.Tasks {
-			if len(want) == 0 || want[t.Status] {
-				list = append(list, t)
+	list, err := s.Tasks(e.ctx, app.ListRequest{Statuses: statuses, All: c.Bool("all")})
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	defer w.Flush()
+	if e.json {
+		w.WriteByte('[')
+		for i, t := range list {
+			if i > 0 {
+				w.WriteByte(',')
 			}
+			w.Write(taskJSON(t))
 		}
-		if c.Bool("all") && (len(want) == 0 || want[coord.Done]) {
-			arch, err := s.Tasks().ArchivedTasks(e.ctx)
-			if err != nil {
-				return err
-			}
-			for _, t := range arch {
-				if tx.Task(t.ID) == nil { // a crash mid-archive: the registry wins
-					list = append(list, t)
-				}
-			}
+		w.WriteString("]\n")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tPRIORITY\tOWNER\tEPOCH\tPROGRESS\tTITLE")
+	for _, t := range list {
+		owner := t.ClaimedBy
+		if owner == "" {
+			owner = "-"
 		}
-		w := bufio.NewWriterSize(e.stdout, 64<<10)
-		defer w.Flush()
-		if e.json {
-			w.WriteByte('[')
-			for i, t := range list {
-				if i > 0 {
-					w.WriteByte(',')
-				}
-				raw := format.TaskJSON(t)
-				if strings.IndexByte(string(raw), '\n') >= 0 {
-					v := jsontext.Value(append([]byte(nil), raw...))
-					v.Compact()
-					raw = v
-				}
-				w.Write(raw)
-			}
-			w.WriteString("]\n")
-			return nil
+		p := t.Priority
+		if p == "" {
+			p = coord.Medium
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATUS\tPRIORITY\tOWNER\tEPOCH\tPROGRESS\tTITLE")
-		for _, t := range list {
-			owner := t.ClaimedBy
-			if owner == "" {
-				owner = "-"
-			}
-			p := t.Priority
-			if p == "" {
-				p = coord.Medium
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d%%\t%s\n", t.ID, t.Status, p, owner, t.Epoch, t.Progress, coord.Cell(t.Title, textWidth))
-		}
-		return tw.Flush()
-	})
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d%%\t%s\n", t.ID, t.Status, p, owner, t.Epoch, t.Progress, coord.Cell(t.Title, textWidth))
+	}
+	return tw.Flush()
 }
 
 func (e *env) cmdMsg(c *cli.Context) error {
-	text := coord.MessageText(strings.Join(c.Args().Slice(), " "))
-	if text == "" {
+	text := strings.Join(c.Args().Slice(), " ")
+	if coord.MessageText(text) == "" {
 		return strErr("msg needs TEXT")
 	}
 	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	return s.Log().Append(e.ctx, coord.Event{Time: e.clock(), Agent: agent, Text: text})
+	return s.Msg(e.ctx, agent, text)
 }
 
 func (e *env) cmdLog(c *cli.Context) error {
@@ -670,47 +547,36 @@ func (e *env) cmdLog(c *cli.Context) error {
 		}
 		return w.WriteByte('\n')
 	}
-	print := func(lines []string) {
-		for _, l := range lines {
-			write(l)
-		}
-		w.Flush()
-	}
-	var fl coord.LogFollower
-	if c.Bool("follow") { // open before reading history so nothing falls between
-		if fl, err = s.Log().Follow(e.ctx); err != nil {
-			return err
-		}
-		defer fl.Close()
-	}
 	// The last n lines are read from the end of the log; all of them
 	// (-n 0) are streamed: neither holds the whole log in memory.
-	skipped, err := s.Log().Read(e.ctx, n, write)
-	w.Flush()
-	if err != nil {
-		return err
-	}
-	if skipped > 0 && !e.json {
-		fmt.Fprintf(e.stderr, "coord: skipped %d torn or foreign log lines\n", skipped)
-	}
-	if fl == nil {
-		return nil
-	}
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	markWaiting()
-	for {
-		select {
-		case <-e.ctx.Done():
-			return interrupted(e.ctx)
-		case <-tick.C:
-		}
-		lines, err := fl.Poll(e.ctx)
+	history := func() error {
+		skipped, err := s.LogRead(e.ctx, n, write)
+		w.Flush()
 		if err != nil {
 			return err
 		}
-		print(lines)
+		if skipped > 0 && !e.json {
+			fmt.Fprintf(e.stderr, "coord: skipped %d torn or foreign log lines\n", skipped)
+		}
+		return nil
 	}
+	if !c.Bool("follow") {
+		return history()
+	}
+	// The follower is positioned before the history is read, so nothing
+	// falls between.
+	return s.LogFollow(e.ctx, func() error {
+		if err := history(); err != nil {
+			return err
+		}
+		markWaiting()
+		return nil
+	}, func(lines []string) error {
+		for _, l := range lines {
+			write(l)
+		}
+		return w.Flush()
+	})
 }
 
 func (e *env) cmdBeat(c *cli.Context) error {
@@ -719,7 +585,7 @@ func (e *env) cmdBeat(c *cli.Context) error {
 	}
 	var every time.Duration
 	if c.IsSet("every") {
-		d, err := parseDuration(c.String("every"))
+		d, err := coord.ParseDuration(c.String("every"))
 		if err != nil || d <= 0 {
 			return strErr("--every must be a positive duration")
 		}
@@ -743,21 +609,11 @@ func (e *env) cmdBeat(c *cli.Context) error {
 			fmt.Fprintf(e.stderr, "coord: beat: warning: the parent process is init (pid 1), which never goes away; pass --pid with the agent's pid so beating stops when the agent does\n")
 		}
 	}
-	if _, err := e.open(); err != nil {
-		return err
-	}
-	agent, err := e.who()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	beats := e.beats()
-	beat := func() error {
-		if err := beats.Beat(e.ctx, agent, nil); err != nil {
-			return file.IOError(err, "")
-		}
-		return nil
-	}
-	if err := beat(); err != nil {
+	if err := s.Beat(e.ctx, agent, nil); err != nil {
 		return err
 	}
 	if every == 0 {
@@ -777,7 +633,7 @@ func (e *env) cmdBeat(c *cli.Context) error {
 				fmt.Fprintf(e.stderr, "coord: beat: %s is gone; stopped beating for %s\n", agentProc, agent)
 				return nil
 			}
-			if err := beat(); err != nil {
+			if err := s.Beat(e.ctx, agent, nil); err != nil {
 				return err
 			}
 		}
@@ -788,7 +644,7 @@ func (e *env) staleTimeout(c *cli.Context) (time.Duration, error) {
 	if !c.IsSet("timeout") {
 		return e.cfg.StaleAfter, nil
 	}
-	d, err := parseDuration(c.String("timeout"))
+	d, err := coord.ParseDuration(c.String("timeout"))
 	if err != nil || d <= 0 {
 		return 0, strErr("--timeout must be a positive duration")
 	}
@@ -796,14 +652,15 @@ func (e *env) staleTimeout(c *cli.Context) (time.Duration, error) {
 }
 
 func (e *env) cmdAgents(c *cli.Context) error {
-	if _, err := e.open(); err != nil {
+	s, err := e.open()
+	if err != nil {
 		return err
 	}
 	timeout, err := e.staleTimeout(c)
 	if err != nil {
 		return err
 	}
-	rows, err := e.svc.Agents(e.ctx, timeout)
+	rows, err := s.Agents(e.ctx, timeout)
 	if err != nil {
 		return err
 	}
@@ -830,6 +687,10 @@ func (e *env) cmdAgents(c *cli.Context) error {
 	return tw.Flush()
 }
 
+// cmdCleanStale is one full maintenance step (app.Service.Maintain, as
+// watch runs it): the stale sweep, expired path locks, leases and keys,
+// log rotation and archiving. Once it has begun, a signal lets it finish
+// (the sweep commits first; the housekeeping after it completes).
 func (e *env) cmdCleanStale(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("clean-stale takes no arguments")
@@ -842,50 +703,31 @@ func (e *env) cmdCleanStale(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := e.ctx.Err(); err != nil {
+		return interrupted(e.ctx)
+	}
 	dryRun := c.Bool("dry-run")
-	freed, err := e.svc.Sweep(e.ctx, app.SweepRequest{Timeout: timeout, DryRun: dryRun})
-	if err != nil {
-		return err
-	}
-	ctx := context.WithoutCancel(e.ctx) // the sweep committed: finish the housekeeping
-	if !dryRun {
-		// A freed agent's path locks went with its task; expired ones go now.
-		if err := e.dropExpiredPathLocks(ctx, s); err != nil {
-			return err
-		}
-	}
-	if !dryRun {
-		// expired leases and keys are already invisible; drop them from disk
-		s.Leases().Sweep(ctx)
-		s.KV().Sweep(ctx)
-	}
-	var archived []string
-	if !dryRun && e.cfg.ArchiveAfter > 0 {
-		if archived, err = e.svc.Archive(ctx, e.clock().Add(-e.cfg.ArchiveAfter)); err != nil {
-			return err
-		}
-	}
+	res, merr := s.Maintain(context.WithoutCancel(e.ctx), app.MaintainRequest{Timeout: timeout, DryRun: dryRun, Full: true})
 	if e.json {
-		out := map[string]any{"dry_run": dryRun, "freed": freed}
-		if archived != nil {
-			out["archived"] = archived
+		if err := e.printJSON(res); err != nil {
+			return err
 		}
-		return e.printJSON(out)
+		return merr
 	}
-	if len(archived) > 0 {
-		e.printf("archived %d done tasks (archive_after %s)\n", len(archived), e.cfg.ArchiveAfter)
+	if len(res.Archived) > 0 {
+		e.printf("archived %d done tasks (archive_after %s)\n", len(res.Archived), e.cfg.ArchiveAfter)
 	}
 	verb := "freed"
 	if dryRun {
 		verb = "would free"
 	}
-	for _, f := range freed {
+	for _, f := range res.Freed {
 		e.printf("%s %s (agent %s, idle %s) -> %s\n", verb, f.TaskID, f.Agent, f.Idle.Round(time.Second), f.Status)
 	}
-	if len(freed) == 0 {
+	if len(res.Freed) == 0 {
 		e.printf("no stale locks\n")
 	}
-	return nil
+	return merr
 }
 
 func (e *env) cmdArchive(c *cli.Context) error {
@@ -894,23 +736,21 @@ func (e *env) cmdArchive(c *cli.Context) error {
 	}
 	var cutoff time.Time
 	if v := c.String("older-than"); v != "" {
-		d, err := parseDuration(v)
-		if err != nil || d < 0 {
+		d, err := coord.ParseDuration(v)
+		if err != nil {
 			return strErr("--older-than %q is not a duration like 24h", v)
 		}
 		cutoff = e.clock().Add(-d)
 	}
-	if _, err := e.open(); err != nil {
+	s, err := e.open()
+	if err != nil {
 		return err
 	}
-	moved, err := e.svc.Archive(e.ctx, cutoff)
+	moved, err := s.Archive(e.ctx, cutoff)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		if moved == nil {
-			moved = []string{}
-		}
 		return e.printJSON(map[string]any{"archived": moved})
 	}
 	e.printf("archived %d done tasks\n", len(moved))
@@ -933,9 +773,6 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 		}
 	}
 	if e.json {
-		if probs == nil {
-			probs = []coord.Problem{}
-		}
 		if err := e.printJSON(map[string]any{"ok": remaining == 0, "problems": probs}); err != nil {
 			return err
 		}
@@ -959,22 +796,4 @@ func (e *env) cmdDoctor(c *cli.Context) error {
 		return coord.Errorf(coord.CodeConflict, "doctor: %d problem(s) remain", remaining).WithHint("%s", hint)
 	}
 	return nil
-}
-
-// dropExpiredPathLocks removes path locks whose TTL ran out (readers
-// already ignore them), taking the registry lock only when there is one.
-func (e *env) dropExpiredPathLocks(ctx context.Context, s coord.Backend) error {
-	expired := false
-	if err := s.Tasks().View(ctx, func(tx *coord.Txn) error {
-		for _, l := range tx.PathLocks {
-			expired = expired || l.Expired(tx.Now)
-		}
-		return nil
-	}); err != nil || !expired {
-		return err
-	}
-	return s.Tasks().Update(ctx, func(tx *coord.Txn) error {
-		tx.DropExpiredPathLocks()
-		return nil
-	})
 }

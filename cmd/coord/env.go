@@ -13,27 +13,30 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coord/registry/workspace"
 )
 
-// env is what every command needs, resolved lazily from the global flags.
+// env is what every command needs, resolved lazily from the global flags:
+// where the caller stands (workspace), who it is, and the application
+// (app.Service) over the backend the flags name. Commands parse their
+// flags, call the Service and print; they hold no rule and name no
+// storage package.
 type env struct {
-	ctx                 context.Context
-	stdin               io.Reader
-	stdout, stderr      io.Writer
-	json, diagnose      bool
-	rootFlag, agentFlag string
-	rootSet, agentSet   bool
-	lockWait            time.Duration
-	lockWaitSet         bool
-	notFound            string
-	allowUnsafeFS       bool
-	clock               coord.Clock
-	store               coord.Backend
-	svc                 *app.Service
-	dir                 string // the coordination directory
-	cfg                 coord.Config
-	root, agent, cwd    string
+	ctx                              context.Context
+	stdin                            io.Reader
+	stdout, stderr                   io.Writer
+	json, diagnose                   bool
+	rootFlag, agentFlag, backendFlag string
+	rootSet, agentSet, backendSet    bool
+	lockWait                         time.Duration
+	lockWaitSet                      bool
+	notFound                         string
+	allowUnsafeFS                    bool
+	clock                            coord.Clock
+	be                               coord.Backend // for Close and Where only: commands go through svc
+	svc                              *app.Service
+	cfg                              coord.Config
+	root, agent, cwd                 string
 
 	// explicitAgent is the identity given by --agent, COORD_AGENT or
 	// ROTD_AGENT_ID, resolved and checked by open (so help works whatever
@@ -46,57 +49,67 @@ func (e *env) before(c *cli.Context) error {
 	e.diagnose = c.Bool("lock-diagnose")
 	e.rootFlag, e.rootSet = c.String("root"), c.IsSet("root")
 	e.agentFlag, e.agentSet = c.String("agent"), c.IsSet("agent")
+	e.backendFlag, e.backendSet = c.String("backend"), c.IsSet("backend")
 	e.clock = coord.SystemClock
 	e.allowUnsafeFS = c.Bool("allow-unsafe-fs") || os.Getenv("COORD_ALLOW_UNSAFE_FS") == "1"
 	if c.IsSet("lock-wait") {
-		d, err := parseDuration(c.String("lock-wait"))
+		d, err := coord.ParseDuration(c.String("lock-wait"))
 		if err != nil {
 			return strErr("--lock-wait: %v", err)
 		}
 		e.lockWait, e.lockWaitSet = d, true
 	}
 	if e.agentSet {
-		if err := checkAgent("--agent", e.agentFlag); err != nil {
+		if err := workspace.CheckAgent("--agent", e.agentFlag); err != nil {
 			return err
 		}
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return file.IOError(err, "")
+		return coord.Wrap(coord.CodeIO, err, "cannot read the working directory")
 	}
 	e.cwd = wd
 	return nil
 }
 
-// parseDuration is coord.ParseDuration, the one duration parser (flags,
-// COORD_LEASE_TTL and config.json all go through it): a Go duration or a
-// bare number of seconds, never negative, NaN, infinite or overflowing.
-func parseDuration(s string) (time.Duration, error) { return coord.ParseDuration(s) }
+// backendURL is the backend the caller names: --backend, else
+// COORD_BACKEND ("" for neither: the file tree found from the root, or
+// the "backend" of its config.json, which the opener reads).
+func (e *env) backendURL() string {
+	if e.backendSet {
+		return e.backendFlag
+	}
+	return os.Getenv("COORD_BACKEND")
+}
 
-// open resolves the root and opens the store and config.
-func (e *env) open() (coord.Backend, error) { return e.openStore(false) }
+// open resolves the root and the backend and opens the application.
+func (e *env) open() (*app.Service, error) { return e.openService(false) }
 
 // openForDoctor is open for doctor, which reports (and repairs) what open
 // refuses: a subdirectory of the wrong kind, an unreadable config.json
 // (the defaults are used meanwhile).
-func (e *env) openForDoctor() (coord.Backend, error) { return e.openStore(true) }
+func (e *env) openForDoctor() (*app.Service, error) { return e.openService(true) }
 
-func (e *env) openStore(doctor bool) (coord.Backend, error) {
-	if e.store != nil {
-		return e.store, nil
+func (e *env) openService(doctor bool) (*app.Service, error) {
+	if e.svc != nil {
+		return e.svc, nil
 	}
-	id, _, err := explicitAgent(e.agentFlag, e.agentSet)
+	id, _, err := workspace.ExplicitAgent(e.agentFlag, e.agentSet)
 	if err != nil {
 		return nil, err
 	}
 	e.explicitAgent = id
-	root, err := findRoot(e.rootFlag, e.rootSet, e.cwd, true)
+	url := e.backendURL()
+	// A named backend needs no local tree: the root is then only where
+	// this agent's identity file and ROTD artifacts live.
+	root, err := workspace.FindRoot(e.rootFlag, e.rootSet, e.cwd, url == "")
 	if err != nil {
 		return nil, err
 	}
 	e.root = root
 	warn := func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
 	opt := backend.Options{
+		URL:           url,
 		Root:          root,
 		Clock:         e.clock,
 		Warn:          warn,
@@ -107,23 +120,22 @@ func (e *env) openStore(doctor bool) (coord.Backend, error) {
 	if e.lockWaitSet {
 		opt.LockWait = e.lockWait
 	}
-	s, err := backend.Open(e.ctx, opt)
+	b, err := backend.Open(e.ctx, opt)
 	if err != nil {
 		return nil, err
 	}
-	svc, err := app.New(e.ctx, s, app.Options{Clock: e.clock, Warn: warn})
+	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn})
 	if err != nil {
-		s.Close()
+		b.Close()
 		return nil, err
 	}
-	e.cfg = svc.Config()
-	e.store, e.svc, e.dir = s, svc, s.Where()
-	return s, nil
+	e.be, e.svc, e.cfg = b, svc, svc.Config()
+	return svc, nil
 }
 
-// openAs opens the store and resolves this agent's identity, as most
-// commands that change something need both.
-func (e *env) openAs() (coord.Backend, string, error) {
+// openAs opens the application and resolves this agent's identity, as
+// most commands that change something need both.
+func (e *env) openAs() (*app.Service, string, error) {
 	s, err := e.open()
 	if err != nil {
 		return nil, "", err
@@ -137,22 +149,60 @@ func (e *env) who() (string, error) {
 	if e.agent != "" {
 		return e.agent, nil
 	}
-	id, err := agentID(e.agentFlag, e.agentSet, e.cwd, e.root)
+	id, err := workspace.AgentID(e.agentFlag, e.agentSet, e.cwd, e.root)
 	if err != nil {
 		return "", err
 	}
 	e.agent = id
-	if h, ok := e.store.(interface{ SetHolder(string) }); ok {
+	if h, ok := e.be.(interface{ SetHolder(string) }); ok {
 		h.SetHolder(id)
 	}
 	return id, nil
 }
 
-func (e *env) beats() coord.BeatStore { return e.store.Beats() }
+// caller is this agent as the rules see it: its id, its capabilities
+// (--capability, else COORD_AGENT_CAPS, else ROTD_AGENT_CAPS) and its
+// skill filter (--skill-level).
+func (e *env) caller(c *cli.Context) (coord.Agent, error) {
+	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
+	if err != nil {
+		return coord.Agent{}, err
+	}
+	id, err := e.who()
+	if err != nil {
+		return coord.Agent{}, err
+	}
+	return coord.Agent{ID: id, Caps: e.caps(c), Skill: skill}, nil
+}
+
+// caps is this agent's capabilities: --capability, else COORD_AGENT_CAPS,
+// else ROTD_AGENT_CAPS (ROTD's spelling, contract §1).
+func (e *env) caps(c *cli.Context) []string {
+	if c.IsSet("capability") {
+		return coord.ParseCaps(c.String("capability"))
+	}
+	for _, name := range []string{"COORD_AGENT_CAPS", "ROTD_AGENT_CAPS"} {
+		if v, ok := os.LookupEnv(name); ok {
+			return coord.ParseCaps(v)
+		}
+	}
+	return nil
+}
+
+// paths maps the paths a caller names to repository paths (after open).
+func (e *env) paths() *workspace.Paths { return workspace.NewPaths(e.root, e.cwd) }
+
+// where names the project for people: the tree's directory or the URL.
+func (e *env) where() string {
+	if e.be == nil {
+		return e.root
+	}
+	return e.be.Where()
+}
 
 func (e *env) close() {
-	if e.store != nil {
-		e.store.Close()
+	if e.be != nil {
+		e.be.Close()
 	}
 }
 

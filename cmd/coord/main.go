@@ -69,9 +69,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if ue, ok := err.(usageError); ok {
 		msg = ue.error.Error()
 	}
+	if code == coord.CodeInterrupted && msg == "interrupted" {
+		msg = interrupted(ctx).Error() // name the signal
+	}
 	var ce *coord.Error
 	if errors.As(err, &ce) && e.diagnose && ce.Detail != "" {
 		msg += "; holder " + ce.Detail
+	}
+	if code == coord.CodeLockTimeout && !e.diagnose { // the CLI's own words for the engine's hint
+		msg += "; --lock-wait DUR waits longer, --lock-diagnose names the holder"
 	}
 	fmt.Fprintln(stderr, "coord: "+coord.OneLine(msg))
 	return int(code)
@@ -197,6 +203,7 @@ func setUsage(c *cli.Command) {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "root", Usage: "project root holding .rotd/coordination (env COORD_ROOT)"},
+		&cli.StringFlag{Name: "backend", Usage: "where the project's state lives: file:///abs/path (env COORD_BACKEND; default: the root's tree, or \"backend\" in its config.json)"},
 		&cli.StringFlag{Name: "agent", Usage: "this agent's id (env COORD_AGENT or ROTD_AGENT_ID; default: a UUID kept in .rotd/agent_id)"},
 		&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 		&cli.StringFlag{Name: "lock-wait", Usage: "how long to wait for an artifact lock (Go duration; a bare number is seconds)"},

@@ -3,15 +3,16 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
 	"github.com/urfave/cli/v2"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/format"
 )
 
 // Commands in the neighbours' dialects: TORCH-style leases and a TTL
@@ -49,7 +50,7 @@ func kvCommands(e *env) *cli.Command {
 func (e *env) leaseTTL(c *cli.Context) (time.Duration, error) {
 	def := 2 * time.Hour
 	if v := os.Getenv("COORD_LEASE_TTL"); v != "" {
-		d, err := parseDuration(v)
+		d, err := coord.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return 0, strErr("COORD_LEASE_TTL=%q is not a positive duration", v)
 		}
@@ -155,59 +156,19 @@ func (e *env) cmdLeaseList(c *cli.Context) error {
 	return nil
 }
 
-// torchPeriod is the lease-name period for a cadence: the UTC day for
-// daily, the ISO week for weekly.
-func torchPeriod(cadence string, now time.Time) (string, error) {
-	now = now.UTC()
-	switch cadence {
-	case "daily":
-		return now.Format("2006-01-02"), nil
-	case "weekly":
-		y, w := now.ISOWeek()
-		return fmt.Sprintf("%04d-W%02d", y, w), nil
-	}
-	return "", strErr("--cadence must be daily or weekly, not %q", cadence)
-}
-
-func torchLease(cadence, date, agent string) string {
-	return "torch:" + cadence + ":" + date + ":" + agent
-}
-
 func (e *env) cmdLeaseCheck(c *cli.Context) error {
-	if _, err := e.open(); err != nil {
-		return err
-	}
-	cadence := c.String("cadence")
-	date, err := torchPeriod(cadence, e.clock())
+	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	ls, err := e.svc.Leases(e.ctx)
+	out, err := s.CheckLeases(e.ctx, c.String("cadence"))
 	if err != nil {
 		return err
 	}
-	prefix := "torch:" + cadence + ":" + date + ":"
-	locked := []string{}
-	locks := []coord.Lease{}
-	isLocked := map[string]bool{}
-	for _, l := range ls {
-		if agent, ok := strings.CutPrefix(l.Name, prefix); ok {
-			locked = append(locked, agent)
-			locks = append(locks, l)
-			isLocked[agent] = true
-		}
-	}
-	available := []string{}
-	for _, a := range e.cfg.Roster[cadence] {
-		if !isLocked[a] {
-			available = append(available, a)
-		}
-	}
-	out := map[string]any{"cadence": cadence, "date": date, "locked": locked, "available": available, "lockCount": len(locked), "locks": locks}
 	if e.json {
 		return e.printJSON(out)
 	}
-	e.printf("%s %s: %d locked (%s); available: %s\n", cadence, date, len(locked), strings.Join(locked, ", "), strings.Join(available, ", "))
+	e.printf("%s %s: %d locked (%s); available: %s\n", out.Cadence, out.Date, out.LockCount, strings.Join(out.Locked, ", "), strings.Join(out.Available, ", "))
 	return nil
 }
 
@@ -227,11 +188,11 @@ func (e *env) cmdLeaseLock(c *cli.Context) error {
 		return err
 	}
 	cadence := c.String("cadence")
-	date, err := torchPeriod(cadence, e.clock())
+	date, err := app.TorchPeriod(cadence, e.clock())
 	if err != nil {
 		return err
 	}
-	l, err := e.svc.AcquireLease(e.ctx, coord.LeaseRequest{Name: torchLease(cadence, date, agent), Holder: agent, TTL: ttl, Meta: platformMeta(), DryRun: c.Bool("dry-run")})
+	l, err := e.svc.AcquireLease(e.ctx, coord.LeaseRequest{Name: app.TorchLease(cadence, date, agent), Holder: agent, TTL: ttl, Meta: platformMeta(), DryRun: c.Bool("dry-run")})
 	status := "ok"
 	if coord.CodeOf(err) == coord.CodeConflict {
 		status = "locked"
@@ -371,41 +332,18 @@ func (e *env) cmdKVWatch(c *cli.Context) error {
 	if _, err := e.open(); err != nil {
 		return err
 	}
-	snap := func() (map[string]coord.KVEntry, error) {
-		list, err := e.svc.KVList(e.ctx, prefix)
-		m := map[string]coord.KVEntry{}
-		for _, en := range list {
-			m[en.Key] = en
+	markWaiting()
+	changes, err := e.svc.KVWatch(e.ctx, prefix, timeout)
+	for _, ch := range changes {
+		if ch.Entry != nil {
+			b, _ := json.Marshal(ch.Entry)
+			e.printf("%s\n", b)
+		} else {
+			e.printf(`{"key":%s,"deleted":true}`+"\n", strconv.Quote(ch.Deleted))
 		}
-		return m, err
 	}
-	before, err := snap()
-	if err != nil {
-		return err
-	}
-	err = untilChange(e.ctx, []string{e.dir}, timeout, 0, func() (bool, error) {
-		now, err := snap()
-		if err != nil {
-			return false, err
-		}
-		changed := false
-		for k, en := range now {
-			if old, ok := before[k]; !ok || old.Rev != en.Rev {
-				changed = true
-				b, _ := json.Marshal(en)
-				e.printf("%s\n", b)
-			}
-		}
-		for k := range before {
-			if _, ok := now[k]; !ok {
-				changed = true
-				e.printf(`{"key":%s,"deleted":true}`+"\n", strconv.Quote(k))
-			}
-		}
-		return changed, nil
-	})
-	if errors.Is(err, errWaitTimeout) {
-		return coord.Errorf(coord.CodeConflict, "no change under %q within %s", prefix, timeout)
+	if errors.Is(err, app.ErrTimeout) {
+		return coord.Errorf(coord.CodeConflict, "no change under %q within %s", prefix, coord.RoundDuration(timeout))
 	}
 	return err
 }

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coord/registry/workspace"
 )
 
 func planningCommands(e *env) []*cli.Command {
@@ -45,46 +41,25 @@ func planningCommands(e *env) []*cli.Command {
 }
 
 func (e *env) cmdReady(c *cli.Context) error {
-	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
+	if _, err := coord.ParseSkillFilter(c.String("skill-level")); err != nil {
+		return err
+	}
+	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	s, agent, err := e.openAs()
+	a, err := e.caller(c)
 	if err != nil {
 		return err
 	}
-	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
-	type row struct {
-		ID       string `json:"id"`
-		Priority string `json:"priority"`
-		Title    string `json:"title,omitempty"`
-		Reason   string `json:"reason,omitempty"`
-	}
-	var ready, not []row
-	err = s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
-		for _, t := range tx.Tasks {
-			p := string(t.Priority)
-			if p == "" {
-				p = string(coord.Medium)
-			}
-			if why := tx.Ineligible(t, a); why != "" {
-				not = append(not, row{t.ID, p, t.Title, why})
-			} else {
-				ready = append(ready, row{ID: t.ID, Priority: p, Title: t.Title})
-			}
-		}
-		return nil
-	})
+	ready, not, err := s.Ready(e.ctx, a)
 	if err != nil {
 		return err
 	}
-	sort.SliceStable(ready, func(i, j int) bool {
-		return coord.Priority(ready[i].Priority).Rank() < coord.Priority(ready[j].Priority).Rank()
-	})
 	if e.json {
-		out := map[string]any{"ready": nonNil(ready)}
+		out := map[string]any{"ready": ready}
 		if c.Bool("explain") {
-			out["not_ready"] = nonNil(not)
+			out["not_ready"] = not
 		}
 		return e.printJSON(out)
 	}
@@ -93,7 +68,7 @@ func (e *env) cmdReady(c *cli.Context) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Priority, coord.Cell(r.Title, textWidth))
 	}
 	if len(ready) == 0 {
-		fmt.Fprintln(tw, "no task is eligible for "+agent)
+		fmt.Fprintln(tw, "no task is eligible for "+a.ID)
 	}
 	if c.Bool("explain") {
 		for _, r := range not {
@@ -115,52 +90,14 @@ func (e *env) cmdDeps(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	type node struct {
-		ID     string   `json:"id"`
-		Status string   `json:"status"`
-		Deps   []string `json:"deps"`
-	}
-	var nodes []node
-	var unknown []string
-	var cycle []string
-	err = s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
-		graph := map[string][]string{}
-		seen := map[string]bool{}
-		for _, t := range tx.Tasks {
-			d := tx.Deps(t)
-			graph[t.ID] = d
-			nodes = append(nodes, node{t.ID, string(t.Status), nonNil(d)})
-		}
-		for id, d := range tx.DepMap {
-			if tx.Task(id) == nil {
-				graph[id] = d
-				nodes = append(nodes, node{id, "unknown", nonNil(d)})
-			}
-		}
-		for _, n := range nodes {
-			for _, d := range n.Deps {
-				if _, ok := graph[d]; !ok && !seen[d] {
-					seen[d] = true
-					if tx.Archived != nil && tx.Archived(d) {
-						nodes = append(nodes, node{d, "archived", []string{}})
-						graph[d] = nil
-						continue
-					}
-					unknown = append(unknown, d)
-				}
-			}
-		}
-		cycle = coord.FindCycle(graph)
-		return nil
-	})
+	g, err := s.Deps(e.ctx)
 	if err != nil {
 		return err
 	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
-	sort.Strings(unknown)
+	nodes, unknown, cycle := g.Tasks, g.Unknown, g.Cycle
 	switch {
 	case e.json:
-		if err := e.printJSON(map[string]any{"tasks": nonNil(nodes), "unknown": nonNil(unknown), "cycle": nonNil(cycle)}); err != nil {
+		if err := e.printJSON(g); err != nil {
 			return err
 		}
 	case c.Bool("dot"):
@@ -214,25 +151,22 @@ func dotLabel(lines ...string) string {
 	return `"` + strings.Join(q, `\n`) + `"`
 }
 
-// repoPaths maps the PATH arguments to project paths (pathMap.RepoPath:
-// relative to the caller's working directory, or absolute in any
-// worktree), without duplicates. The store must be open (the root known).
+// repoPaths maps the PATH arguments to repository paths
+// (workspace.Paths.RepoPath: relative to the caller's working directory,
+// or absolute in any worktree). The application must be open (the root
+// known).
 func (e *env) repoPaths(c *cli.Context) ([]string, error) {
 	if c.NArg() == 0 {
 		return nil, strErr("%s needs at least one PATH", c.Command.Name)
 	}
-	m := e.repoMap()
+	m := e.paths()
 	var out []string
-	seen := map[string]bool{}
 	for _, p := range c.Args().Slice() {
 		cp, err := m.RepoPath(p)
 		if err != nil {
 			return nil, err
 		}
-		if !seen[cp] {
-			seen[cp] = true
-			out = append(out, cp)
-		}
+		out = append(out, cp)
 	}
 	return out, nil
 }
@@ -248,7 +182,7 @@ func (e *env) cmdLockFile(c *cli.Context) error {
 	}
 	var ttl time.Duration
 	if c.IsSet("ttl") {
-		if ttl, err = parseDuration(c.String("ttl")); err != nil || ttl <= 0 {
+		if ttl, err = coord.ParseDuration(c.String("ttl")); err != nil || ttl <= 0 {
 			return strErr("--ttl must be a positive duration")
 		}
 	}
@@ -256,16 +190,14 @@ func (e *env) cmdLockFile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// coord.Txn.LockPaths refuses a path another agent's lock covers, or
-	// one inside the files of a task another agent holds.
-	err = s.Tasks().Update(e.ctx, func(tx *coord.Txn) error { return tx.LockPaths(agent, paths, ttl) })
+	locked, err := s.LockPaths(e.ctx, agent, paths, ttl)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		return e.printJSON(map[string]any{"locked": paths, "holder": agent})
+		return e.printJSON(map[string]any{"locked": locked, "holder": agent})
 	}
-	e.printf("locked %s\n", strings.Join(paths, " "))
+	e.printf("locked %s\n", strings.Join(locked, " "))
 	return nil
 }
 
@@ -282,10 +214,8 @@ func (e *env) cmdUnlockFile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.Tasks().Update(e.ctx, func(tx *coord.Txn) error {
-		_, err := tx.UnlockPaths(agent, paths)
-		return err
-	})
+	_, err = s.UnlockPaths(e.ctx, agent, paths)
+	return err
 }
 
 func (e *env) cmdLocks(c *cli.Context) error {
@@ -293,15 +223,12 @@ func (e *env) cmdLocks(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var live []coord.PathLock
-	if err := s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
-		live = tx.LivePathLocks()
-		return nil
-	}); err != nil {
+	live, err := s.PathLocks(e.ctx)
+	if err != nil {
 		return err
 	}
 	if e.json {
-		return e.printJSON(nonNil(live))
+		return e.printJSON(live)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tHOLDER\tSINCE\tEXPIRES\tTASK")
@@ -318,88 +245,31 @@ func dash(s string) string {
 	return s
 }
 
-// cmdGuard checks the staged change against path locks and against the
-// files patterns of tasks other agents hold. Staged paths are read from
-// the caller's own worktree (git's index there) and mapped to project
-// paths like every other path (pathMap.RepoPath).
+// cmdGuard checks the staged change (read from the caller's own worktree
+// and mapped to repository paths) against other agents' path locks and
+// the files of the tasks they hold (app.Service.Guard).
 func (e *env) cmdGuard(c *cli.Context) error {
 	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	staged, err := e.stagedPaths()
+	staged, err := workspace.Staged(e.ctx, e.cwd, e.paths())
 	if err != nil {
 		return err
 	}
-	var hits []string
-	err = s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
-		for _, h := range tx.Guard(agent, staged) {
-			hits = append(hits, h.String())
-		}
-		return nil
-	})
+	hits, err := s.Guard(e.ctx, agent, staged)
 	if err != nil {
 		return err
 	}
 	if len(hits) > 0 {
-		return coord.Errorf(coord.CodeConflict, "guard: staged files held by another agent: %s", strings.Join(hits, ", ")).
+		var what []string
+		for _, h := range hits {
+			what = append(what, h.String())
+		}
+		return coord.Errorf(coord.CodeConflict, "guard: staged files held by another agent: %s", strings.Join(what, ", ")).
 			WithHint("unstage them or coordinate with the holder")
 	}
 	return nil
-}
-
-// gitTimeout bounds every git command coord runs.
-const gitTimeout = 10 * time.Second
-
-// git runs git in dir with a timeout and returns its stdout; a failure
-// carries git's first line of stderr.
-func (e *env) git(dir string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(e.ctx, gitTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...).Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if msg, _, _ := strings.Cut(strings.TrimSpace(string(ee.Stderr)), "\n"); msg != "" {
-			err = fmt.Errorf("%w: %s", err, msg)
-		}
-	}
-	return out, err
-}
-
-// stagedPaths lists the project paths of the caller's staged change:
-// every path the commit would add, change or delete (renames as both
-// names), from the caller's worktree, whatever its subdirectory. Paths
-// outside the project (the root being a subdirectory of the repository)
-// cannot be locked and are left out.
-func (e *env) stagedPaths() ([]string, error) {
-	out, err := e.git(e.cwd, "rev-parse", "--show-toplevel")
-	if errors.Is(err, exec.ErrNotFound) {
-		return nil, coord.Errorf(coord.CodeIO, "guard: %v", err).WithHint("guard reads the staged change with git: install git or put it on PATH")
-	}
-	if err != nil {
-		return nil, coord.Errorf(coord.CodeIO, "guard: git rev-parse --show-toplevel in %s failed: %v", e.cwd, err).WithHint("run guard inside a git work tree")
-	}
-	top := strings.TrimSuffix(string(out), "\n")
-	// --relative= (empty) names paths from the top even where the user's
-	// config sets diff.relative; --no-renames lists a renamed file's old
-	// name too (a locked file moved away is still a locked file changed).
-	out, err = e.git(top, "diff", "--cached", "--name-only", "-z", "--no-renames", "--relative=")
-	if err != nil {
-		return nil, coord.Errorf(coord.CodeIO, "guard: git diff --cached in %s failed: %v", top, err).WithHint("run guard inside a git work tree")
-	}
-	m := e.repoMap()
-	var staged []string
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p == "" {
-			continue
-		}
-		rp, err := m.RepoPath(filepath.Join(top, p))
-		if err != nil {
-			continue
-		}
-		staged = append(staged, rp)
-	}
-	return staged, nil
 }
 
 func (e *env) cmdQuotaAdd(c *cli.Context) error {
@@ -407,11 +277,11 @@ func (e *env) cmdQuotaAdd(c *cli.Context) error {
 	if tokens < 0 || requests < 0 || (tokens == 0 && requests == 0) {
 		return strErr("quota add needs --tokens N and/or --requests N (non-negative, not both zero)")
 	}
-	_, agent, err := e.openAs()
+	s, agent, err := e.openAs()
 	if err != nil {
 		return err
 	}
-	q, err := e.svc.QuotaAdd(e.ctx, agent, tokens, requests)
+	q, err := s.QuotaAdd(e.ctx, agent, tokens, requests)
 	if err != nil {
 		return err
 	}
@@ -423,10 +293,11 @@ func (e *env) cmdQuotaAdd(c *cli.Context) error {
 }
 
 func (e *env) cmdQuotaShow(c *cli.Context) error {
-	if _, err := e.open(); err != nil {
+	s, err := e.open()
+	if err != nil {
 		return err
 	}
-	q, err := e.svc.QuotaShow(e.ctx)
+	q, err := s.QuotaShow(e.ctx)
 	if err != nil {
 		return err
 	}
@@ -459,18 +330,19 @@ func (e *env) cmdArtifact(c *cli.Context) error {
 	if _, err := coord.ArtifactName(name); err != nil {
 		return err
 	}
-	if _, err := e.open(); err != nil {
+	s, err := e.open()
+	if err != nil {
 		return err
 	}
-	data, err := io.ReadAll(io.LimitReader(e.stdin, file.MaxArtifact+1))
+	data, err := io.ReadAll(io.LimitReader(e.stdin, coord.MaxArtifact+1))
 	if err != nil {
-		return file.IOError(err, "")
+		return e.readErr("stdin", err)
 	}
-	if len(data) > file.MaxArtifact {
-		return coord.Errorf(coord.CodeUsage, "stdin is larger than %d bytes", file.MaxArtifact)
+	if len(data) > coord.MaxArtifact {
+		return coord.Errorf(coord.CodeUsage, "stdin is larger than %d bytes", coord.MaxArtifact)
 	}
 	if c.Command.Name == "append" {
-		return e.svc.ArtifactAppend(e.ctx, name, data)
+		return s.ArtifactAppend(e.ctx, name, data)
 	}
-	return e.svc.ArtifactWrite(e.ctx, name, data)
+	return s.ArtifactWrite(e.ctx, name, data)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,9 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/urfave/cli/v2"
+	"github.com/rotd/coord/registry/workspace"
 )
 
 // lastLine passes writes through and remembers the last non-empty line
@@ -69,7 +72,8 @@ func (e *env) cmdRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := e.open(); err != nil {
+	svc, err := e.open()
+	if err != nil {
 		return err
 	}
 	every, err := durFlag(c, "beat", e.cfg.BeatInterval)
@@ -82,21 +86,22 @@ func (e *env) cmdRun(c *cli.Context) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
-	task, agent, drained, err := e.claimTask(c)
+	res, a, err := e.claimTask(c)
 	if err != nil {
 		return err
 	}
-	if task == nil {
-		if drained {
+	if res.Task == nil {
+		if res.Drained {
 			return e.printRaw([]byte(`{"status":"drained"}`))
 		}
 		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
 	}
-	id, epoch := task.ID, task.Epoch
+	agent, id, epoch := a.ID, res.Task.ID, res.Task.Epoch
+	ref := app.TaskRef{Agent: a, TaskID: id, Epoch: epoch}
 	fmt.Fprintf(e.stderr, "coord: run: claimed %s (epoch %d)\n", id, epoch)
 	ctx := context.WithoutCancel(e.ctx) // what follows the claim runs to its end
 	if sig := pendingSignal(e.ctx, sigs); sig != nil {
-		return e.handBack(ctx, c, agent, id, epoch, sig) // signalled during the claim: CMD never starts
+		return e.handBack(ctx, svc, ref, sig) // signalled during the claim: CMD never starts
 	}
 
 	env := append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(epoch, 10),
@@ -104,7 +109,7 @@ func (e *env) cmdRun(c *cli.Context) error {
 	errTail := &lastLine{w: e.stderr}
 	g, err := startGuarded(path, argv, env, rawStdin(e.stdin), e.stdout, errTail)
 	if err != nil {
-		return e.blockAfterRun(ctx, agent, id, epoch, "could not start: "+err.Error())
+		return e.blockAfterRun(ctx, svc, ref, "could not start: "+err.Error())
 	}
 	var status string
 	done := make(chan struct{})
@@ -136,11 +141,12 @@ loop:
 		case <-graceC:
 			g.kill()
 		case <-tick.C:
-			e.beats().Beat(ctx, agent, nil)
+			svc.Beat(ctx, agent, nil)
 			if sig != nil || lost != "" {
 				continue
 			}
-			if why := e.stillHolds(ctx, agent, id, epoch); why != "" {
+			// An error means we cannot tell: keep working, check again next beat.
+			if why, _ := svc.Holds(ctx, ref); why != "" {
 				lost = why
 				g.signal(syscall.SIGTERM)
 				stopIn()
@@ -157,23 +163,17 @@ loop:
 		sig = pendingSignal(e.ctx, sigs)
 	}
 	if sig != nil {
-		return e.handBack(ctx, c, agent, id, epoch, sig)
+		return e.handBack(ctx, svc, ref, sig)
 	}
 	if status == "exit 0" {
 		summary := c.String("summary")
 		if !c.IsSet("summary") {
-			summary = gitSummary(ctx, e.repoMap().WorkTop())
+			summary = workspace.Summary(ctx, e.paths().WorkTop())
 		}
-		var got *coord.Task
-		err := e.store.Tasks().Update(ctx, func(tx *coord.Txn) error {
-			t, err := tx.Release(agent, id, epoch, summary, e.cfg.ReviewGate)
-			got = t
-			return err
-		})
+		got, err := svc.Release(ctx, ref, summary)
 		if err != nil {
 			return err
 		}
-		e.beats().Beat(ctx, agent, e.agentInfo(c, nil))
 		fmt.Fprintf(e.stderr, "coord: run: released %s (%s)\n", id, got.Status)
 		return nil
 	}
@@ -181,7 +181,7 @@ loop:
 	if tail := errTail.Last(); tail != "" {
 		reason += ": " + clipText(tail, 200)
 	}
-	return e.blockAfterRun(ctx, agent, id, epoch, reason)
+	return e.blockAfterRun(ctx, svc, ref, reason)
 }
 
 // pendingSignal returns the stop signal run has received, if any, without
@@ -199,25 +199,19 @@ func pendingSignal(ctx context.Context, sigs <-chan os.Signal) os.Signal {
 	return nil
 }
 
-// handBack gives up the task after a signal to run (coord.Txn.HandBack:
+// handBack gives up the task after a signal to run (app.Service.HandBack:
 // as the stale sweep would under on_stale, at once) and returns the
 // interrupted error (exit 130).
-func (e *env) handBack(ctx context.Context, c *cli.Context, agent, id string, epoch int64, sig os.Signal) error {
+func (e *env) handBack(ctx context.Context, svc *app.Service, ref app.TaskRef, sig os.Signal) error {
 	why := "interrupted by " + signalName(sig)
-	var got *coord.Task
-	err := e.store.Tasks().Update(ctx, func(tx *coord.Txn) error {
-		t, err := tx.HandBack(agent, id, epoch, why, e.cfg.OnStale)
-		got = t
-		return err
-	})
+	got, err := svc.HandBack(ctx, ref, why)
 	switch {
 	case err == nil:
-		e.beats().Beat(ctx, agent, e.agentInfo(c, nil)) // its path locks went with it (coord.Txn.HandBack)
-		fmt.Fprintf(e.stderr, "coord: run: handed back %s (%s)\n", id, got.Status)
+		fmt.Fprintf(e.stderr, "coord: run: handed back %s (%s)\n", ref.TaskID, got.Status)
 	case coord.CodeOf(err) != coord.CodeLost: // lost: someone else has it already
 		return err
 	}
-	return &coord.Error{Code: coord.CodeInterrupted, Msg: fmt.Sprintf("run: %s; task %s was not finished", why, id)}
+	return &coord.Error{Code: coord.CodeInterrupted, Msg: fmt.Sprintf("run: %s; task %s was not finished", why, ref.TaskID)}
 }
 
 // exitReason words the guard's report of how CMD ended.
@@ -235,44 +229,12 @@ func exitReason(status string) string {
 	return status
 }
 
-func (e *env) blockAfterRun(ctx context.Context, agent, id string, epoch int64, reason string) error {
-	err := e.store.Tasks().Update(ctx, func(tx *coord.Txn) error {
-		_, err := tx.Block(agent, id, epoch, reason)
-		return err
-	})
-	if err != nil {
+func (e *env) blockAfterRun(ctx context.Context, svc *app.Service, ref app.TaskRef, reason string) error {
+	if _, err := svc.Block(ctx, ref, reason); err != nil {
 		return err
 	}
-	return coord.Errorf(coord.CodeConflict, "run: task %s blocked: %s", id, reason).
-		WithHint("fix the cause, then 'coord unblock %s' and run again", id)
-}
-
-// stillHolds returns "" while agent holds id at epoch, else why not.
-func (e *env) stillHolds(ctx context.Context, agent, id string, epoch int64) string {
-	why := ""
-	err := e.store.Tasks().View(ctx, func(tx *coord.Txn) error {
-		t := tx.Task(id)
-		switch {
-		case t == nil:
-			why = "the task is gone"
-		case t.ClaimedBy != agent || !t.HoldsLock():
-			why = "it is now " + string(t.Status) + " by " + orDash(t.ClaimedBy)
-		case t.Epoch != epoch:
-			why = fmt.Sprintf("it was reclaimed (epoch %d, ours %d)", t.Epoch, epoch)
-		}
-		return nil
-	})
-	if err != nil {
-		return "" // cannot tell: keep working, check again next beat
-	}
-	return why
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "nobody"
-	}
-	return s
+	return coord.Errorf(coord.CodeConflict, "run: task %s blocked: %s", ref.TaskID, reason).
+		WithHint("fix the cause, then 'coord unblock %s' and run again", ref.TaskID)
 }
 
 func clipText(s string, n int) string {
@@ -286,7 +248,7 @@ func durFlag(c *cli.Context, name string, def time.Duration) (time.Duration, err
 	if !c.IsSet(name) {
 		return def, nil
 	}
-	d, err := parseDuration(c.String(name))
+	d, err := coord.ParseDuration(c.String(name))
 	if err != nil || d <= 0 {
 		return 0, strErr("--%s %q is not a positive duration like 30s", name, c.String(name))
 	}
@@ -295,12 +257,9 @@ func durFlag(c *cli.Context, name string, def time.Duration) (time.Duration, err
 
 // cmdWait blocks until this agent has an eligible task, or the named task
 // changes state, or no work is left at all ({"status":"drained"}, exit
-// 0). File-system notification on the coordination directory wakes it
-// (the registry is replaced by rename, so the directory is watched, not
-// the file); a one-second poll is the fallback. While it waits it beats
-// for its agent every beat_interval, and frees stale locks when the
-// snapshot it reads anyway shows one (unless sweep_on_claim is false), so
-// a task held by a dead agent comes free without a watcher.
+// 0): app.Service.Wait, woken by the backend's change notification with a
+// slow poll as the fallback, beating for the agent every beat_interval and
+// freeing stale locks it finds (unless sweep_on_claim is false).
 func (e *env) cmdWait(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("wait takes no arguments (use --task ID)")
@@ -309,8 +268,7 @@ func (e *env) cmdWait(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
-	if err != nil {
+	if _, err := coord.ParseSkillFilter(c.String("skill-level")); err != nil {
 		return err
 	}
 	taskID := c.String("task")
@@ -319,127 +277,37 @@ func (e *env) cmdWait(c *cli.Context) error {
 			return err
 		}
 	}
-	s, agent, err := e.openAs()
+	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	a := coord.Agent{ID: agent, Caps: e.caps(c), Skill: skill}
-	beats := e.beats()
-	if err := beats.Beat(e.ctx, agent, nil); err != nil {
+	a, err := e.caller(c)
+	if err != nil {
 		return err
 	}
-	lastBeat := e.clock()
-	initial := ""
-	look := func() (out string, stale bool, err error) {
-		err = s.Tasks().View(e.ctx, func(tx *coord.Txn) error {
-			if taskID != "" {
-				t := tx.Task(taskID)
-				if t == nil {
-					return coord.Errorf(coord.CodeConflict, "task %q not found", taskID)
-				}
-				if initial == "" {
-					initial = string(t.Status)
-				} else if string(t.Status) != initial {
-					out = fmt.Sprintf(`{"task":%q,"status":%q,"was":%q}`, t.ID, t.Status, initial)
-					return nil
-				}
-			}
-			if tx.Drained() {
-				out = `{"status":"drained"}`
-				return nil
-			}
-			if taskID == "" {
-				if best := bestEligible(tx, a); best != nil {
-					out = fmt.Sprintf(`{"status":"eligible","task":%q}`, best.ID)
-					return nil
-				}
-			}
-			if holders := tx.LockHolders(); e.cfg.SweepOnClaim && len(holders) > 0 {
-				seen, now, err := beats.LastSeen(e.ctx, holders)
-				stale = len(tx.JudgeStale(seen, now, e.cfg.StaleAfter, e.cfg.OnStale)) > 0
-				return err
-			}
-			return nil
-		})
-		return out, stale, err
+	markWaiting()
+	res, err := s.Wait(e.ctx, app.WaitRequest{Agent: a, TaskID: taskID, Timeout: timeout})
+	if err != nil {
+		return err
 	}
-	check := func() (string, error) {
-		if now := e.clock(); now.Sub(lastBeat) >= e.cfg.BeatInterval {
-			if err := beats.Beat(e.ctx, agent, nil); err != nil {
-				return "", err
-			}
-			lastBeat = now
-		}
-		out, stale, err := look()
-		if err != nil || out != "" || !stale {
-			return out, err
-		}
-		freed, err := e.svc.Sweep(e.ctx, app.SweepRequest{})
-		if err != nil || len(freed) == 0 {
-			return "", nil // contended or raced: the next check sees it
-		}
-		out, _, err = look()
-		return out, err
-	}
-	var out string
-	err = untilChange(e.ctx, []string{e.dir}, timeout, 20*time.Millisecond, func() (bool, error) {
-		var err error
-		out, err = check()
-		return out != "", err
-	})
+	return e.printRaw(waitJSON(res))
+}
+
+// waitJSON prints a wait's result as the contract shows it:
+// {"status":"eligible","task":ID}, {"task":ID,"status":S,"was":W} or
+// {"status":"drained"}.
+func waitJSON(r app.WaitResult) []byte {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	switch {
-	case err == nil:
-		return e.printRaw([]byte(out))
-	case errors.Is(err, errWaitTimeout):
-		what := "an eligible task"
-		if taskID != "" {
-			what = "task " + taskID + " to leave " + initial
-		}
-		return coord.Errorf(coord.CodeConflict, "timed out after %s waiting for %s", timeout, what)
+	case r.Was != "":
+		return []byte(`{"task":` + q(r.Task) + `,"status":` + q(r.Status) + `,"was":` + q(r.Was) + `}`)
+	case r.Task != "":
+		return []byte(`{"status":` + q(r.Status) + `,"task":` + q(r.Task) + `}`)
 	}
-	return err
+	return []byte(`{"status":` + q(r.Status) + `}`)
 }
-
-// bestEligible is what claim would take now (by priority), or nil.
-func bestEligible(tx *coord.Txn, a coord.Agent) *coord.Task {
-	var best *coord.Task
-	for _, t := range tx.Tasks {
-		if t.Status != coord.Unclaimed || tx.Ineligible(t, a) != "" {
-			continue
-		}
-		if best == nil || t.Priority.Rank() < best.Priority.Rank() {
-			best = t
-		}
-	}
-	return best
-}
-
-const primeText = `coord: shared task registry for agents in this repo. Exit codes: 0 ok, 1 usage, 2 io, 3 conflict/not eligible, 4 lock timeout, 6 lost (stop working on that task).
-
-Simplest loop: coord run -- <your command>
-  claims the best eligible task, sets COORD_TASK/COORD_EPOCH/COORD_AGENT,
-  beats while it runs, releases on exit 0, blocks the task (exit 3) on failure,
-  stops it and exits 6 if the claim is lost; interrupted (INT/TERM/HUP),
-  it hands the task back and exits 130.
-
-By hand:
-  coord claim            -> {"id":"4.2",...,"epoch":17} or {"status":"no_eligible_task"}
-  coord beat             (at least every few minutes while working; or
-                          coord beat --every 60s &, which stops with its parent)
-  coord progress 4.2 50 --epoch 17
-  coord release 4.2 --epoch 17 --summary "what changed"
-  coord block 4.2 --reason "why" --epoch 17
-
-Nothing eligible? coord wait --timeout 10m (exit 0 when there is work;
-{"status":"drained"} when no work is left at all: stop then).
-A dead agent's task is freed once its heartbeat is older than stale_after
-(15m): the next claim, run or wait frees it, as do coord watch/clean-stale.
-Before editing shared files: coord lock-file PATH... (exit 3 names the holder).
-Identity: --agent ID or COORD_AGENT. Capabilities: --capability a,b.
-See also: coord ls, coord ready --explain, coord log -n 20.
-`
 
 func (e *env) cmdPrime(c *cli.Context) error {
-	_, err := e.stdout.Write([]byte(primeText))
+	_, err := e.stdout.Write([]byte(app.Prime))
 	return err
 }

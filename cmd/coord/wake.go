@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
-	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/rotd/coord/coord"
 )
 
@@ -21,6 +19,15 @@ func interrupted(ctx context.Context) error {
 		msg = sc.Error()
 	}
 	return &coord.Error{Code: coord.CodeInterrupted, Msg: msg}
+}
+
+// readErr is the error of a read from the caller's input (stdin, a seed
+// file): exit 130 when a signal cut it short, else an I/O error naming it.
+func (e *env) readErr(what string, err error) error {
+	if e.ctx.Err() != nil {
+		return interrupted(e.ctx)
+	}
+	return coord.Wrap(coord.CodeIO, err, "cannot read %s", what)
 }
 
 // waitingHook, when set, is called once a waiting command is ready to be
@@ -87,54 +94,4 @@ func rawStdin(r io.Reader) io.Reader {
 		return c.r
 	}
 	return r
-}
-
-// errWaitTimeout is what untilChange returns when its timeout passes.
-var errWaitTimeout = errors.New("timed out")
-
-// untilChange calls check now, then again after every change in dirs and
-// at least once a second, until check reports done (or fails), ctx ends
-// (interrupted: exit 130) or timeout passes (errWaitTimeout; 0 means no
-// timeout). A burst of events is coalesced over settle into one check.
-//
-// Notification is only a hint: the directories are watched, never single
-// files (an atomic rename replaces the file and loses its watch), and the
-// one-second poll is the fallback when fsnotify cannot start (inotify
-// limits, network file systems), overflows, or misses a change.
-func untilChange(ctx context.Context, dirs []string, timeout, settle time.Duration, check func() (bool, error)) error {
-	var events <-chan fsnotify.Event
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		for _, d := range dirs {
-			if w.Add(d) == nil {
-				events = w.Events
-			}
-		}
-	}
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
-	poll := time.NewTicker(time.Second)
-	defer poll.Stop()
-	markWaiting()
-	for {
-		if done, err := check(); err != nil || done {
-			return err
-		}
-		select {
-		case <-events:
-			time.Sleep(settle)
-			for len(events) > 0 {
-				<-events
-			}
-		case <-poll.C:
-		case <-deadline:
-			return errWaitTimeout
-		case <-ctx.Done():
-			return interrupted(ctx)
-		}
-	}
 }

@@ -1,28 +1,24 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/urfave/cli/v2"
+
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/file"
-	"github.com/urfave/cli/v2"
 )
 
-const watchLock = file.LockDir + "/watch.lock"
-
-// cmdWatch is the long-running sweeper of one tree. It sleeps until the
-// next lock could go stale, wakes early on file-system events in
-// heartbeat/ and agent_locks/ (debounced), rescans fully every
-// --interval regardless, rotates the log at UTC midnight and archives
-// when archive_after is set. When notification cannot start, or its queue
-// overflows, it says so once and polls.
+// cmdWatch is the long-running sweeper of one project: one maintenance
+// step (app.Service.Maintain, as clean-stale runs it) at start, then a
+// cheap one (the stale sweep and expired path locks) whenever the next
+// lock could go stale (app.Service.NextDue) or the backend notifies a
+// change (debounced), and a full one every --interval regardless (which
+// also rotates the log at a new UTC day and archives when archive_after
+// is set). When notification is unavailable, or lost changes, it says so
+// once and keeps rescanning. One watcher per project (coord.Exclusive).
 func (e *env) cmdWatch(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("watch takes no arguments")
@@ -40,85 +36,49 @@ func (e *env) cmdWatch(c *cli.Context) error {
 		return err
 	}
 	holder := fmt.Appendf(nil, `{"holder":"watch","pid":%d,"since":%q}`, os.Getpid(), coord.FormatTime(e.clock()))
-	tree, err := fsops.OpenTree(e.dir, file.LockDir)
+	release, err := s.HoldExclusive(e.ctx, "watcher", holder)
 	if err != nil {
-		return file.IOError(err, "")
+		return err
 	}
-	defer tree.Close()
-	unlock, err := tree.Lock(e.ctx, watchLock, time.Millisecond, holder)
-	if err != nil {
-		var lt *fsops.LockTimeoutError
-		if errors.As(err, &lt) {
-			return coord.Errorf(coord.CodeConflict, "another watcher already serves %s: %s", e.dir, lt.Holder).
-				WithHint("one watcher per tree is enough; stop the other first")
-		}
-		return file.IOError(err, "")
-	}
-	defer unlock()
+	defer release()
 
-	var events <-chan fsnotify.Event
-	var errs <-chan error
+	var events <-chan coord.Change
 	mode := "notification"
-	if !c.Bool("poll") {
-		w, werr := fsnotify.NewWatcher()
-		if werr == nil {
-			defer w.Close()
-			for _, d := range []string{file.HeartbeatDir, file.LocksDir} {
-				if werr == nil {
-					werr = w.Add(filepath.Join(e.dir, d))
-				}
-			}
-		}
-		if werr != nil {
-			mode = "polling"
-			e.logf("file notification unavailable (%v); polling every %s", werr, interval)
-		} else {
-			events, errs = w.Events, w.Errors
-		}
-	} else {
+	if c.Bool("poll") {
 		mode = "polling"
+	} else if ch, werr := s.Changes(e.ctx); werr != nil {
+		mode = "polling"
+		e.logf("notification unavailable (%v); polling every %s", werr, interval)
+	} else {
+		events = ch
 	}
-	e.logf("watching %s (%s; stale after %s; full rescan every %s)", e.dir, mode, timeout, interval)
+	e.logf("watching %s (%s; stale after %s; full rescan every %s)", e.where(), mode, timeout, interval)
 
-	day := e.clock().UTC().Format("2006-01-02")
-	sweep := func(full bool) {
-		freed, err := e.svc.Sweep(e.ctx, app.SweepRequest{Timeout: timeout})
-		if err != nil && e.ctx.Err() == nil {
-			e.logf("sweep: %v", err)
-			return
-		}
-		gone := map[string]bool{}
-		for _, f := range freed {
-			gone[f.Agent] = true
+	step := func(full bool) {
+		res, err := s.Maintain(e.ctx, app.MaintainRequest{Timeout: timeout, Full: full})
+		for _, f := range res.Freed {
 			e.logf("freed %s (agent %s, idle %s) -> %s", f.TaskID, f.Agent, f.Idle.Round(time.Second), f.Status)
 		}
-		now := e.clock()
-		e.dropExpiredPathLocks(e.ctx, s) // a freed agent's went with its task
-		if !full {
-			return
+		if res.Rotated != "" {
+			e.logf("rotated the log to %s", res.Rotated)
 		}
-		s.Leases().Sweep(e.ctx)
-		s.KV().Sweep(e.ctx)
-		if d := now.UTC().Format("2006-01-02"); d != day {
-			day = d
-			if name, err := s.Log().Rotate(e.ctx, now); err == nil && name != "" {
-				e.logf("rotated the log to %s", name)
-			}
+		if len(res.Archived) > 0 {
+			e.logf("archived %d done tasks", len(res.Archived))
 		}
-		if e.cfg.ArchiveAfter > 0 {
-			if ids, err := e.svc.Archive(e.ctx, now.Add(-e.cfg.ArchiveAfter)); err == nil && len(ids) > 0 {
-				e.logf("archived %d done tasks", len(ids))
+		if err != nil && e.ctx.Err() == nil {
+			for _, p := range res.Problems {
+				e.logf("%s", p)
 			}
 		}
 	}
-	sweep(true)
+	step(true)
 	rescan := time.NewTicker(interval)
 	defer rescan.Stop()
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
 	due := time.NewTimer(time.Hour)
 	schedule := func() {
-		next, now, ok, err := e.svc.NextDue(e.ctx, timeout)
+		next, now, ok, err := s.NextDue(e.ctx, timeout)
 		wait := interval
 		if err == nil && ok {
 			wait = min(max(next.Sub(now)+50*time.Millisecond, 50*time.Millisecond), interval)
@@ -126,40 +86,36 @@ func (e *env) cmdWatch(c *cli.Context) error {
 		due.Reset(wait)
 	}
 	schedule()
-	overflowSaid := false
+	missedSaid := false
 	markWaiting()
 	for {
 		select {
 		case <-e.ctx.Done():
 			e.logf("stopped")
 			return interrupted(e.ctx)
-		case _, ok := <-events:
+		case ch, ok := <-events:
 			if !ok {
 				events = nil
 				continue
 			}
-			debounce.Reset(100 * time.Millisecond)
-		case err, ok := <-errs:
-			if !ok {
-				errs = nil
+			if ch.Missed {
+				if !missedSaid {
+					e.logf("notification queue overflowed; rescanning (said once)")
+					missedSaid = true
+				}
+				step(true)
+				schedule()
 				continue
 			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				if !overflowSaid {
-					e.logf("notification queue overflowed; rescanning (said once)")
-					overflowSaid = true
-				}
-				sweep(true)
-				schedule()
-			}
+			debounce.Reset(100 * time.Millisecond)
 		case <-debounce.C:
-			sweep(false)
+			step(false)
 			schedule()
 		case <-due.C:
-			sweep(false)
+			step(false)
 			schedule()
 		case <-rescan.C:
-			sweep(true)
+			step(true)
 			schedule()
 		}
 	}

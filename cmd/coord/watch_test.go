@@ -133,3 +133,19 @@ func drain(lines <-chan string) []string {
 		}
 	}
 }
+
+// TestWatchFreesDeadAgentsPathLocks: the watcher runs the same
+// maintenance step as clean-stale (app.Service.Maintain), so a dead
+// agent's path locks go with its task (issue 12: the copy in watch.go
+// once kept them).
+func TestWatchFreesDeadAgentsPathLocks(t *testing.T) {
+	root := seedTree(t, []string{`{"id":"w1","title":"x"}`})
+	_, lines := startWatch(t, root, "--timeout", "1s", "--interval", "1h")
+	expectLine(t, lines, "watching", 10*time.Second)
+	mustCoord(t, "--root", root, "--agent", "doomed", "claim", "--task", "w1")
+	mustCoord(t, "--root", root, "--agent", "doomed", "lock-file", "src/editor")
+	expectLine(t, lines, "freed w1 (agent doomed", condTimeout)
+	if out := mustCoord(t, "--root", root, "locks", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Fatalf("the dead agent's path lock outlived its task: %s", out)
+	}
+}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -76,37 +77,70 @@ type ClaimRequest struct {
 	Any    bool   // the first eligible in registry order, not by priority
 }
 
+// ClaimResult is what a claim got: the task, or none (Task nil), and then
+// whether no work is left at all (Drained: no task unclaimed, claimed,
+// blocked or in review).
+type ClaimResult struct {
+	Task    *coord.Task
+	Drained bool
+}
+
 // Claim beats for the agent, frees stale locks in the same commit when the
 // configuration allows (sweep_on_claim), and claims: the named task, or the
-// best eligible one (coord.Txn.Best). It returns nil when nothing is
-// eligible. The agent's heartbeat then names the task.
-func (s *Service) Claim(ctx context.Context, r ClaimRequest) (*coord.Task, error) {
+// best eligible one (coord.Txn.Best). The agent's heartbeat then names the
+// task.
+func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error) {
+	var res ClaimResult
 	if err := coord.ValidActingAgent(r.Agent.ID); err != nil {
-		return nil, err
+		return res, err
 	}
 	if r.TaskID != "" {
 		if err := coord.ValidTaskID(r.TaskID); err != nil {
-			return nil, err
+			return res, err
 		}
 	}
 	// Beat first, so that a sweep racing this claim sees a live agent.
 	if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
-		return nil, interrupted(ctx, err)
+		return res, interrupted(ctx, err)
 	}
-	var got *coord.Task
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx); err != nil {
 			return err
 		}
 		t, err := tx.Claim(r.Agent, coord.ClaimOptions{TaskID: r.TaskID, Any: r.Any})
-		got = t
+		res = ClaimResult{Task: t, Drained: t == nil && err == nil && tx.Drained()}
 		return err
 	})
-	if err != nil || got == nil {
-		return nil, interrupted(ctx, err)
+	if err != nil {
+		return ClaimResult{}, interrupted(ctx, err)
 	}
-	s.beatHolding(ctx, r.Agent, []*coord.Task{got})
-	return got, nil
+	if res.Task != nil {
+		s.beatHolding(ctx, r.Agent, []*coord.Task{res.Task})
+	}
+	return res, nil
+}
+
+// Holds says why agent no longer holds the task at the epoch ("" while it
+// does): what a running command's keeper checks on every beat.
+func (s *Service) Holds(ctx context.Context, r TaskRef) (string, error) {
+	why := ""
+	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+		t := tx.Task(r.TaskID)
+		switch {
+		case t == nil:
+			why = "the task is gone"
+		case t.ClaimedBy != r.Agent.ID || !t.HoldsLock():
+			holder := t.ClaimedBy
+			if holder == "" {
+				holder = "nobody"
+			}
+			why = "it is now " + string(t.Status) + " by " + holder
+		case r.Epoch != coord.NoEpoch && t.Epoch != r.Epoch:
+			why = fmt.Sprintf("it was reclaimed (epoch %d, ours %d)", t.Epoch, r.Epoch)
+		}
+		return nil
+	})
+	return why, interrupted(ctx, err)
 }
 
 // sweepIn frees, inside the caller's transaction, the locks whose agents

@@ -8,6 +8,22 @@ import (
 	"github.com/rotd/coord/coord"
 )
 
+// Changes returns the backend's change notifications (coord.Notifier):
+// an error means notification is unavailable and the caller polls.
+func (s *Service) Changes(ctx context.Context) (<-chan coord.Change, error) {
+	return s.b.Changes().Watch(ctx)
+}
+
+// HoldExclusive takes a named lock for the life of this process where the
+// engine offers one (coord.Exclusive: a watcher's); elsewhere it does
+// nothing and returns a no-op release.
+func (s *Service) HoldExclusive(ctx context.Context, name string, holder []byte) (func(), error) {
+	if x, ok := s.b.(coord.Exclusive); ok {
+		return x.HoldExclusive(ctx, name, holder)
+	}
+	return func() {}, nil
+}
+
 // ErrTimeout is what Until returns when its timeout passes.
 var ErrTimeout = errors.New("timed out")
 
@@ -111,10 +127,6 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 		stale := false
 		done := false
 		err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
-			if tx.Drained() {
-				out, done = WaitResult{Status: "drained"}, true
-				return nil
-			}
 			if r.TaskID != "" {
 				t := tx.Task(r.TaskID)
 				if t == nil {
@@ -124,12 +136,18 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 					initial = string(t.Status)
 				} else if string(t.Status) != initial {
 					out, done = WaitResult{Status: string(t.Status), Task: t.ID, Was: initial}, true
+					return nil
 				}
+			}
+			if tx.Drained() {
+				out, done = WaitResult{Status: "drained"}, true
 				return nil
 			}
-			if best := tx.Best(r.Agent, false); best != nil {
-				out, done = WaitResult{Status: "eligible", Task: best.ID}, true
-				return nil
+			if r.TaskID == "" {
+				if best := tx.Best(r.Agent, false); best != nil {
+					out, done = WaitResult{Status: "eligible", Task: best.ID}, true
+					return nil
+				}
 			}
 			if holders := tx.LockHolders(); s.cfg.SweepOnClaim && len(holders) > 0 {
 				seen, now, err := s.b.Beats().LastSeen(ctx, holders)

@@ -42,8 +42,33 @@ type Options struct {
 	Lenient bool
 }
 
-// Open opens the backend o names.
+// Open opens the backend o names: o.URL, else the tree at o.Root, or
+// the backend that tree's config.json names under "backend" (contract §5:
+// flag over environment over config; the caller passes the first two as
+// o.URL).
 func Open(ctx context.Context, o Options) (coord.Backend, error) {
+	b, err := openURL(ctx, o)
+	if err != nil || o.URL != "" {
+		return b, err
+	}
+	cfg, err := b.Config(ctx)
+	if err != nil || cfg.Backend == "" {
+		return b, nil // a broken config.json is reported by the first command that reads it
+	}
+	if _, dir, err := locate(Options{URL: cfg.Backend}); err == nil && dir == b.Where() {
+		return b, nil // names this tree itself
+	}
+	b.Close()
+	o.URL = cfg.Backend
+	b, err = openURL(ctx, o)
+	if err != nil {
+		return nil, coord.Wrap(coord.CodeOf(err), err, "the backend named in %s", filepath.Join(o.Root, file.RelDir, file.ConfigFile))
+	}
+	return b, nil
+}
+
+// openURL opens the one backend o names, without looking at config.json.
+func openURL(ctx context.Context, o Options) (coord.Backend, error) {
 	if isNATS(o.URL) {
 		return coordnats.Open(ctx, o.URL, natsOptions(o))
 	}

@@ -72,7 +72,7 @@ func Open(dir string, opt Options) (*Backend, error) {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		return nil, coord.Errorf(coord.CodeIO, "no coordination tree at %s", dir).
-			WithHint("run 'coord init' in the project root, or pass --root")
+			WithHint("run 'coord init' in the project root")
 	}
 	var subdirs []string
 	if !opt.Lenient {
@@ -205,7 +205,7 @@ func IOError(err error, hint string) error {
 	var lt *fsops.LockTimeoutError
 	if errors.As(err, &lt) {
 		return &coord.Error{Code: coord.CodeLockTimeout, Msg: lt.Error(), Err: coord.ErrLockTimeout, Detail: lt.Holder,
-			Hint: "another coord process holds it; retry, raise --lock-wait, or use --lock-diagnose to name the holder"}
+			Hint: "another coord process holds it; retry, or allow a longer lock wait (lock_wait in config.json)"}
 	}
 	var pe *format.ParseError
 	if errors.As(err, &pe) {

@@ -15,7 +15,7 @@ import (
 
 // waitChange waits for a notification, bounded so that a missing one fails
 // the test instead of hanging it (the bound is no assertion on speed).
-func waitChange(t *testing.T, ch <-chan struct{}, what string) {
+func waitChange(t *testing.T, ch <-chan coord.Change, what string) {
 	t.Helper()
 	select {
 	case _, ok := <-ch:

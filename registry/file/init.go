@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/rotd/coord/fsops"
 )
@@ -52,33 +51,4 @@ func Init(dir string, tmpl fs.FS) ([]string, error) {
 		return created, IOError(err, "")
 	}
 	return created, nil
-}
-
-// GitExcludes is what keeps a coordination tree out of git: gitignore
-// patterns, anchored at a worktree's top, for the tree of a project root
-// at rel (its path from the repository's top, "." for the top itself)
-// and for the agent's own identity file at the top. A restored old
-// registry (a checkout, a stash, a revert of a committed .rotd/) would
-// bring back an older epoch counter, and coord would hand out fencing
-// epochs it had already issued; a committed agent_id would give every
-// worktree that checks it out the same identity.
-func GitExcludes(rel string) []string {
-	dir := "/"
-	if rel = filepath.ToSlash(filepath.Clean(rel)); rel != "." {
-		dir += gitignoreQuote(rel) + "/"
-	}
-	return []string{dir + RelDir + "/", "/.rotd/agent_id"}
-}
-
-// gitignoreQuote escapes the characters a gitignore pattern reads as glob
-// syntax, so a directory name is matched as written.
-func gitignoreQuote(p string) string {
-	var b strings.Builder
-	for _, r := range p {
-		if strings.ContainsRune(`\*?[`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

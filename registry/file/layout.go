@@ -5,6 +5,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/heartbeat"
+	"github.com/rotd/coord/registry/workspace"
 )
 
 // Names inside the coordination directory (contract §1), defined here
@@ -45,7 +46,7 @@ const (
 	// the active registry.
 	MaxRegistrySize = 64 << 20
 	// MaxArtifact bounds an artifact written through coord.
-	MaxArtifact = 64 << 20
+	MaxArtifact = coord.MaxArtifact
 	// maxSmallFile bounds config.json and a lock file (the dependency map
 	// and quota.json may be 16 times larger, leases and kv 64 times).
 	maxSmallFile = 1 << 20
@@ -55,8 +56,9 @@ const (
 // symlinks.
 var Subdirs = []string{LocksDir, FileLocksDir, HeartbeatDir, LockDir, ArchiveDir}
 
-// RelDir is the coordination directory relative to the project root.
-const RelDir = ".rotd/coordination"
+// RelDir is the coordination directory relative to the project root
+// (defined by registry/workspace, which finds projects by it).
+const RelDir = workspace.RelDir
 
 // LockName is the lock file name of task held by agent.
 func LockName(task, agent string) string { return task + "." + agent + ".lock" }

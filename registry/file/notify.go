@@ -2,8 +2,13 @@ package file
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
 )
 
 // notifier wakes waiters on changes in the tree: fsnotify on the
@@ -18,7 +23,7 @@ type notifier struct{ b *Backend }
 // most one), until ctx ends, when it is closed. An overflow of the
 // kernel's queue is reported as a change. An error means notification
 // cannot start (inotify limits, a network file system): callers poll.
-func (n notifier) Watch(ctx context.Context) (<-chan struct{}, error) {
+func (n notifier) Watch(ctx context.Context) (<-chan coord.Change, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, IOError(err, "")
@@ -29,11 +34,21 @@ func (n notifier) Watch(ctx context.Context) (<-chan struct{}, error) {
 			return nil, IOError(err, "")
 		}
 	}
-	out := make(chan struct{}, 1)
-	changed := func() {
+	out := make(chan coord.Change, 1)
+	changed := func(missed bool) {
 		select {
-		case out <- struct{}{}:
+		case out <- coord.Change{Missed: missed}:
 		default: // one is pending already: it stands for this one too
+			if missed { // but a loss must not be hidden behind a plain change
+				select {
+				case <-out:
+				default:
+				}
+				select {
+				case out <- coord.Change{Missed: true}:
+				default:
+				}
+			}
 		}
 	}
 	go func() {
@@ -47,14 +62,31 @@ func (n notifier) Watch(ctx context.Context) (<-chan struct{}, error) {
 				if !ok {
 					return
 				}
-				changed()
+				changed(false)
 			case _, ok := <-w.Errors:
 				if !ok {
 					return
 				}
-				changed() // an overflow: anything may have changed
+				changed(true) // an overflow: anything may have changed
 			}
 		}
 	}()
 	return out, nil
+}
+
+// HoldExclusive takes the flock of .lock/<name>.lock for the life of the
+// process (coord.Exclusive): the kernel releases it when the process ends,
+// however it ends. Another holder is refused at once (CodeConflict), with
+// the description it wrote into the sidecar.
+func (s *Backend) HoldExclusive(ctx context.Context, name string, holder []byte) (func(), error) {
+	unlock, err := s.tree.Lock(ctx, LockDir+"/"+name+".lock", time.Millisecond, holder)
+	if err != nil {
+		var lt *fsops.LockTimeoutError
+		if errors.As(err, &lt) {
+			return nil, coord.Errorf(coord.CodeConflict, "another %s already serves %s: %s", name, s.tree.Dir(), lt.Holder).
+				WithHint("one is enough; stop the other first")
+		}
+		return nil, IOError(err, "")
+	}
+	return unlock, nil
 }

@@ -60,6 +60,8 @@ func ParseConfig(file string, data []byte) (coord.Config, error) {
 					err = d.errf(`"lease_roster" must map a cadence to a list of agent names, like {"daily":["a","b"]}`)
 				}
 			}
+		case "backend":
+			c.Backend, err = d.str(`"backend"`, false)
 		case "review_gate":
 			c.ReviewGate, err = d.boolean(`"review_gate"`)
 		case "sweep_on_claim":

@@ -16,11 +16,11 @@ func TestClaimRelease(t *testing.T) {
 	s := service(t, b)
 	ctx := context.Background()
 	seed(t, s, "1", "2")
-	got, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}})
+	got, err := claimTask(s, ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}})
 	if err != nil || got == nil || got.ID != "1" || got.Epoch != 1 {
 		t.Fatalf("claim: %+v %v", got, err)
 	}
-	got2, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "b"}})
+	got2, err := claimTask(s, ctx, app.ClaimRequest{Agent: coord.Agent{ID: "b"}})
 	if err != nil || got2 == nil || got2.ID != "2" || got2.Epoch != 2 {
 		t.Fatalf("claim: %+v %v", got2, err)
 	}

@@ -308,7 +308,7 @@ func TestCluster(t *testing.T) {
 		ls := service(t, lonely)
 		c.cut(minority)
 		// The minority side refuses to grant anything.
-		got, err := ls.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "lonely"}})
+		got, err := claimTask(ls, ctx, app.ClaimRequest{Agent: coord.Agent{ID: "lonely"}})
 		if got != nil || (coord.CodeOf(err) != coord.CodeIO && coord.CodeOf(err) != coord.CodeLockTimeout) {
 			t.Fatalf("claim on the minority: %+v %v, want exit 2 or 4", got, err)
 		}

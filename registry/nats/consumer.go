@@ -59,9 +59,10 @@ func (b *Backend) lastByConsumer(ctx context.Context, filters []string) ([]*msg,
 	return out, nil
 }
 
-// watch delivers every new message's metadata (no payload) on the given
-// subjects of stream to fn until ctx ends.
-func (b *Backend) watch(ctx context.Context, stream string, filters []string, fn func()) error {
+// watch calls fn for every new message (metadata only, no payload) on
+// the given subjects of stream until ctx ends, and fn(true) when the
+// consumer met an error (messages may have been missed).
+func (b *Backend) watch(ctx context.Context, stream string, filters []string, fn func(missed bool)) error {
 	js, err := jetstream.New(b.nc)
 	if err != nil {
 		return err
@@ -77,7 +78,8 @@ func (b *Backend) watch(ctx context.Context, stream string, filters []string, fn
 	if err != nil {
 		return err
 	}
-	cc, err := cons.Consume(func(jetstream.Msg) { fn() })
+	cc, err := cons.Consume(func(jetstream.Msg) { fn(false) },
+		jetstream.ConsumeErrHandler(func(jetstream.ConsumeContext, error) { fn(true) }))
 	if err != nil {
 		return err
 	}

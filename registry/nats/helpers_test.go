@@ -55,3 +55,9 @@ func seed(t testing.TB, s *app.Service, ids ...string) {
 		t.Fatal(err)
 	}
 }
+
+// claimTask is Service.Claim's task (nil: nothing eligible).
+func claimTask(s *app.Service, ctx context.Context, r app.ClaimRequest) (*coord.Task, error) {
+	res, err := s.Claim(ctx, r)
+	return res.Task, err
+}

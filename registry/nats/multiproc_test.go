@@ -96,7 +96,7 @@ func work(url, id string, out io.Writer, opt coordnats.Options) int {
 		}
 	}
 	for time.Now().Before(deadline) {
-		t, err := s.Claim(ctx, app.ClaimRequest{Agent: agent})
+		t, err := claimTask(s, ctx, app.ClaimRequest{Agent: agent})
 		if err != nil {
 			fmt.Fprintf(out, "error %d %s\n", coord.CodeOf(err), coord.OneLine(err.Error()))
 			time.Sleep(50 * time.Millisecond)
@@ -141,7 +141,7 @@ func runHolder() int {
 		return 2
 	}
 	s, _ := app.New(ctx, b, app.Options{})
-	t, err := s.Claim(ctx, app.ClaimRequest{Agent: agent})
+	t, err := claimTask(s, ctx, app.ClaimRequest{Agent: agent})
 	if err != nil || t == nil {
 		fmt.Println("error", err)
 		return 2
@@ -383,7 +383,7 @@ func TestFencedHolder(t *testing.T) {
 		freed, err := s.Sweep(ctx, app.SweepRequest{})
 		return err == nil && len(freed) == 1
 	})
-	got, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "fresh"}})
+	got, err := claimTask(s, ctx, app.ClaimRequest{Agent: coord.Agent{ID: "fresh"}})
 	if err != nil || got == nil || got.Epoch <= epoch {
 		t.Fatalf("reclaim: %+v %v", got, err)
 	}

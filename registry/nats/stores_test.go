@@ -242,3 +242,25 @@ func TestClockSkew(t *testing.T) {
 		}
 	}
 }
+
+// One holder of an exclusive lock at a time (the watcher's); released,
+// it can be taken again.
+func TestExclusive(t *testing.T) {
+	h := startHub(t)
+	url := newProject(t, h, "excl")
+	ctx := context.Background()
+	a, b := open(t, url, coordnats.Options{}), open(t, url, coordnats.Options{})
+	release, err := a.HoldExclusive(ctx, "watcher", []byte(`{"holder":"one"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.HoldExclusive(ctx, "watcher", []byte(`{"holder":"two"}`)); coord.CodeOf(err) != coord.CodeConflict || !strings.Contains(err.Error(), "one") {
+		t.Fatalf("second holder: %v", err)
+	}
+	release()
+	release2, err := b.HoldExclusive(ctx, "watcher", []byte(`{"holder":"two"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release2()
+}

@@ -1,4 +1,4 @@
-package main
+package workspace
 
 import (
 	"os"
@@ -92,7 +92,7 @@ func TestRepoPath(t *testing.T) {
 		{"no git, outside the root", "plain", "elsewhere", "sub/a", "sub/a", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := newPathMap(filepath.Join(d, c.root), filepath.Join(d, c.cwd)).RepoPath(c.arg)
+			got, err := NewPaths(filepath.Join(d, c.root), filepath.Join(d, c.cwd)).RepoPath(c.arg)
 			switch {
 			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 				t.Fatalf("RepoPath(%q) = %q, %v; want an error containing %q", c.arg, got, err, c.err)
@@ -114,7 +114,7 @@ func TestWorkTop(t *testing.T) {
 		"rel/src":        d + "/rel",
 		"elsewhere":      d + "/main",
 	} {
-		if got := newPathMap(d+"/main", filepath.Join(d, cwd)).WorkTop(); got != want {
+		if got := NewPaths(d+"/main", filepath.Join(d, cwd)).WorkTop(); got != want {
 			t.Errorf("WorkTop from %s = %s, want %s", cwd, got, want)
 		}
 	}
@@ -130,9 +130,9 @@ func TestGitLayout(t *testing.T) {
 		"rel/src":        {d + "/rel", d + "/main"},
 		"elsewhere":      {"", ""},
 	} {
-		top, main := gitTop(filepath.Join(d, dir))
+		top, main := GitTop(filepath.Join(d, dir))
 		if top != want[0] || main != want[1] {
-			t.Errorf("gitTop(%s) = %q, %q; want %q, %q", dir, top, main, want[0], want[1])
+			t.Errorf("GitTop(%s) = %q, %q; want %q, %q", dir, top, main, want[0], want[1])
 		}
 	}
 	// a .git file naming a git dir that is gone gets no exclude file
@@ -159,7 +159,7 @@ func TestGitFilesNeverBlock(t *testing.T) {
 	}
 	done := make(chan [2]string, 1)
 	go func() {
-		top, main := gitTop(filepath.Join(d))
+		top, main := GitTop(filepath.Join(d))
 		done <- [2]string{top, main}
 	}()
 	select {
@@ -169,5 +169,21 @@ func TestGitFilesNeverBlock(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("gitTop blocked on a FIFO at .git")
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/x":        "/tmp/x",
+		"my dir":        "'my dir'",
+		"it's":          `'it'\''s'`,
+		"":              "''",
+		"$HOME":         "'$HOME'",
+		"a;rm -rf b":    "'a;rm -rf b'",
+		"dir/with-dash": "dir/with-dash",
+	} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
 	}
 }
