@@ -97,19 +97,27 @@ func Start(o Options) (*Hub, error) {
 	if o.Dir == "" {
 		return nil, coord.Errorf(coord.CodeUsage, "hub: --dir is needed")
 	}
-	dir, err := filepath.Abs(o.Dir)
-	if err != nil {
-		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
-	}
 	if o.Listen == "" {
 		o.Listen = DefaultListen
 	}
 	host, port, err := splitListen("--listen", o.Listen)
 	if err != nil {
 		return nil, err
+	}
+	if o.ClusterListen != "" {
+		if _, _, err := splitListen("--cluster-listen", o.ClusterListen); err != nil {
+			return nil, err
+		}
+	}
+	if o.Cluster == "" && len(o.Routes) > 0 {
+		return nil, coord.Errorf(coord.CodeUsage, "hub: --routes needs --cluster NAME")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
 	}
 	if o.Name == "" {
 		if o.Name, err = nodeName(dir); err != nil {
