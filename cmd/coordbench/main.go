@@ -38,11 +38,26 @@ func main() {
 	disk := flag.String("disk", os.TempDir(), "with -suite: a directory on disk")
 	shm := flag.String("tmpfs", "/dev/shm", "with -suite: a directory on tmpfs")
 	naive := flag.Bool("naive-claim", false, "internal: run one naive reference claim: -naive-claim ROOT AGENT")
+	natsFlag := flag.Bool("nats", false, "run the NATS figures beside the file engine's (a coord hub on loopback) and print a markdown table")
+	cluster := flag.Bool("cluster", false, "with -nats: also on a 3-node cluster of hubs")
+	only := flag.String("only", "", "with -nats: only claim, drain or rtt")
 	flag.Parse()
 	if *naive {
 		if err := naiveClaim(flag.Arg(0), flag.Arg(1)); err != nil {
 			fmt.Fprintln(os.Stderr, "naive claim:", err)
 			os.Exit(2)
+		}
+		return
+	}
+	if *natsFlag {
+		self, _ := os.Executable()
+		b, err := filepath.Abs(*bin)
+		if err == nil {
+			err = runNATSSuite(b, self, *disk, *quick, *cluster, *only)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "coordbench:", err)
+			os.Exit(1)
 		}
 		return
 	}

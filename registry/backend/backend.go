@@ -166,7 +166,7 @@ func isNATS(raw string) bool { return strings.HasPrefix(raw, "nats://") }
 // artifacts (when there is a root) are written by the file engine's
 // artifact writer.
 func natsOptions(o Options) coordnats.Options {
-	opt := coordnats.Options{Clock: o.Clock, LockWait: o.LockWait, Warn: o.Warn, Lenient: o.Lenient, Name: "coord " + o.Holder}
+	opt := coordnats.Options{Clock: o.Clock, LockWait: o.LockWait, Warn: o.Warn, Lenient: o.Lenient, Name: "coord " + o.Holder, Holder: o.Holder}
 	if o.Root != "" {
 		opt.Artifacts = file.Artifacts(filepath.Join(o.Root, ".rotd"), o.LockWait, o.Holder)
 	}

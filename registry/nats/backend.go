@@ -35,6 +35,9 @@ type Options struct {
 	Lenient bool
 	// Name names this client to the server (nats.go's connection name).
 	Name string
+	// Holder names this process to a waiter that gives up on the commit
+	// mutex (--lock-diagnose).
+	Holder string
 }
 
 // Time bounds. An unreachable server is reported within ConnectTimeout,
@@ -59,6 +62,8 @@ type Backend struct {
 	warnFn   func(string)
 	lenient  bool
 	arts     coord.ArtifactStore
+	holderMu sync.Mutex
+	holder   string
 	// clustered: the server is part of a cluster, so reads that must see
 	// the latest commit go to the stream's leader.
 	clustered bool
@@ -69,12 +74,17 @@ type Backend struct {
 	meta    meta
 
 	srv serverClock
+
+	logMu   sync.Mutex
+	logQ    chan []coord.Event // log lines of commits, written in the background
+	logDone chan struct{}
 }
 
 var _ coord.Backend = (*Backend)(nil)
 
 // names are a namespace's streams and subjects.
 type names struct {
+	ns      string
 	bucket  string // the KV bucket: registry, config, quota, beats, leases, kv
 	kv      string // its stream
 	pre     string // its subject prefix, "$KV.<bucket>."
@@ -82,11 +92,13 @@ type names struct {
 	logSubj string
 	arc     string // the archive stream
 	arcSubj string
+	mutex   string // the commit mutex stream (memory)
 }
 
 func namesFor(ns string) names {
 	b := "coord_" + ns
 	return names{
+		ns:      ns,
 		bucket:  b,
 		kv:      "KV_" + b,
 		pre:     "$KV." + b + ".",
@@ -94,6 +106,7 @@ func namesFor(ns string) names {
 		logSubj: "coord." + ns + ".log",
 		arc:     b + "_archive",
 		arcSubj: "coord." + ns + ".archive",
+		mutex:   b + "_mutex",
 	}
 }
 
@@ -133,7 +146,7 @@ func Open(ctx context.Context, raw string, opt Options) (*Backend, error) {
 // dial connects without looking at the namespace.
 func dial(ctx context.Context, u *URL, opt Options) (*Backend, error) {
 	b := &Backend{url: u, names: namesFor(u.Namespace), clock: opt.Clock, lockWait: opt.LockWait,
-		warnFn: opt.Warn, lenient: opt.Lenient, arts: opt.Artifacts}
+		warnFn: opt.Warn, lenient: opt.Lenient, arts: opt.Artifacts, holder: opt.Holder}
 	if b.clock == nil {
 		b.clock = coord.SystemClock
 	}
@@ -190,6 +203,20 @@ func (b *Backend) connectError(err error) error {
 		WithHint("start one with 'coord hub', or check the host, the port and the network")
 }
 
+// SetHolder renames this process to waiters on the commit mutex (a front
+// end that learns the caller's identity after opening).
+func (b *Backend) SetHolder(holder string) {
+	b.holderMu.Lock()
+	b.holder = holder
+	b.holderMu.Unlock()
+}
+
+func (b *Backend) holderName() string {
+	b.holderMu.Lock()
+	defer b.holderMu.Unlock()
+	return b.holder
+}
+
 // Name is "nats".
 func (b *Backend) Name() string { return "nats" }
 
@@ -199,8 +226,10 @@ func (b *Backend) Where() string { return b.url.String() }
 // URL is the parsed URL the backend was opened on.
 func (b *Backend) URL() *URL { return b.url }
 
-// Close waits for nothing and closes the connection.
+// Close waits for the log lines of this process's commits, then closes
+// the connection.
 func (b *Backend) Close() error {
+	b.flushLog()
 	if b.nc != nil {
 		b.nc.Close()
 	}

@@ -27,7 +27,7 @@ const (
 	hdrEncoding = "Coord-Encoding"
 	// compressAbove is the size above which a document is stored S2
 	// compressed.
-	compressAbove = 128 << 10
+	compressAbove = 32 << 10
 	// maxDocument bounds a document after decompression.
 	maxDocument = 64 << 20
 	// recentTxns is how many earlier commits a document names.
@@ -152,6 +152,16 @@ func (b *Backend) retryRead(ctx context.Context, read func(context.Context) ([]*
 // transient reports whether an error may go away by itself: no answer, no
 // stream leader, a connection being re-established.
 func transient(err error) bool {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		switch ae.ErrCode {
+		case 10008, // JetStream system temporarily unavailable (a cluster electing)
+			10004, // incomplete results
+			10063, // expected stream sequence does not match (a replica catching up)
+			10163: // expected last sequence per subject temporarily unavailable (a new leader)
+			return true
+		}
+	}
 	return errors.Is(err, errNoStream) || ambiguous(err)
 }
 
@@ -192,7 +202,7 @@ func (b *Backend) commit(ctx context.Context, base *doc, data []byte, ttl time.D
 		hdr.Set(hdrTTL, ttlHeader(ttl))
 	}
 	if len(data) > compressAbove {
-		data = s2.EncodeBetter(nil, data)
+		data = s2.Encode(nil, data)
 		hdr.Set(hdrEncoding, "s2")
 	}
 	if max := b.nc.MaxPayload(); int64(len(data))+2048 > max {

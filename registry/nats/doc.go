@@ -8,7 +8,7 @@
 //   - KV bucket coord_NS (stream KV_coord_NS, per-key TTL on from its
 //     creation): "registry", the registry document in exactly the file
 //     engine's format (registry/format: tasks, "last_epoch", "path_locks"),
-//     compressed with S2 above 128 KiB; "depmap", the dependency map;
+//     compressed with S2 above 32 KiB; "depmap", the dependency map;
 //     "config", config.json's content; "quota", quota.json's; "meta", the
 //     namespace's own record; "beat.<agent>" (a liveness tick) and
 //     "agent.<agent>" (the agent's description); "lease.<name>" and

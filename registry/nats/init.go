@@ -53,7 +53,9 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 	if err := b.checkVersion(); err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(b.nc)
+	// Creating a replicated stream waits for its three nodes to agree: a
+	// loaded cluster may take longer than one request's timeout.
+	js, err := jetstream.New(b.nc, jetstream.WithDefaultTimeout(30*time.Second))
 	if err != nil {
 		return nil, b.ioErr(err, "")
 	}
@@ -104,6 +106,28 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 			return created, b.createErr(err, "stream "+s.name, replicas)
 		}
 		created = append(created, "stream "+s.name)
+	}
+	if _, err := b.w.streamInfo(ctx, b.names.mutex); errors.Is(err, errNoStream) {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:                 b.names.mutex,
+			Description:          "coord namespace " + b.url.Namespace + ": the commit mutex (advisory)",
+			Subjects:             []string{b.names.mutexSubject(">")},
+			Storage:              jetstream.MemoryStorage,
+			Replicas:             replicas,
+			MaxMsgsPerSubject:    1,
+			Discard:              jetstream.DiscardNew,
+			DiscardNewPerSubject: true,
+			AllowMsgTTL:          true,
+			AllowDirect:          true,
+			MaxMsgs:              -1,
+			MaxBytes:             -1,
+		})
+		if err != nil && !strings.Contains(err.Error(), "already in use") {
+			return created, b.createErr(err, "stream "+b.names.mutex, replicas)
+		}
+		created = append(created, "stream "+b.names.mutex)
+	} else if err != nil {
+		return created, b.ioErr(err, "")
 	}
 	for _, k := range []struct{ key, file string }{
 		{keyRegistry, tmplRegistry}, {keyConfig, tmplConfig}, {keyDepMap, tmplDepMap}, {keyQuota, tmplQuota},

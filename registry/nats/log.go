@@ -22,6 +22,7 @@ import (
 type logStore struct{ b *Backend }
 
 func (l logStore) Append(ctx context.Context, events ...coord.Event) error {
+	l.b.flushLog() // after the lines of earlier commits
 	return l.b.appendLog(ctx, events...)
 }
 
@@ -56,6 +57,7 @@ func linesOf(m *msg) (lines []string, skipped int) {
 // Read calls fn with the last n lines, oldest first (n <= 0: every line).
 func (l logStore) Read(ctx context.Context, n int, fn func(line string) error) (int, error) {
 	b := l.b
+	b.flushLog() // this process reads its own lines
 	si, err := b.w.streamInfo(ctx, b.names.log)
 	if err != nil {
 		return 0, b.ioErr(err, "reading the log")

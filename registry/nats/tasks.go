@@ -75,9 +75,13 @@ func (b *Backend) loadRegistry(ctx context.Context) (*coord.Txn, *format.Registr
 // state) until the lock wait; then it appends the Txn's events to the
 // log.
 func (b *Backend) updateRegistry(ctx context.Context, fn func(*coord.Txn) error) error {
+	unlock, err := b.lock(ctx, "registry", b.holderName())
+	if err != nil {
+		return err
+	}
 	var tx *coord.Txn
 	var f *format.Registry
-	err := b.update(ctx, "the registry", func(ctx context.Context) (*doc, error) {
+	err = b.update(ctx, "the registry", func(ctx context.Context) (*doc, error) {
 		var reg *doc
 		var err error
 		tx, f, reg, err = b.loadRegistry(ctx)
@@ -116,16 +120,50 @@ func (b *Backend) updateRegistry(ctx context.Context, fn func(*coord.Txn) error)
 		f.Touch(tx.Now)
 		return f.Encode(), nil
 	})
+	unlock()
 	if err != nil {
 		return err
 	}
-	// Committed (or nothing to commit): a log failure now is a warning.
+	// Committed (or nothing to commit): the log lines follow in the
+	// background, in order, while the caller goes on (its next write, a
+	// heartbeat, overlaps their sync); Close waits for them. A failure now
+	// is a warning.
 	if tx != nil && len(tx.Events) > 0 {
-		if err := b.appendLog(context.WithoutCancel(ctx), tx.Events...); err != nil {
-			b.warn(fmt.Errorf("committed, but the log line was not written: %w", err))
-		}
+		b.logLater(tx.Events)
 	}
 	return nil
+}
+
+// logLater appends events to the log from the backend's one log writer,
+// so lines keep the order of their commits.
+func (b *Backend) logLater(events []coord.Event) {
+	b.logMu.Lock()
+	defer b.logMu.Unlock()
+	if b.logQ == nil {
+		q, done := make(chan []coord.Event, 64), make(chan struct{})
+		b.logQ, b.logDone = q, done
+		go func() { // q and done, not the fields: flushLog clears them
+			defer close(done)
+			for evs := range q {
+				if err := b.appendLog(context.Background(), evs...); err != nil {
+					b.warn(fmt.Errorf("committed, but the log line was not written: %w", err))
+				}
+			}
+		}()
+	}
+	b.logQ <- events
+}
+
+// flushLog waits until every log line queued so far is written.
+func (b *Backend) flushLog() {
+	b.logMu.Lock()
+	q, done := b.logQ, b.logDone
+	b.logQ = nil
+	b.logMu.Unlock()
+	if q != nil {
+		close(q)
+		<-done
+	}
 }
 
 // archiveOutbox stores the outbox's tasks in the archive stream, one
