@@ -9,9 +9,9 @@ BIN := bin
 # 50,000 runs take 2-5 s per target here.
 FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
-FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration
+FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles
 
-.PHONY: build demo test vet fmt-check unit procs fuzz bench stress install-rotd clean
+.PHONY: build demo test vet fmt-check unit procs conformance fuzz bench stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -tags urfave_cli_no_docs -o $(BIN)/coord ./cmd/coord
@@ -19,7 +19,7 @@ build:
 demo: build
 	./scripts/demo.sh
 
-test: vet fmt-check unit procs fuzz
+test: vet fmt-check unit procs conformance fuzz
 
 vet:
 	$(GO) vet ./...
@@ -46,6 +46,16 @@ procs:
 	grep -E '^(--- FAIL|ok|FAIL|\s+load_test\.go)' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 
+# The backend conformance suite (registry/conformance) against every
+# engine, without -race so that its multi-process check runs (the unit
+# pass skips it): one line per backend, "backend file: N passed, 0
+# failed"; the whole log on a failure.
+conformance:
+	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-conformance.XXXXXX") || exit 1; \
+	$(GO) test -count=1 -v -run '^TestConformance$$' ./registry/conformance >"$$log" 2>&1; s=$$?; \
+	grep -E '^backend ' "$$log"; \
+	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
+
 fuzz:
 	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-fuzz.XXXXXX") || exit 1; \
 	for t in $(FUZZ); do \
@@ -61,6 +71,10 @@ bench: build
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'SIGKILLStorm' ./cmd/coord | grep -E 'throughput|^(ok|FAIL|--- FAIL)'
 	@echo "--- multi-process suite: coord against the naive reference, same run"
 	$(BIN)/coordbench -suite -bin $(BIN)/coord
+
+# coord mcp against the MCP Inspector's CLI (npm); "skipped" without npx.
+mcp-smoke: build
+	scripts/mcp-smoke.sh $(BIN)/coord
 
 # The long forms of the reliability scenarios (docs/RELIABILITY.md).
 stress:

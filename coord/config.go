@@ -21,11 +21,27 @@ type Config struct {
 	// before they look for work (sweep_on_claim, default true), so a dead
 	// agent's task does not wait for a watcher or cron.
 	SweepOnClaim bool
+	// Scheduling is "pull" (default: claim takes the best eligible task) or
+	// "push" (claim without a task takes from the caller's inbox, which a
+	// scheduler fills: contract §8).
+	Scheduling Scheduling
 	// Backend, in a project's local config.json, names where the project's
 	// state lives when neither --backend nor COORD_BACKEND does (contract
 	// §5); "" is the local tree itself.
 	Backend string
 }
+
+// Scheduling is how agents get work.
+type Scheduling string
+
+// The scheduling modes of config.json's "scheduling".
+const (
+	Pull Scheduling = "pull"
+	Push Scheduling = "push"
+)
+
+// Valid reports whether s is pull or push.
+func (s Scheduling) Valid() bool { return s == Pull || s == Push }
 
 // DefaultConfig is what an absent config.json means.
 func DefaultConfig() Config {
@@ -35,5 +51,6 @@ func DefaultConfig() Config {
 		LockWait:     30 * time.Second,
 		OnStale:      Requeue,
 		SweepOnClaim: true,
+		Scheduling:   Pull,
 	}
 }

@@ -50,6 +50,10 @@ type Error struct {
 	// Detail is shown only on request (--lock-diagnose): the holder of a
 	// contended lock as it described itself.
 	Detail string
+	// Holder is the agent that holds what was refused (a task, a path, a
+	// lease), when the refusal knows it: front ends that answer in
+	// structure (the MCP server) report it beside the code.
+	Holder string
 }
 
 func (e *Error) Error() string {
@@ -73,6 +77,12 @@ func Errorf(code Code, format string, args ...any) *Error {
 // WithHint returns e with its hint set.
 func (e *Error) WithHint(format string, args ...any) *Error {
 	e.Hint = fmt.Sprintf(format, args...)
+	return e
+}
+
+// WithHolder returns e naming the agent that holds what was refused.
+func (e *Error) WithHolder(agent string) *Error {
+	e.Holder = agent
 	return e
 }
 

@@ -118,7 +118,7 @@ func (d *LeaseSet) InForce(now time.Time) []Lease {
 // LeaseConflict is the refusal of a grant while l is in force.
 func LeaseConflict(l Lease) error {
 	return Errorf(CodeConflict, "lease %s is held by %s (epoch %d) until %s", l.Name, l.Holder, l.Epoch, l.ExpiresAt).
-		WithHint("wait for it to expire or be released")
+		WithHint("wait for it to expire or be released").WithHolder(l.Holder)
 }
 
 // Grant grants the request at now with the next epoch, or refuses with
@@ -153,7 +153,7 @@ func HeldBy(l *Lease, name, holder string, epoch int64, now time.Time) error {
 	}
 	if l.Holder != holder || epoch != NoEpoch && l.Epoch != epoch {
 		return Errorf(CodeLost, "lease %s is held by %s at epoch %d, not by %s%s", name, l.Holder, l.Epoch, holder, epochSuffix(epoch)).
-			WithHint("stop: someone else holds it now")
+			WithHint("stop: someone else holds it now").WithHolder(l.Holder)
 	}
 	return nil
 }

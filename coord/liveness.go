@@ -43,7 +43,8 @@ func Age(at, now time.Time) time.Duration {
 }
 
 // AgentView is one agent as people and scripts see it: its last beat,
-// whether it counts as alive, and the tasks it holds.
+// whether it counts as alive, and the tasks it holds; for a registered
+// agent (Role set) also its record and its inbox.
 type AgentView struct {
 	Agent    string   `json:"agent_id"`
 	LastBeat *string  `json:"last_beat"`
@@ -51,12 +52,25 @@ type AgentView struct {
 	Alive    bool     `json:"alive"`
 	Status   string   `json:"status,omitempty"`
 	Tasks    []string `json:"tasks"`
+
+	Role         string   `json:"role,omitempty"` // "" : not registered
+	Capabilities []string `json:"capabilities,omitempty"`
+	SkillLevel   string   `json:"skill_level,omitempty"`
+	Worktree     string   `json:"worktree,omitempty"`
+	Branch       string   `json:"branch,omitempty"`
+	RegisteredAt string   `json:"registered_at,omitempty"`
+	// Inbox is what is assigned to the agent and not started, oldest
+	// first (its inbox depth is its length); Reviewing the reviews it took.
+	Inbox     []string `json:"inbox,omitempty"`
+	Reviewing []string `json:"reviewing,omitempty"`
 }
 
 // Liveness is the one view of who is alive: every agent with a heartbeat,
-// then every agent holding a task without one. An agent is alive while its
-// last sign of life (LastSignOfLife: the heartbeat, else the claim) is
-// within timeout of now, exactly as the sweep judges it.
+// then every registered agent and every agent holding a task without one.
+// An agent is alive while its last sign of life (LastSignOfLife: the
+// heartbeat, else the claim; for a registered agent without a heartbeat,
+// its registration, as PoolLive judges it) is within timeout of now,
+// exactly as the sweep and the scheduler judge it.
 func (tx *Txn) Liveness(beats []Beat, now time.Time, timeout time.Duration) []AgentView {
 	rows := map[string]*AgentView{}
 	var order []string
@@ -72,6 +86,31 @@ func (tx *Txn) Liveness(beats []Beat, now time.Time, timeout time.Duration) []Ag
 		rows[b.Agent] = r
 		order = append(order, b.Agent)
 		at[b.Agent] = b.At
+	}
+	seen := make(map[string]time.Time, len(beats))
+	for _, b := range beats {
+		seen[b.Agent] = b.At
+	}
+	live := tx.PoolLive(seen, now, timeout)
+	inboxes := tx.inboxes()
+	for i := range tx.Pool {
+		p := &tx.Pool[i]
+		r := rows[p.ID]
+		if r == nil {
+			r = &AgentView{Agent: p.ID, Tasks: []string{}, Alive: live[p.ID]}
+			rows[p.ID] = r
+			order = append(order, p.ID)
+		}
+		r.Role, r.Capabilities, r.SkillLevel = string(p.Role), p.Caps, p.Skill.String()
+		r.Worktree, r.Branch, r.RegisteredAt = p.Worktree, p.Branch, p.RegisteredAt
+		for _, t := range inboxes[p.ID] {
+			r.Inbox = append(r.Inbox, t.ID)
+		}
+	}
+	for _, t := range tx.Tasks {
+		if r := rows[t.AssignedTo]; r != nil && t.Status == Review && t.ReviewStartedAt != "" {
+			r.Reviewing = append(r.Reviewing, t.ID)
+		}
 	}
 	for _, t := range tx.Tasks {
 		if !t.HoldsLock() {

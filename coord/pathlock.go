@@ -76,17 +76,17 @@ func (tx *Txn) LockPaths(agent string, paths []string, ttl time.Duration) error 
 			}
 			if l.Path == p {
 				return Errorf(CodeConflict, "path %s is locked by %s since %s", p, l.Holder, l.Since).
-					WithHint("wait for 'coord unlock-file' by that agent, or pick other work")
+					WithHint("wait for 'coord unlock-file' by that agent, or pick other work").WithHolder(l.Holder)
 			}
 			return Errorf(CodeConflict, "path %s overlaps %s, locked by %s since %s", p, l.Path, l.Holder, l.Since).
-				WithHint("a lock on a directory or glob covers everything under or matching it; wait for 'coord unlock-file' by that agent, or pick other work")
+				WithHint("a lock on a directory or glob covers everything under or matching it; wait for 'coord unlock-file' by that agent, or pick other work").WithHolder(l.Holder)
 		}
 		// A path inside the files of a task another agent holds is that
 		// agent's to change (guard would refuse its commit): not lockable.
 		for _, t := range tx.Tasks {
 			if t.HoldsLock() && t.ClaimedBy != agent && len(t.Files) > 0 && LockOverlapsFiles(p, t.Files) {
 				return Errorf(CodeConflict, "path %s overlaps the files of task %s, held by %s", p, t.ID, t.ClaimedBy).
-					WithHint("wait until that task is released, or pick other work")
+					WithHint("wait until that task is released, or pick other work").WithHolder(t.ClaimedBy)
 			}
 		}
 	}
@@ -121,7 +121,7 @@ func (tx *Txn) UnlockPaths(agent string, paths []string) ([]string, error) {
 			continue
 		}
 		if l := tx.PathLocks[i]; l.Holder != agent && !l.Expired(tx.Now) {
-			return nil, Errorf(CodeConflict, "path %s is locked by %s, not by %s", p, l.Holder, agent)
+			return nil, Errorf(CodeConflict, "path %s is locked by %s, not by %s", p, l.Holder, agent).WithHolder(l.Holder)
 		}
 		mine = append(mine, p)
 	}
@@ -173,6 +173,8 @@ type GuardHit struct {
 	Holder string `json:"holder"`
 	Lock   string `json:"lock,omitempty"` // the path lock covering it
 	TaskID string `json:"task,omitempty"` // or the task whose files cover it
+	// LockTask is the task the holder held when it took Lock ("" : none).
+	LockTask string `json:"lock_task,omitempty"`
 }
 
 func (h GuardHit) String() string {
@@ -193,7 +195,7 @@ func (tx *Txn) Guard(agent string, paths []string) []GuardHit {
 	for _, p := range paths {
 		for _, l := range tx.PathLocks {
 			if l.Holder != agent && !l.Expired(tx.Now) && LockCovers(l.Path, p) {
-				hits = append(hits, GuardHit{Path: p, Holder: l.Holder, Lock: l.Path})
+				hits = append(hits, GuardHit{Path: p, Holder: l.Holder, Lock: l.Path, LockTask: l.TaskID})
 			}
 		}
 	}

@@ -28,6 +28,10 @@ func (tx *Txn) CheckSeed(batch []SeedLine) error {
 		if t.ClaimedBy != "" {
 			return lineErr(s.Line, Errorf(CodeUsage, "task %q: a seeded task cannot have claimed_by", t.ID))
 		}
+		if t.AssignedTo != "" || t.AssignedAt != "" || t.ReviewStartedAt != "" {
+			return lineErr(s.Line, Errorf(CodeUsage, "task %q: a seeded task cannot be assigned (assigned_to, assigned_at, review_started_at)", t.ID).
+				WithHint("'coord schedule' assigns tasks to registered agents"))
+		}
 		if tx.Task(t.ID) != nil {
 			return lineErr(s.Line, Errorf(CodeUsage, "task %q already exists in the registry", t.ID))
 		}

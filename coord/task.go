@@ -105,6 +105,17 @@ type Task struct {
 	// decision relayed by an agent); "" before any approval.
 	ReviewerKind string
 	RejectReason string
+	// AssignedTo is the registered agent a scheduler pushed the task to
+	// ("" none): an unclaimed task waiting in that agent's inbox, or a task
+	// in review routed to that reviewer. AssignedAt is when (RFC 3339 UTC).
+	// A claim by the assignee consumes the assignment; approve and reject
+	// end a review's.
+	AssignedTo string
+	AssignedAt string
+	// ReviewStartedAt is when the reviewer took a routed review from its
+	// inbox ("" not yet): a started review is never moved to another
+	// reviewer while its reviewer lives.
+	ReviewStartedAt string
 
 	// Dirty is set by every operation that changes the task; the backend
 	// re-encodes only dirty tasks.
@@ -146,6 +157,11 @@ func (t *Task) Check() error {
 	if t.ClaimedBy != "" {
 		if err := ValidAgentID(t.ClaimedBy); err != nil {
 			return Errorf(CodeUsage, "task %q: claimed_by: %v", t.ID, err)
+		}
+	}
+	if t.AssignedTo != "" {
+		if err := ValidAgentID(t.AssignedTo); err != nil {
+			return Errorf(CodeUsage, "task %q: assigned_to: %v", t.ID, err)
 		}
 	}
 	if t.ReviewerKind != "" && t.ReviewerKind != "agent" && t.ReviewerKind != "human" {

@@ -3,7 +3,6 @@ package coord
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 )
@@ -37,6 +36,10 @@ type Txn struct {
 	// tells the store they changed.
 	PathLocks      []PathLock
 	PathLocksDirty bool
+	// Pool is the registered agents (the registry's "agents" member), in
+	// registration order; PoolDirty tells the store it changed.
+	Pool      []PoolAgent
+	PoolDirty bool
 	// Outbox holds tasks removed from Tasks to be archived: the store
 	// makes them durable in the archive before it commits the registry
 	// without them (a crash in between leaves a task in both places; the
@@ -128,7 +131,8 @@ func (tx *Txn) IsDone(id string) bool {
 	return tx.Archived != nil && tx.Archived(id)
 }
 
-// holders summarises what claimed (and owner-held blocked) tasks occupy.
+// holders summarises what claimed and blocked tasks occupy, and what
+// tasks assigned to an agent will occupy once it starts them.
 type holders struct {
 	groups map[string]string // conflict group -> task id
 	files  []*Task
@@ -137,17 +141,21 @@ type holders struct {
 func (tx *Txn) holders() holders {
 	h := holders{groups: map[string]string{}}
 	for _, t := range tx.Tasks {
-		if t.Status != Claimed && t.Status != Blocked {
-			continue
-		}
-		if t.ConflictGroup != "" {
-			h.groups[t.ConflictGroup] = t.ID
-		}
-		if len(t.Files) > 0 {
-			h.files = append(h.files, t)
+		if t.Status == Claimed || t.Status == Blocked || (t.Status == Unclaimed && t.AssignedTo != "") {
+			h.add(t)
 		}
 	}
 	return h
+}
+
+// add counts t as occupying its conflict group and files.
+func (h *holders) add(t *Task) {
+	if t.ConflictGroup != "" {
+		h.groups[t.ConflictGroup] = t.ID
+	}
+	if len(t.Files) > 0 {
+		h.files = append(h.files, t)
+	}
 }
 
 // Ineligible returns why agent a may not claim t now, or "" if it may.
@@ -155,21 +163,67 @@ func (tx *Txn) Ineligible(t *Task, a Agent) string {
 	return tx.ineligible(t, a, tx.holders())
 }
 
+// The eligibility rule is one conjunction in two parts: what depends on
+// the task and the tree (taskBlocked: its state, its dependencies, its
+// conflict group and files against what others occupy) and what depends
+// on the agent (unsuited: capability and skill level). Claim, Best, Ready
+// and the scheduler all ask them; the scheduler asks the first once per
+// task and the second once per candidate agent.
 func (tx *Txn) ineligible(t *Task, a Agent, h holders) string {
 	if t.Status != Unclaimed {
 		return "status is " + string(t.Status)
 	}
+	if t.AssignedTo != "" && t.AssignedTo != a.ID {
+		return "assigned to " + t.AssignedTo
+	}
+	if why := tx.depsBlocked(t); why != "" {
+		return why
+	}
+	if why := unsuited(t, a); why != "" {
+		return why
+	}
+	return tx.occupied(t, h)
+}
+
+// taskBlocked is the part of eligibility that does not depend on who
+// asks: an unclaimed, unassigned task whose dependencies are done and
+// whose conflict group and files are free.
+func (tx *Txn) taskBlocked(t *Task, h holders) string {
+	if t.Status != Unclaimed {
+		return "status is " + string(t.Status)
+	}
+	if t.AssignedTo != "" {
+		return "assigned to " + t.AssignedTo
+	}
+	if why := tx.depsBlocked(t); why != "" {
+		return why
+	}
+	return tx.occupied(t, h)
+}
+
+func (tx *Txn) depsBlocked(t *Task) string {
 	for _, d := range tx.Deps(t) {
 		if !tx.IsDone(d) {
 			return "dependency " + d + " is not done"
 		}
 	}
+	return ""
+}
+
+// unsuited is the part of eligibility that depends on the agent.
+func unsuited(t *Task, a Agent) string {
 	if !a.HasCap(t.Capability) {
 		return "needs capability " + t.Capability
 	}
 	if !a.Skill.Accepts(t.SkillLevel) {
 		return "skill level " + string(t.SkillLevel) + " is outside " + a.Skill.String()
 	}
+	return ""
+}
+
+// occupied says whether another task holding or assigned its conflict
+// group or an overlapping files pattern keeps t waiting.
+func (tx *Txn) occupied(t *Task, h holders) string {
 	if t.ConflictGroup != "" {
 		if other, ok := h.groups[t.ConflictGroup]; ok && other != t.ID {
 			return "conflict group " + t.ConflictGroup + " is held by task " + other
@@ -209,13 +263,15 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 			return nil, Errorf(CodeConflict, "task %q not found", opt.TaskID).WithHint("run 'coord ls' to see the task ids")
 		}
 		if t.Status == Claimed && t.ClaimedBy == a.ID {
-			return nil, Errorf(CodeConflict, "task %q is already claimed by you (epoch %d)", t.ID, t.Epoch)
+			return nil, Errorf(CodeConflict, "task %q is already claimed by you (epoch %d)", t.ID, t.Epoch).WithHolder(a.ID)
 		}
 		if why := tx.ineligible(t, a, h); why != "" {
+			holder := ""
 			if t.ClaimedBy != "" && t.Status == Claimed {
 				why = "held by " + t.ClaimedBy
+				holder = t.ClaimedBy
 			}
-			return nil, Errorf(CodeConflict, "task %q cannot be claimed: %s", t.ID, why)
+			return nil, Errorf(CodeConflict, "task %q cannot be claimed: %s", t.ID, why).WithHolder(holder)
 		}
 		pick = t
 	} else {
@@ -239,6 +295,9 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.ReviewerID = ""
 	pick.ReviewerKind = ""
 	pick.RejectReason = ""
+	pick.AssignedTo = "" // the assignee's claim consumes its assignment
+	pick.AssignedAt = ""
+	pick.ReviewStartedAt = ""
 	pick.Dirty = true
 	tx.Log(a.ID, "claimed task %s (epoch %d)", pick.ID, pick.Epoch)
 	return pick, nil
@@ -251,6 +310,8 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 func (tx *Txn) Best(a Agent, any bool) *Task { return tx.best(a, any, tx.holders()) }
 
 func (tx *Txn) best(a Agent, any bool, h holders) *Task {
+	// Registry order within one priority: the scan keeps the first task of
+	// the best rank it has seen, as byPriority orders them.
 	var pick *Task
 	best := 99
 	for _, t := range tx.Tasks {
@@ -285,8 +346,25 @@ func (tx *Txn) Ready(a Agent) (ready []*Task, not []*Task, why []string) {
 			ready = append(ready, t)
 		}
 	}
-	sort.SliceStable(ready, func(i, j int) bool { return ready[i].Priority.Rank() < ready[j].Priority.Rank() })
-	return ready, not, why
+	return byPriority(ready), not, why
+}
+
+// byPriority orders tasks as Best takes them: by priority, urgent first,
+// registry (slice) order breaking ties. It is stable and linear.
+func byPriority(tasks []*Task) []*Task {
+	var buckets [4][]*Task
+	for _, t := range tasks {
+		r := t.Priority.Rank()
+		if r < 0 || r > 3 {
+			r = 2 // Check refuses unknown priorities; treat one as medium
+		}
+		buckets[r] = append(buckets[r], t)
+	}
+	out := make([]*Task, 0, len(tasks))
+	for _, b := range buckets {
+		out = append(out, b...)
+	}
+	return out
 }
 
 // Drained reports whether no work is left at all: no task is unclaimed,
@@ -338,7 +416,7 @@ func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
 		}
 		return nil, Errorf(CodeLost, "task %q is %s: nobody holds it%s", id, what, last).WithHint("%s", hint)
 	case t.ClaimedBy != agent:
-		return nil, Errorf(CodeLost, "task %q is held by %s, not by %s (status %s)", id, t.ClaimedBy, agent, t.Status).WithHint("stop working on it; claim another task")
+		return nil, Errorf(CodeLost, "task %q is held by %s, not by %s (status %s)", id, t.ClaimedBy, agent, t.Status).WithHint("stop working on it; claim another task").WithHolder(t.ClaimedBy)
 	case epoch != NoEpoch && t.Epoch != epoch:
 		return nil, Errorf(CodeLost, "task %q was reclaimed: epoch is %d, yours is %d", id, t.Epoch, epoch).WithHint("stop working on it; claim another task")
 	}
@@ -467,6 +545,7 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 	t.ReviewerID = reviewer
 	t.ReviewerKind = kind
 	t.Progress = 100
+	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // the review is over, whoever it was routed to
 	t.Dirty = true
 	if kind == "human" {
 		tx.Log(agent, "approved task %s for human reviewer %s", id, reviewer)
@@ -494,6 +573,7 @@ func (tx *Txn) Reject(reviewer, id, reason string) (*Task, error) {
 	t.Status = Claimed
 	t.CompletedAt = ""
 	t.RejectReason = OneLine(reason)
+	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // back to its owner, not to the reviewer's inbox
 	t.Dirty = true
 	tx.Log(reviewer, "rejected task %s: %s", id, t.RejectReason)
 	return t, nil

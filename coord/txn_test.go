@@ -306,3 +306,56 @@ func TestNotHeldSaysWhy(t *testing.T) {
 		t.Fatalf("a negative epoch other than NoEpoch: %v, want usage", err)
 	}
 }
+
+// TestRefusalsNameTheHolder: a refusal caused by another agent's hold
+// carries that agent in Holder (what the MCP server reports as "holder"),
+// and a guard hit under a path lock names the task it was taken for.
+func TestRefusalsNameTheHolder(t *testing.T) {
+	holderOf := func(err error) string {
+		t.Helper()
+		e, ok := err.(*Error)
+		if !ok {
+			t.Fatalf("got %v (%T), want a *coord.Error", err, err)
+		}
+		return e.Holder
+	}
+	tx := newTxn(&Task{ID: "t", Files: []string{"src/*.go"}}, &Task{ID: "u"})
+	claimID(t, tx, Agent{ID: "b"}, ClaimOptions{TaskID: "t"})
+	if err := tx.LockPaths("b", []string{"docs"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tx.Claim(Agent{ID: "a"}, ClaimOptions{TaskID: "t"})
+	if h := holderOf(err); h != "b" || CodeOf(err) != CodeConflict {
+		t.Errorf("claim of b's task: holder %q code %d, want b 3", h, CodeOf(err))
+	}
+	_, err = tx.Release("a", "t", NoEpoch, "", false)
+	if h := holderOf(err); h != "b" || CodeOf(err) != CodeLost {
+		t.Errorf("release of b's task: holder %q code %d, want b 6", h, CodeOf(err))
+	}
+	if h := holderOf(tx.LockPaths("a", []string{"docs/x.md"}, 0)); h != "b" {
+		t.Errorf("lock under b's lock: holder %q", h)
+	}
+	if h := holderOf(tx.LockPaths("a", []string{"src/a.go"}, 0)); h != "b" {
+		t.Errorf("lock inside b's task files: holder %q", h)
+	}
+	_, err = tx.UnlockPaths("a", []string{"docs"})
+	if h := holderOf(err); h != "b" {
+		t.Errorf("unlock of b's lock: holder %q", h)
+	}
+	hits := tx.Guard("a", []string{"docs/x.md", "src/a.go"})
+	if len(hits) != 2 || hits[0].LockTask != "t" || hits[0].Lock != "docs" || hits[1].TaskID != "t" {
+		t.Errorf("guard hits %+v", hits)
+	}
+	var d LeaseSet
+	now := tx.Now
+	if _, _, err := d.Grant(LeaseRequest{Name: "n", Holder: "b", TTL: time.Hour}, now); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = d.Grant(LeaseRequest{Name: "n", Holder: "a", TTL: time.Hour}, now)
+	if h := holderOf(err); h != "b" {
+		t.Errorf("lease conflict: holder %q", h)
+	}
+	if h := holderOf(HeldBy(&d.Leases[0], "n", "a", NoEpoch, now)); h != "b" {
+		t.Errorf("lease lost: holder %q", h)
+	}
+}

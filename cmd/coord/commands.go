@@ -76,8 +76,7 @@ func commands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "pid", Usage: "with --every: the agent's process; beating stops when it is gone (default: the parent process)"},
 			},
 			Action: e.cmdBeat},
-		{Name: "agents", Usage: "agents with last beat, alive or stale, tasks held",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"}}, Action: e.cmdAgents},
+		agentsCommand(e),
 		{Name: "clean-stale", Usage: "free the locks of agents whose heartbeat is older than the timeout",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after, 15m)"},
@@ -91,6 +90,8 @@ func commands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "beat", Usage: "beat and check the claim this often (default: config beat_interval)"},
 				&cli.StringFlag{Name: "grace", Usage: "after SIGTERM to a command whose claim was lost, SIGKILL after this (default 10s)"},
 				&cli.StringFlag{Name: "summary", Usage: "release summary (default: git diff --shortstat)"},
+				&cli.BoolFlag{Name: "inbox", Usage: "push scheduling: run CMD on each task pushed to this agent, in turn, until no work is left"},
+				&cli.StringFlag{Name: "wait", Usage: "with --inbox: give up (exit 3) when nothing is pushed for this long (default: wait)"},
 			}, Action: e.cmdRun},
 		{Name: "wait", Usage: "block until a task is eligible for this agent, or --task changes state (exit 3 on --timeout)",
 			Flags: []cli.Flag{
@@ -496,12 +497,32 @@ func (e *env) cmdLs(c *cli.Context) error {
 		w.WriteString("]\n")
 		return nil
 	}
+	// The ASSIGNED column (push scheduling: who a task waits for, or who
+	// reviews it) shows when some task is assigned.
+	assigned := false
+	for _, t := range list {
+		assigned = assigned || t.AssignedTo != ""
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tPRIORITY\tOWNER\tEPOCH\tPROGRESS\tTITLE")
+	if assigned {
+		fmt.Fprintln(tw, "ID\tSTATUS\tPRIORITY\tOWNER\tASSIGNED\tEPOCH\tPROGRESS\tTITLE")
+	} else {
+		fmt.Fprintln(tw, "ID\tSTATUS\tPRIORITY\tOWNER\tEPOCH\tPROGRESS\tTITLE")
+	}
 	for _, t := range list {
 		owner := t.ClaimedBy
 		if owner == "" {
 			owner = "-"
+		}
+		if assigned {
+			to := t.AssignedTo
+			switch {
+			case to == "":
+				to = "-"
+			case t.ReviewStartedAt != "":
+				to += " (reviewing)"
+			}
+			owner += "\t" + to
 		}
 		p := t.Priority
 		if p == "" {
@@ -652,6 +673,9 @@ func (e *env) staleTimeout(c *cli.Context) (time.Duration, error) {
 }
 
 func (e *env) cmdAgents(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return parentAction(c) // help, or an unknown subcommand
+	}
 	s, err := e.open()
 	if err != nil {
 		return err
@@ -667,8 +691,18 @@ func (e *env) cmdAgents(c *cli.Context) error {
 	if e.json {
 		return e.printJSON(rows)
 	}
+	// Registered agents (push scheduling) add their role, inbox depth and
+	// where they work; the columns show when the pool is not empty.
+	pool := false
+	for _, r := range rows {
+		pool = pool || r.Role != ""
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tLAST BEAT\tAGE\tSTATE\tTASKS")
+	head := "AGENT\tLAST BEAT\tAGE\tSTATE\tTASKS"
+	if pool {
+		head += "\tROLE\tINBOX\tWORKTREE"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		lb, age := "-", "-"
 		if r.LastBeat != nil {
@@ -678,11 +712,15 @@ func (e *env) cmdAgents(c *cli.Context) error {
 		if r.Alive {
 			state = "alive"
 		}
-		tasks := coord.Clip(strings.Join(r.Tasks, ","), textWidth)
+		tasks := coord.Clip(strings.Join(append(append([]string(nil), r.Tasks...), r.Reviewing...), ","), textWidth)
 		if tasks == "" {
 			tasks = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Agent, lb, age, state, tasks)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.Agent, lb, age, state, tasks)
+		if pool {
+			line += "\t" + poolCells(r)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
 }

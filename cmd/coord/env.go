@@ -206,13 +206,13 @@ func (e *env) close() {
 	}
 }
 
+// printJSON prints v as one line of JSON. '<', '>' and '&' are printed
+// as they are (a skill filter reads "<=expert", not "\u003c=expert"):
+// the output is for terminals and scripts, never HTML.
 func (e *env) printJSON(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(e.stdout, "%s\n", b)
-	return err
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 func (e *env) printf(format string, args ...any) {

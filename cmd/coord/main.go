@@ -64,6 +64,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
+	var es exitStatus
+	if errors.As(err, &es) { // the command has said why, in its own convention
+		return int(es)
+	}
 	code := exitCode(err)
 	msg := err.Error()
 	if ue, ok := err.(usageError); ok {
@@ -175,7 +179,7 @@ func newApp(e *env) *cli.App {
 		OnUsageError:         onUsageError,
 		Flags:                globalFlags(),
 		Before:               e.before,
-		Commands:             append(append(commands(e), planningCommands(e)...), hubCommands(e)...),
+		Commands:             append(append(append(append(commands(e), planningCommands(e)...), scheduleCommands(e)...), agentCommands(e)...), hubCommands(e)...),
 		CommandNotFound: func(c *cli.Context, name string) {
 			e.notFound = name
 		},

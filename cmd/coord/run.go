@@ -58,34 +58,48 @@ func (l *lastLine) Last() string {
 // cmdRun: claim, run CMD beating in the background, release or block by
 // its exit status, stop it if the claim is lost, and hand the task back
 // if run itself gets a signal. CMD runs under the run guard (guard.go),
-// so it and everything it started die with run, however run ends.
+// so it and everything it started die with run, however run ends. With
+// --inbox it loops: take the next pushed task from the inbox (waiting for
+// one), run CMD on it, and again, until no work is left.
 func (e *env) cmdRun(c *cli.Context) error {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
 		return strErr("run needs a command: coord run [claim flags] -- CMD ARGS...")
 	}
+	inbox := c.Bool("inbox")
+	if inbox && (c.IsSet("task") || c.Bool("any")) {
+		return strErr("run --inbox takes what is pushed to it: --task and --any do not apply")
+	}
+	if !inbox && c.IsSet("wait") {
+		return strErr("run: --wait goes with --inbox")
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return strErr("run: %s: command not found", argv[0])
 	}
-	grace, err := durFlag(c, "grace", 10*time.Second)
+	r := &runner{e: e, c: c, argv: argv, path: path}
+	if r.grace, err = durFlag(c, "grace", 10*time.Second); err != nil {
+		return err
+	}
+	idle, err := durFlag(c, "wait", 0)
 	if err != nil {
 		return err
 	}
-	svc, err := e.open()
-	if err != nil {
+	if r.svc, err = e.open(); err != nil {
 		return err
 	}
-	every, err := durFlag(c, "beat", e.cfg.BeatInterval)
-	if err != nil {
+	if r.every, err = durFlag(c, "beat", e.cfg.BeatInterval); err != nil {
 		return err
 	}
 	// From here a stop signal is run's to handle (forward, then hand the
 	// task back): listen before the claim, so that none falls between the
 	// claim and CMD's start.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, stopSignals...)
-	defer signal.Stop(sigs)
+	r.sigs = make(chan os.Signal, 4)
+	signal.Notify(r.sigs, stopSignals...)
+	defer signal.Stop(r.sigs)
+	if inbox {
+		return r.loopInbox(idle)
+	}
 	res, a, err := e.claimTask(c)
 	if err != nil {
 		return err
@@ -96,78 +110,89 @@ func (e *env) cmdRun(c *cli.Context) error {
 		}
 		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
 	}
-	agent, id, epoch := a.ID, res.Task.ID, res.Task.Epoch
+	if res.Task.Status == coord.Review { // push scheduling: a reviewer's inbox
+		return r.review(a, res.Task)
+	}
+	return r.work(a, res.Task)
+}
+
+// runner runs CMD on one task after another.
+type runner struct {
+	e            *env
+	c            *cli.Context
+	svc          *app.Service
+	argv         []string
+	path         string
+	grace, every time.Duration
+	sigs         chan os.Signal
+}
+
+// loopInbox is run --inbox: the agent must be registered (exit 3
+// otherwise); each task is taken from its inbox (app.Service.Inbox,
+// waiting at most idle for the next, 0: no limit) and run. It ends with
+// {"status":"drained"} and exit 0 when no work is left, or with the exit
+// of the first run that does not end in a release or a review decision.
+func (r *runner) loopInbox(idle time.Duration) error {
+	a, err := r.e.caller(r.c)
+	if err != nil {
+		return err
+	}
+	for {
+		if sig := pendingSignal(r.e.ctx, r.sigs); sig != nil {
+			return &coord.Error{Code: coord.CodeInterrupted, Msg: "run: interrupted by " + signalName(sig)}
+		}
+		markWaiting()
+		res, err := r.svc.Inbox(r.e.ctx, app.InboxRequest{Agent: a.ID, Wait: true, Timeout: idle})
+		if err != nil {
+			return err
+		}
+		if res.Task == nil { // drained
+			return r.e.printRaw([]byte(`{"status":"drained"}`))
+		}
+		if res.Task.Status == coord.Review {
+			err = r.review(a, res.Task)
+		} else {
+			err = r.work(a, res.Task)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// work runs CMD on a task the agent holds: released when CMD exits 0,
+// blocked when it fails, handed back on a signal, stopped when lost.
+func (r *runner) work(a coord.Agent, t *coord.Task) error {
+	e, svc := r.e, r.svc
+	id, epoch := t.ID, t.Epoch
 	ref := app.TaskRef{Agent: a, TaskID: id, Epoch: epoch}
 	fmt.Fprintf(e.stderr, "coord: run: claimed %s (epoch %d)\n", id, epoch)
 	ctx := context.WithoutCancel(e.ctx) // what follows the claim runs to its end
-	if sig := pendingSignal(e.ctx, sigs); sig != nil {
+	if sig := pendingSignal(e.ctx, r.sigs); sig != nil {
 		return e.handBack(ctx, svc, ref, sig) // signalled during the claim: CMD never starts
 	}
-
 	env := append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(epoch, 10),
-		"COORD_AGENT="+agent, "COORD_ROOT="+e.root)
-	errTail := &lastLine{w: e.stderr}
-	g, err := startGuarded(path, argv, env, rawStdin(e.stdin), e.stdout, errTail)
+		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root)
+	out, err := r.guarded(env, a.ID, func() string {
+		// An error means we cannot tell: keep working, check again next beat.
+		why, _ := svc.Holds(ctx, ref)
+		return why
+	})
 	if err != nil {
 		return e.blockAfterRun(ctx, svc, ref, "could not start: "+err.Error())
 	}
-	var status string
-	done := make(chan struct{})
-	go func() {
-		status = g.wait()
-		close(done)
-	}()
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	var sig os.Signal           // the first signal run got
-	var graceC <-chan time.Time // after a signal or a loss: CMD's time to stop
-	stopIn := func() {
-		if graceC == nil {
-			graceC = time.After(grace)
-		}
-	}
-	lost := ""
-loop:
-	for {
-		select {
-		case <-done:
-			break loop
-		case s := <-sigs:
-			if sig == nil {
-				sig = s
-			}
-			g.signal(s) // to CMD's whole process group
-			stopIn()
-		case <-graceC:
-			g.kill()
-		case <-tick.C:
-			svc.Beat(ctx, agent, nil)
-			if sig != nil || lost != "" {
-				continue
-			}
-			// An error means we cannot tell: keep working, check again next beat.
-			if why, _ := svc.Holds(ctx, ref); why != "" {
-				lost = why
-				g.signal(syscall.SIGTERM)
-				stopIn()
-			}
-		}
-	}
-	if lost != "" {
-		return coord.Errorf(coord.CodeLost, "run: lost task %s while %s ran: %s; it was stopped", id, argv[0], lost).
+	if out.lost != "" {
+		return coord.Errorf(coord.CodeLost, "run: lost task %s while %s ran: %s; it was stopped", id, r.argv[0], out.lost).
 			WithHint("stop working on it; run 'coord run' again for another task")
 	}
 	// A signal before the release begins means CMD did not finish, however
 	// it exited: the task is handed back, never marked done.
-	if sig == nil {
-		sig = pendingSignal(e.ctx, sigs)
+	if out.sig != nil {
+		return e.handBack(ctx, svc, ref, out.sig)
 	}
-	if sig != nil {
-		return e.handBack(ctx, svc, ref, sig)
-	}
-	if status == "exit 0" {
-		summary := c.String("summary")
-		if !c.IsSet("summary") {
+	if out.status == "exit 0" {
+		summary := r.c.String("summary")
+		if !r.c.IsSet("summary") {
 			summary = workspace.Summary(ctx, e.paths().WorkTop())
 		}
 		got, err := svc.Release(ctx, ref, summary)
@@ -177,11 +202,131 @@ loop:
 		fmt.Fprintf(e.stderr, "coord: run: released %s (%s)\n", id, got.Status)
 		return nil
 	}
-	reason := exitReason(status)
-	if tail := errTail.Last(); tail != "" {
-		reason += ": " + clipText(tail, 200)
+	return e.blockAfterRun(ctx, svc, ref, out.reason())
+}
+
+// review runs CMD on a review routed to the agent (COORD_REVIEW=1 in its
+// environment): CMD exits 0 and run approves the task; CMD fails and run
+// rejects it, the reason being its exit status and last stderr line; a
+// CMD that approved or rejected the task itself leaves nothing to do. A
+// signal gives the review back to the queue (exit 130).
+func (r *runner) review(a coord.Agent, t *coord.Task) error {
+	e, svc := r.e, r.svc
+	id := t.ID
+	fmt.Fprintf(e.stderr, "coord: run: reviewing %s (claimed by %s)\n", id, t.ClaimedBy)
+	ctx := context.WithoutCancel(e.ctx)
+	giveBack := func(sig os.Signal) error {
+		why := "interrupted by " + signalName(sig)
+		if _, err := svc.GiveBack(ctx, a.ID, id, why); err != nil && coord.CodeOf(err) != coord.CodeLost {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "coord: run: gave review of %s back\n", id)
+		return &coord.Error{Code: coord.CodeInterrupted, Msg: fmt.Sprintf("run: %s; review of task %s was not finished", why, id)}
 	}
-	return e.blockAfterRun(ctx, svc, ref, reason)
+	if sig := pendingSignal(e.ctx, r.sigs); sig != nil {
+		return giveBack(sig)
+	}
+	env := append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(t.Epoch, 10),
+		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root, "COORD_REVIEW=1")
+	out, err := r.guarded(env, a.ID, func() string { return "" })
+	if err != nil {
+		out = runOutcome{status: "error " + err.Error()}
+	}
+	if out.sig != nil {
+		return giveBack(out.sig)
+	}
+	var got *coord.Task
+	verb := "approved"
+	if out.status == "exit 0" {
+		got, err = svc.Approve(ctx, app.ApproveRequest{Agent: a.ID, TaskID: id})
+	} else {
+		verb = "rejected"
+		got, err = svc.Reject(ctx, a.ID, id, out.reason())
+	}
+	if coord.CodeOf(err) == coord.CodeConflict {
+		// Decided meanwhile (by CMD itself, or by someone else).
+		fmt.Fprintf(e.stderr, "coord: run: review of %s already decided\n", id)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "coord: run: %s %s (%s)\n", verb, id, got.Status)
+	return nil
+}
+
+// runOutcome is how a guarded CMD ended.
+type runOutcome struct {
+	status string    // the guard's report: "exit N", "signal N", "error …"
+	sig    os.Signal // the first stop signal run got meanwhile (or just after)
+	lost   string    // why the task was lost, when it was
+	tail   string    // CMD's last stderr line
+}
+
+// reason words a failed CMD for a block or a reject.
+func (o runOutcome) reason() string {
+	reason := exitReason(o.status)
+	if o.tail != "" {
+		reason += ": " + clipText(o.tail, 200)
+	}
+	return reason
+}
+
+// guarded runs CMD under the run guard, beating for agent every beat and
+// asking lost (non-empty: the task is lost, CMD is stopped); signals to
+// run go to CMD's process group, and SIGKILL follows after grace.
+func (r *runner) guarded(env []string, agent string, lost func() string) (runOutcome, error) {
+	e := r.e
+	ctx := context.WithoutCancel(e.ctx)
+	errTail := &lastLine{w: e.stderr}
+	g, err := startGuarded(r.path, r.argv, env, rawStdin(e.stdin), e.stdout, errTail)
+	if err != nil {
+		return runOutcome{}, err
+	}
+	var out runOutcome
+	done := make(chan struct{})
+	go func() {
+		out.status = g.wait()
+		close(done)
+	}()
+	tick := time.NewTicker(r.every)
+	defer tick.Stop()
+	var graceC <-chan time.Time // after a signal or a loss: CMD's time to stop
+	stopIn := func() {
+		if graceC == nil {
+			graceC = time.After(r.grace)
+		}
+	}
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case s := <-r.sigs:
+			if out.sig == nil {
+				out.sig = s
+			}
+			g.signal(s) // to CMD's whole process group
+			stopIn()
+		case <-graceC:
+			g.kill()
+		case <-tick.C:
+			r.svc.Beat(ctx, agent, nil)
+			if out.sig != nil || out.lost != "" {
+				continue
+			}
+			if why := lost(); why != "" {
+				out.lost = why
+				g.signal(syscall.SIGTERM)
+				stopIn()
+			}
+		}
+	}
+	if out.sig == nil && out.lost == "" {
+		out.sig = pendingSignal(e.ctx, r.sigs)
+	}
+	out.tail = errTail.Last()
+	return out, nil
 }
 
 // pendingSignal returns the stop signal run has received, if any, without

@@ -73,7 +73,15 @@ func (e *env) topFrame(s *app.Service, timeout time.Duration) ([]byte, error) {
 	}
 	b.WriteString("\n\nAGENTS\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tLAST BEAT\tSTATE\tTASKS")
+	pool := false
+	for _, a := range st.Agents {
+		pool = pool || a.Role != ""
+	}
+	if pool {
+		fmt.Fprintln(tw, "AGENT\tLAST BEAT\tSTATE\tTASKS\tROLE\tINBOX\tWORKTREE")
+	} else {
+		fmt.Fprintln(tw, "AGENT\tLAST BEAT\tSTATE\tTASKS")
+	}
 	agents := st.Agents
 	sort.SliceStable(agents, func(i, j int) bool { // freshest beat first; no heartbeat last
 		a, b := agents[i].AgeS, agents[j].AgeS
@@ -88,7 +96,12 @@ func (e *env) topFrame(s *app.Service, timeout time.Duration) ([]byte, error) {
 		if !a.Alive {
 			state = "STALE"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Agent, last, state, coord.Clip(strings.Join(a.Tasks, ","), textWidth))
+		tasks := coord.Clip(strings.Join(append(append([]string(nil), a.Tasks...), a.Reviewing...), ","), textWidth)
+		if pool {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Agent, last, state, tasks, poolCells(a))
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Agent, last, state, tasks)
+		}
 	}
 	tw.Flush()
 	b.WriteString("\nLOCKS\n")
@@ -100,6 +113,25 @@ func (e *env) topFrame(s *app.Service, timeout time.Duration) ([]byte, error) {
 		}
 	}
 	tw.Flush()
+	var assigned []*coord.Task
+	for _, t := range st.Tasks {
+		if t.AssignedTo != "" {
+			assigned = append(assigned, t)
+		}
+	}
+	if len(assigned) > 0 {
+		b.WriteString("\nASSIGNED\n")
+		tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TASK\tTO\tSTATUS\tSINCE")
+		for _, t := range assigned {
+			what := string(t.Status)
+			if t.ReviewStartedAt != "" {
+				what = "reviewing"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, t.AssignedTo, what, coord.Cell(t.AssignedAt, textWidth))
+		}
+		tw.Flush()
+	}
 	if len(st.Locks) > 0 {
 		b.WriteString("\nPATH LOCKS\n")
 		for _, l := range st.Locks {

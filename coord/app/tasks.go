@@ -87,8 +87,10 @@ type ClaimResult struct {
 
 // Claim beats for the agent, frees stale locks in the same commit when the
 // configuration allows (sweep_on_claim), and claims: the named task, or the
-// best eligible one (coord.Txn.Best). The agent's heartbeat then names the
-// task.
+// best eligible one (coord.Txn.Best); with push scheduling, without a
+// task, it takes from the agent's inbox as Inbox does. A task assigned to
+// another agent is never claimed (CodeConflict). The agent's heartbeat
+// then names the task.
 func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error) {
 	var res ClaimResult
 	if err := coord.ValidActingAgent(r.Agent.ID); err != nil {
@@ -98,6 +100,11 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 		if err := coord.ValidTaskID(r.TaskID); err != nil {
 			return res, err
 		}
+	}
+	if r.TaskID == "" && s.cfg.Scheduling == coord.Push {
+		// Push scheduling: claim takes from the caller's inbox.
+		in, drained, err := s.take(ctx, r.Agent.ID)
+		return ClaimResult{Task: in.Task, Drained: drained}, err
 	}
 	// Beat first, so that a sweep racing this claim sees a live agent.
 	if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {

@@ -96,9 +96,10 @@ type WaitResult struct {
 	Was    string `json:"was,omitempty"`
 }
 
-// Wait blocks until a task is eligible for the agent (coord.Txn.Best), or
-// the named task changes state, or no work is left (drained, at once). It
-// keeps the agent's heartbeat fresh (every beat_interval) and frees stale
+// Wait blocks until a task is eligible for the agent (coord.Txn.Best; a
+// task assigned to it is), or with push scheduling until its inbox holds
+// something, or the named task changes state, or no work is left
+// (drained, at once). It keeps the agent's heartbeat fresh (every beat_interval) and frees stale
 // locks it finds (sweep_on_claim), so a dead agent's conflict group does
 // not keep it waiting. A timeout is CodeConflict.
 func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
@@ -143,7 +144,17 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 				out, done = WaitResult{Status: "drained"}, true
 				return nil
 			}
-			if r.TaskID == "" {
+			if r.TaskID == "" && s.cfg.Scheduling == coord.Push {
+				// Push scheduling: what wakes the agent is its inbox.
+				if tx.Member(r.Agent.ID) == nil {
+					return coord.NotRegistered(r.Agent.ID)
+				}
+				next := append(tx.Rejected(r.Agent.ID), tx.Waiting(r.Agent.ID)...)
+				if len(next) > 0 {
+					out, done = WaitResult{Status: "eligible", Task: next[0].ID}, true
+					return nil
+				}
+			} else if r.TaskID == "" {
 				if best := tx.Best(r.Agent, false); best != nil {
 					out, done = WaitResult{Status: "eligible", Task: best.ID}, true
 					return nil

@@ -33,7 +33,7 @@ func (s *Backend) load() (*coord.Txn, *format.Registry, error) {
 	if err != nil {
 		return nil, nil, IOError(err, "")
 	}
-	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.clock().UTC(), Archived: s.archivedLookup(), PathLocks: f.PathLocks}
+	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.clock().UTC(), Archived: s.archivedLookup(), PathLocks: f.PathLocks, Pool: f.Agents}
 	tx.UseIndex(f.Index())
 	if f.LastEpoch > tx.LastEpoch {
 		tx.LastEpoch = f.LastEpoch
@@ -119,7 +119,7 @@ func (s *Backend) updateLocked(ctx context.Context, fn func(*coord.Txn) error) e
 		return err
 	}
 	before, n := tx.LastEpoch, len(tx.Tasks)
-	tx.PathLocksDirty = false
+	tx.PathLocksDirty, tx.PoolDirty = false, false
 	ferr := fn(tx)
 	if ferr != nil {
 		// Repairs on disk are logged; an adoption is not made (it is
@@ -130,7 +130,7 @@ func (s *Backend) updateLocked(ctx context.Context, fn func(*coord.Txn) error) e
 		}
 		return ferr
 	}
-	dirty := tx.LastEpoch != before || len(tx.Tasks) != n || tx.PathLocksDirty || len(tx.Outbox) > 0 || adopted
+	dirty := tx.LastEpoch != before || len(tx.Tasks) != n || tx.PathLocksDirty || tx.PoolDirty || len(tx.Outbox) > 0 || adopted
 	for _, t := range tx.Tasks {
 		if t.Dirty {
 			dirty = true
@@ -196,6 +196,7 @@ func (s *Backend) commit(ctx context.Context, tx *coord.Txn, f *format.Registry,
 	}
 	f.Tasks = tx.Tasks
 	f.PathLocks = tx.PathLocks
+	f.Agents = tx.Pool
 	if tx.LastEpoch > f.LastEpoch {
 		f.LastEpoch = tx.LastEpoch
 	}

@@ -73,6 +73,13 @@ func ParseConfig(file string, data []byte) (coord.Config, error) {
 			if err == nil && !c.OnStale.Valid() {
 				err = d.errf(`"on_stale" must be "requeue" or "block-if-progress", found %q`, s)
 			}
+		case "scheduling":
+			var s string
+			s, err = d.str(`"scheduling"`, false)
+			c.Scheduling = coord.Scheduling(s)
+			if err == nil && !c.Scheduling.Valid() {
+				err = d.errf(`"scheduling" must be "pull" or "push", found %q`, s)
+			}
 		case "quota_daily_tokens":
 			c.Quota.Tokens, err = d.integer(`"quota_daily_tokens"`, false)
 		case "quota_daily_requests":

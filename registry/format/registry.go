@@ -28,6 +28,7 @@ const (
 	rawMember = iota
 	tasksMember
 	locksMember
+	agentsMember
 )
 
 type member struct {
@@ -52,6 +53,10 @@ type Registry struct {
 	// PathLocks is the top-level "path_locks" member. It is written when
 	// it is not empty or was present when read (HasPathLocks).
 	PathLocks []coord.PathLock
+	// Agents is the top-level "agents" member: the pool of registered
+	// agents (contract §8). It is written when it is not empty or was
+	// present when read (HasAgents).
+	Agents []coord.PoolAgent
 
 	top      []member       // top-level members but last_epoch, in file order
 	locksRaw []rawLock      // path locks as read
@@ -63,7 +68,7 @@ var taskFieldOrder = []string{
 	"id", "title", "status", "priority", "deps", "capability", "skill_level",
 	"files", "conflict_group", "claimed_by", "claimed_at", "completed_at",
 	"epoch", "progress", "blocked_reason", "reviewer_id", "reject_reason",
-	"reviewer_kind",
+	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
 }
 
 // Parse reads a registry strictly. file names it in errors. The returned
@@ -87,6 +92,9 @@ func Parse(file string, data []byte) (*Registry, error) {
 		case "path_locks":
 			f.top = append(f.top, member{name: name, kind: locksMember})
 			return f.parsePathLocks(s)
+		case "agents":
+			f.top = append(f.top, member{name: name, kind: agentsMember})
+			return f.parseAgents(s)
 		case "version":
 			v, err := s.intVal(`"version"`, false)
 			if err != nil {
@@ -369,6 +377,12 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.RejectReason, err = s.strVal(name, true)
 	case fReviewerKind:
 		t.ReviewerKind, err = s.strVal(name, true)
+	case fAssignedTo:
+		t.AssignedTo, err = s.strVal(name, true)
+	case fAssignedAt:
+		t.AssignedAt, err = s.strVal(name, true)
+	case fReviewStartedAt:
+		t.ReviewStartedAt, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldOrder); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -398,6 +412,9 @@ const (
 	fReviewerID
 	fRejectReason
 	fReviewerKind
+	fAssignedTo
+	fAssignedAt
+	fReviewStartedAt
 )
 
 // taskFieldIndex is a name's position in taskFieldOrder, or -1.
@@ -439,12 +456,18 @@ func taskFieldIndex(name string) int {
 		return 16
 	case "reviewer_kind":
 		return 17
+	case "assigned_to":
+		return 18
+	case "assigned_at":
+		return 19
+	case "review_started_at":
+		return 20
 	}
 	return -1
 }
 
 // topFields are the top-level members coord writes itself.
-var topFields = []string{"version", "last_epoch", "tasks", "path_locks"}
+var topFields = []string{"version", "last_epoch", "tasks", "path_locks", "agents"}
 
 // caseTwin returns the known name that name equals but for case, or "".
 // Such a member is refused: kept as an unknown field, it would clash with
@@ -473,15 +496,18 @@ func (f *Registry) Encode() []byte {
 		size += len(m.name) + len(m.raw) + 4
 	}
 	size += 128 * len(f.PathLocks)
+	for _, a := range f.Agents {
+		size += len(a.Raw) + 256
+	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
 	f.EncodeTo(buf)
 	return buf.Bytes()
 }
 
 // EncodeTo streams the encoding to w in chunks, so writing a large
-// registry never holds a second copy of it in memory. "path_locks" keeps
-// its place; a registry that had none gets it after "tasks", once there is
-// a path lock to write.
+// registry never holds a second copy of it in memory. "path_locks" and
+// "agents" keep their place; a registry that had none gets them after
+// "tasks", once there is something to write.
 func (f *Registry) EncodeTo(w io.Writer) error {
 	const chunk = 128 << 10
 	b := make([]byte, 0, chunk+4096)
@@ -538,7 +564,23 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 		}
 		b = append(b, ']')
 	}
-	sawTasks, sawLocks := false, false
+	writeAgents := func() {
+		sep()
+		b = append(b, `"agents":[`...)
+		for i := range f.Agents {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '\n')
+			b = appendPoolAgent(b, &f.Agents[i])
+		}
+		if len(f.Agents) > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, ']')
+	}
+	sawTasks, sawLocks, sawAgents := false, false, false
+	hadLocks, hadAgents := f.HasPathLocks(), f.HasAgents()
 	for _, m := range f.top {
 		switch m.kind {
 		case tasksMember:
@@ -547,15 +589,22 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 		case locksMember:
 			sawLocks = true
 			writeLocks()
+		case agentsMember:
+			sawAgents = true
+			writeAgents()
 		default:
 			sep()
 			b = appendString(b, m.name)
 			b = append(b, ':')
 			b = append(b, m.raw...)
 		}
-		if m.kind == tasksMember && !f.HasPathLocks() && len(f.PathLocks) > 0 {
+		if m.kind == tasksMember && !hadLocks && len(f.PathLocks) > 0 {
 			sawLocks = true
 			writeLocks()
+		}
+		if m.kind == tasksMember && !hadAgents && len(f.Agents) > 0 {
+			sawAgents = true
+			writeAgents()
 		}
 		flush(false)
 	}
@@ -564,6 +613,9 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 	}
 	if !sawLocks && len(f.PathLocks) > 0 {
 		writeLocks()
+	}
+	if !sawAgents && len(f.Agents) > 0 {
+		writeAgents()
 	}
 	b = append(b, "}\n"...)
 	flush(true)
@@ -671,6 +723,12 @@ func wantField(t *coord.Task, name string) bool {
 		return t.RejectReason != ""
 	case "reviewer_kind":
 		return t.ReviewerKind != ""
+	case "assigned_to":
+		return t.AssignedTo != ""
+	case "assigned_at":
+		return t.AssignedAt != ""
+	case "review_started_at":
+		return t.ReviewStartedAt != ""
 	}
 	return true
 }
@@ -723,6 +781,12 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.RejectReason)
 	case "reviewer_kind":
 		return nullable(t.ReviewerKind)
+	case "assigned_to":
+		return nullable(t.AssignedTo)
+	case "assigned_at":
+		return nullable(t.AssignedAt)
+	case "review_started_at":
+		return nullable(t.ReviewStartedAt)
 	}
 	return append(b, "null"...)
 }

@@ -166,6 +166,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"version":1,"last_epoch":3,"tasks":[{"id":"a","status":"claimed","claimed_by":"x","epoch":3,"files":["a/**"]}],"z":{}}`))
 	f.Add([]byte(`{"tasks":[{"id":"a","x":"\u00e9\ud83d\ude00"}]}`))
 	f.Add([]byte(`{"tasks":[],"path_locks":[{"path":"src/x","holder":"a","since":"2026-01-01T00:00:00Z","task_id":"t","expires":""}]}`))
+	f.Add([]byte(`{"tasks":[{"id":"t","assigned_to":"a","assigned_at":"2026-01-01T00:00:00Z","review_started_at":null}],"agents":[{"id":"a","role":"reviewer","capabilities":["go"],"skill_level":">=entry","worktree":"/w","branch":"b","registered_at":"2026-01-01T00:00:00Z","x":[1]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reg, err := Parse("fuzz", data)
 		if err != nil {
@@ -178,12 +179,15 @@ func FuzzParse(f *testing.F) {
 			task.Dirty = true // force the re-encoding path too
 		}
 		reg.locksRaw = nil // and for path locks
+		for i := range reg.Agents {
+			reg.Agents[i].Dirty = true // and for the pool
+		}
 		out := reg.Encode()
 		again, err := Parse("re-encoded", out)
 		if err != nil {
 			t.Fatalf("encoding of accepted input is refused: %v\nin:  %q\nout: %q", err, data, out)
 		}
-		if !sameTasks(reg.Tasks, again.Tasks) || again.LastEpoch != reg.LastEpoch || !reflect.DeepEqual(reg.PathLocks, again.PathLocks) {
+		if !sameTasks(reg.Tasks, again.Tasks) || again.LastEpoch != reg.LastEpoch || !reflect.DeepEqual(reg.PathLocks, again.PathLocks) || !samePool(reg.Agents, again.Agents) {
 			t.Fatalf("round trip changed the tasks\nin:  %q\nout: %q", data, out)
 		}
 	})

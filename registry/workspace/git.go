@@ -81,3 +81,14 @@ func Summary(ctx context.Context, top string) string {
 	}
 	return s
 }
+
+// Branch is the branch checked out in the worktree at top (what `agents
+// register` records by default), or "" outside git, on a detached HEAD,
+// or if git is missing or slow.
+func Branch(ctx context.Context, top string) string {
+	out, err := git(ctx, top, "symbolic-ref", "--short", "-q", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}

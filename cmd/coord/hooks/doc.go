@@ -1,0 +1,31 @@
+// Package hooks is `coord hook AGENT [EVENT]`: what coord does when an
+// agent's own hook system calls it (Claude Code, Codex CLI, Gemini CLI).
+// The agent sends one JSON payload on stdin; the hook answers in that
+// agent's convention (exit status, stdout JSON, stderr) and exits.
+//
+//	event (claude / codex / gemini)                what coord does
+//	SessionStart                                   the prime text, what the agent holds, as added context;
+//	                                               COORD_AGENT exported through CLAUDE_ENV_FILE / CODEX_ENV_FILE
+//	PreToolUse / PreToolUse / BeforeTool (edits)   refuse (exit 2, the holder and the task on stderr) when
+//	                                               another agent's path lock or held task's files cover a file
+//	PostToolUse / PostToolUse / AfterTool          beat
+//	Stop / Stop / AfterAgent                       a task still claimed: ask the agent to release or block it,
+//	                                               once per stop (never when stop_hook_active)
+//	SessionEnd / – / SessionEnd                    hand held tasks back as on_stale says, drop its path locks
+//	                                               (not on /clear: the session goes on)
+//
+// Promises: a hook never fails the agent's session on coord's own errors
+// (a bad payload, an unreadable registry, a lock timeout): it says so in
+// one line on stderr and exits 1, which all three agents treat as a
+// warning, and the tool runs. Only a real conflict on an edit exits 2. A
+// project without a coordination tree is not coord's: the hooks do
+// nothing there (session start says so on stderr). The edited files are
+// mapped to repository paths as every command maps them
+// (workspace.Paths), so a worktree's absolute path is guarded like the
+// main checkout's.
+//
+// Limits: only the agents' edit tools are guarded; a write through a shell
+// command is not seen (coord guard, the pre-commit hook, stays the
+// backstop). Codex has no session-end event and Gemini runs SessionEnd
+// without waiting for it: a held task is then freed by the stale sweep.
+package hooks

@@ -1,0 +1,481 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/workspace"
+)
+
+// Exit statuses of a hook.
+const (
+	ExitOK      = 0 // go ahead (stdout may carry the agent's JSON)
+	ExitWarning = 1 // coord's own trouble: every agent shows it and goes on
+	ExitBlock   = 2 // the agents' blocking status: the edit is refused
+)
+
+// Agents are the agents coord has hooks for.
+var Agents = []string{"claude", "codex", "gemini"}
+
+// kind is what coord does for an event, whatever the agent calls it.
+type kind int
+
+const (
+	start kind = iota + 1
+	edit
+	after
+	stop
+	end
+)
+
+// events maps each agent's event names to what coord does.
+var events = map[string]map[string]kind{
+	"claude": {"SessionStart": start, "PreToolUse": edit, "PostToolUse": after, "Stop": stop, "SessionEnd": end},
+	"codex":  {"SessionStart": start, "PreToolUse": edit, "PostToolUse": after, "Stop": stop},
+	"gemini": {"SessionStart": start, "BeforeTool": edit, "AfterTool": after, "AfterAgent": stop, "SessionEnd": end},
+}
+
+// Events returns the event names coord handles for agent, in the order
+// setup installs them.
+func Events(agent string) []string {
+	var out []string
+	for _, k := range []kind{start, edit, after, stop, end} {
+		for name, kk := range events[agent] {
+			if kk == k {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// ErrNoProject is what Open returns when the session stands in no
+// coordinated project: the hooks then have nothing to do.
+var ErrNoProject = errors.New("no coordination tree")
+
+// Project is the project a hook acts on, opened as the session's agent.
+type Project struct {
+	Service *app.Service
+	Agent   string // the session's identity
+	Root    string // the project root (where .rotd is)
+}
+
+// Options are what a hook run needs from the CLI.
+type Options struct {
+	Agent string // claude, codex or gemini
+	Event string // the agent's event name; "": the payload's hook_event_name
+	Stdin io.Reader
+	// Stdout receives only the agent's JSON; Stderr what people and, on a
+	// refusal, the model read.
+	Stdout, Stderr io.Writer
+	// Getenv reads the environment (nil: os.Getenv).
+	Getenv func(string) string
+	// Open opens the project for a session standing in dir (ErrNoProject
+	// when there is none).
+	Open func(ctx context.Context, dir string) (*Project, error)
+	// Prime is the text given at session start ("": app.Prime).
+	Prime string
+}
+
+// payload is what the agents send: the fields coord reads, in the three
+// agents' common shape (unknown fields ignored).
+type payload struct {
+	SessionID      string          `json:"session_id"`
+	Cwd            string          `json:"cwd"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	StopHookActive bool            `json:"stop_hook_active"`
+	Source         string          `json:"source"` // SessionStart: startup, resume, clear, compact
+	Reason         string          `json:"reason"` // SessionEnd: exit, clear, logout, …
+}
+
+// maxPayload bounds what a hook reads from stdin (a patch can be large).
+const maxPayload = 64 << 20
+
+// Run runs one hook and returns its exit status.
+func Run(ctx context.Context, opt Options) int {
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	if opt.Prime == "" {
+		opt.Prime = app.Prime
+	}
+	h := &hook{opt: opt}
+	code, err := h.run(ctx)
+	if err != nil {
+		what := "the tool goes ahead"
+		if h.kind == start || h.kind == stop || h.kind == end {
+			what = "the session goes on"
+		}
+		fmt.Fprintf(opt.Stderr, "coord: hook %s %s: %s (%s)\n", opt.Agent, h.eventName, coord.OneLine(err.Error()), what)
+		return ExitWarning
+	}
+	return code
+}
+
+type hook struct {
+	opt       Options
+	kind      kind
+	eventName string
+	p         payload
+}
+
+func (h *hook) run(ctx context.Context) (int, error) {
+	h.eventName = h.opt.Event
+	names, ok := events[h.opt.Agent]
+	if !ok {
+		return 0, fmt.Errorf("unknown agent %q (one of %s)", h.opt.Agent, strings.Join(Agents, ", "))
+	}
+	body, err := io.ReadAll(io.LimitReader(h.opt.Stdin, maxPayload+1))
+	if err != nil {
+		return 0, fmt.Errorf("reading the payload: %v", err)
+	}
+	if len(body) > maxPayload {
+		return 0, fmt.Errorf("payload larger than %d bytes", maxPayload)
+	}
+	if err := json.Unmarshal(body, &h.p); err != nil {
+		return 0, fmt.Errorf("the payload on stdin is not the agent's JSON: %v", err)
+	}
+	if h.eventName == "" {
+		h.eventName = h.p.HookEventName
+	}
+	for name, k := range names {
+		if strings.EqualFold(name, h.eventName) {
+			h.kind, h.eventName = k, name
+		}
+	}
+	if h.kind == 0 {
+		return 0, fmt.Errorf("event %q is not one coord handles for %s (%s)", h.eventName, h.opt.Agent, strings.Join(Events(h.opt.Agent), ", "))
+	}
+	switch h.kind {
+	case start:
+		return h.start(ctx)
+	case edit:
+		return h.edit(ctx)
+	case after:
+		return h.after(ctx)
+	case stop:
+		return h.stop(ctx)
+	}
+	return h.end(ctx)
+}
+
+// dir is where the session stands: the project directory the agent names
+// (CLAUDE_PROJECT_DIR; GEMINI_PROJECT_DIR), as the MCP server takes it,
+// else the payload's cwd, else the process's.
+func (h *hook) dir() string {
+	vars := []string{"CLAUDE_PROJECT_DIR"}
+	if h.opt.Agent == "gemini" {
+		vars = []string{"GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"}
+	} else if h.opt.Agent == "codex" {
+		vars = nil
+	}
+	for _, v := range vars {
+		if d := h.opt.Getenv(v); d != "" {
+			return d
+		}
+	}
+	if h.p.Cwd != "" {
+		return h.p.Cwd
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// open opens the project; ok is false when there is none.
+func (h *hook) open(ctx context.Context) (*Project, bool, error) {
+	p, err := h.opt.Open(ctx, h.dir())
+	if errors.Is(err, ErrNoProject) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return p, true, nil
+}
+
+// quiet is the stdout of a hook with nothing to say: nothing, except for
+// Gemini, whose stdout must be JSON.
+func (h *hook) quiet() {
+	if h.opt.Agent == "gemini" {
+		fmt.Fprintln(h.opt.Stdout, "{}")
+	}
+}
+
+func (h *hook) writeJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(h.opt.Stdout, "%s\n", b)
+	return err
+}
+
+// --- session start ------------------------------------------------------
+
+func (h *hook) start(ctx context.Context) (int, error) {
+	p, ok, err := h.open(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		fmt.Fprintf(h.opt.Stderr, "coord: no coordination tree for %s; coord's hooks do nothing here (run 'coord init' in the project root)\n", h.dir())
+		h.quiet()
+		return ExitOK, nil
+	}
+	v, err := p.Service.Status(ctx, p.Agent)
+	if err != nil {
+		return 0, err
+	}
+	if len(v.Holding) > 0 { // a resumed session: its heartbeat counts from now
+		if err := p.Service.Beat(ctx, p.Agent, nil); err != nil {
+			return 0, err
+		}
+	}
+	if err := h.exportAgent(p.Agent); err != nil {
+		return 0, err
+	}
+	return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName":     "SessionStart",
+		"additionalContext": StartContext(h.opt.Prime, v),
+	}})
+}
+
+// StartContext is what a session is told at its start: the prime text,
+// its identity, and what it holds.
+func StartContext(prime string, v app.StatusView) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(prime, "\n"))
+	fmt.Fprintf(&b, "\n\nThis session is coord agent %s (the coord MCP tools and coord commands act as it).", v.Agent)
+	for _, t := range v.Holding {
+		fmt.Fprintf(&b, "\nYou hold task %s (epoch %d, %s, %d%%)", t.ID, t.Epoch, t.Status, t.Progress)
+		if t.Title != "" {
+			fmt.Fprintf(&b, ": %s", coord.OneLine(t.Title))
+		}
+		b.WriteString(". Finish it (release) or block it with a reason.")
+	}
+	for _, l := range v.Locks {
+		fmt.Fprintf(&b, "\nYou hold a path lock on %s.", l.Path)
+	}
+	if v.Drained {
+		b.WriteString("\nNo work is left in the registry.")
+	}
+	return b.String() + "\n"
+}
+
+// exportAgent appends `export COORD_AGENT=ID` to the env file the agent
+// names for its session (Claude: CLAUDE_ENV_FILE; Codex: CODEX_ENV_FILE
+// or CLAUDE_ENV_FILE), so its shell commands act as the same agent.
+// Gemini has no such file.
+func (h *hook) exportAgent(agent string) error {
+	var name string
+	switch h.opt.Agent {
+	case "claude":
+		name = h.opt.Getenv("CLAUDE_ENV_FILE")
+	case "codex":
+		if name = h.opt.Getenv("CODEX_ENV_FILE"); name == "" {
+			name = h.opt.Getenv("CLAUDE_ENV_FILE")
+		}
+	}
+	if name == "" {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("cannot export COORD_AGENT: %v", err)
+	}
+	_, err = fmt.Fprintf(f, "export COORD_AGENT=%s\n", agent) // ids are [A-Za-z0-9_-]: no quoting needed
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// --- before an edit -----------------------------------------------------
+
+func (h *hook) edit(ctx context.Context) (int, error) {
+	files := EditedFiles(h.p.ToolName, h.p.ToolInput)
+	if len(files) == 0 {
+		h.quiet()
+		return ExitOK, nil
+	}
+	p, ok, err := h.open(ctx)
+	if err != nil || !ok {
+		if err == nil {
+			h.quiet()
+		}
+		return ExitOK, err
+	}
+	cwd := h.p.Cwd
+	if cwd == "" {
+		cwd = h.dir()
+	}
+	m := workspace.NewPaths(p.Root, cwd)
+	var paths []string
+	for _, f := range files {
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(cwd, f)
+		}
+		rp, err := m.RepoPath(f)
+		if err != nil {
+			continue // outside the project (or the root itself): not coord's
+		}
+		paths = append(paths, rp)
+	}
+	if len(paths) == 0 {
+		h.quiet()
+		return ExitOK, nil
+	}
+	hits, err := p.Service.Guard(ctx, p.Agent, paths)
+	if err != nil {
+		return 0, err
+	}
+	if len(hits) == 0 {
+		h.quiet()
+		return ExitOK, nil
+	}
+	fmt.Fprint(h.opt.Stderr, Refusal(hits))
+	return ExitBlock, nil
+}
+
+// Refusal is what an agent reads when its edit is refused: one line per
+// file naming the holder and the task, and what to do.
+func Refusal(hits []coord.GuardHit) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, h := range hits {
+		line := ""
+		switch {
+		case h.TaskID != "":
+			line = fmt.Sprintf("%s is in the files of task %s, held by %s", h.Path, h.TaskID, h.Holder)
+		case h.LockTask != "":
+			line = fmt.Sprintf("%s is under %s's path lock on %s (task %s)", h.Path, h.Holder, h.Lock, h.LockTask)
+		default:
+			line = fmt.Sprintf("%s is under %s's path lock on %s (no task)", h.Path, h.Holder, h.Lock)
+		}
+		if !seen[line] {
+			seen[line] = true
+			fmt.Fprintf(&b, "coord: edit refused: %s.\n", coord.OneLine(line))
+		}
+	}
+	b.WriteString("coord: leave the file to its holder: pick other work (coord ready) or wait until it is released.\n")
+	return b.String()
+}
+
+// --- after a tool -------------------------------------------------------
+
+func (h *hook) after(ctx context.Context) (int, error) {
+	p, ok, err := h.open(ctx)
+	if err != nil || !ok {
+		if err == nil {
+			h.quiet()
+		}
+		return ExitOK, err
+	}
+	if err := p.Service.Beat(ctx, p.Agent, nil); err != nil {
+		return 0, err
+	}
+	h.quiet()
+	return ExitOK, nil
+}
+
+// --- stop ---------------------------------------------------------------
+
+func (h *hook) stop(ctx context.Context) (int, error) {
+	if h.p.StopHookActive { // already continuing because of a stop hook: let it stop
+		h.quiet()
+		return ExitOK, nil
+	}
+	p, ok, err := h.open(ctx)
+	if err != nil || !ok {
+		if err == nil {
+			h.quiet()
+		}
+		return ExitOK, err
+	}
+	v, err := p.Service.Status(ctx, p.Agent)
+	if err != nil {
+		return 0, err
+	}
+	var held []*coord.Task
+	for _, t := range v.Holding {
+		if t.Status == coord.Claimed {
+			held = append(held, t)
+		}
+	}
+	if len(held) == 0 {
+		h.quiet()
+		return ExitOK, nil
+	}
+	decision := "block"
+	if h.opt.Agent == "gemini" {
+		decision = "deny" // AfterAgent: a new turn with the reason as its prompt
+	}
+	return ExitOK, h.writeJSON(map[string]string{"decision": decision, "reason": StopReason(held)})
+}
+
+// StopReason asks an agent that stops while holding tasks to finish them.
+func StopReason(held []*coord.Task) string {
+	var b strings.Builder
+	for i, t := range held {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "coord: you still hold task %s (epoch %d).", t.ID, t.Epoch)
+	}
+	t := held[0]
+	fmt.Fprintf(&b, " If it is done, release it (the release tool, or coord release %s --epoch %d --summary \"what changed\");"+
+		" if it cannot go on, block it with the reason (the block tool, or coord block %s --epoch %d --reason \"why\"); otherwise keep working on it.",
+		t.ID, t.Epoch, t.ID, t.Epoch)
+	return b.String()
+}
+
+// --- session end --------------------------------------------------------
+
+func (h *hook) end(ctx context.Context) (int, error) {
+	if h.p.Reason == "clear" { // /clear: the same session goes on (its start hook says what it holds)
+		h.quiet()
+		return ExitOK, nil
+	}
+	p, ok, err := h.open(ctx)
+	if err != nil || !ok {
+		if err == nil {
+			h.quiet()
+		}
+		return ExitOK, err
+	}
+	v, err := p.Service.Status(ctx, p.Agent)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, t := range v.Holding {
+		got, err := p.Service.HandBack(ctx, app.TaskRef{Agent: coord.Agent{ID: p.Agent}, TaskID: t.ID, Epoch: t.Epoch}, "session ended")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("task %s: %w", t.ID, err))
+			continue
+		}
+		fmt.Fprintf(h.opt.Stderr, "coord: the session ended: task %s handed back (%s)\n", got.ID, got.Status)
+	}
+	// Path locks taken without a task go with the session too.
+	if len(v.Locks) > 0 {
+		var paths []string
+		for _, l := range v.Locks {
+			paths = append(paths, l.Path)
+		}
+		if _, err := p.Service.UnlockPaths(ctx, p.Agent, paths); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	h.quiet()
+	return ExitOK, errors.Join(errs...)
+}

@@ -1,0 +1,500 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coord/registry/workspace"
+)
+
+// project is a coordination tree in a temporary directory, with task
+// "ed" (files src/editor/**) and task "docs" (files docs/**) seeded.
+type project struct {
+	root string
+	svc  *app.Service
+}
+
+const seed = `{"id":"ed","title":"Editor modal","files":["src/editor/**"]}
+{"id":"docs","title":"Docs","files":["docs/**"]}
+{"id":"free","title":"Free"}
+`
+
+func newProject(t testing.TB, config string) *project {
+	t.Helper()
+	root := t.TempDir()
+	return openProject(t, root, config)
+}
+
+func openProject(t testing.TB, root, config string) *project {
+	t.Helper()
+	ctx := context.Background()
+	if _, _, err := backend.Init(ctx, backend.Options{Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	if config != "" {
+		os.WriteFile(filepath.Join(root, ".rotd", "coordination", "config.json"), []byte(config), 0o644)
+	}
+	b, err := backend.Open(ctx, backend.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	svc, err := app.New(ctx, b, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := format.ParseSeed("seed", strings.NewReader(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Seed(ctx, app.SeedRequest{Name: "seed", Batch: batch}); err != nil {
+		t.Fatal(err)
+	}
+	return &project{root: root, svc: svc}
+}
+
+// claim claims task id for agent.
+func (p *project) claim(t testing.TB, agent, id string) *coord.Task {
+	t.Helper()
+	res, err := p.svc.Claim(context.Background(), app.ClaimRequest{Agent: coord.Agent{ID: agent}, TaskID: id})
+	if err != nil || res.Task == nil {
+		t.Fatalf("claim %s as %s: %v", id, agent, err)
+	}
+	return res.Task
+}
+
+func (p *project) task(t testing.TB, id string) *coord.Task {
+	t.Helper()
+	ts, err := p.svc.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range ts {
+		if task.ID == id {
+			return task
+		}
+	}
+	t.Fatalf("no task %s", id)
+	return nil
+}
+
+// opener opens p as agent for a session standing where the CLI would
+// find p (under its root, or in a linked worktree of its repository).
+func (p *project) opener(agent string) func(context.Context, string) (*Project, error) {
+	return func(_ context.Context, dir string) (*Project, error) {
+		root, err := workspace.FindRoot("", false, dir, true)
+		if err != nil {
+			return nil, ErrNoProject
+		}
+		if r1, _ := filepath.EvalSymlinks(root); r1 != mustEval(p.root) {
+			return nil, ErrNoProject
+		}
+		return &Project{Service: p.svc, Agent: agent, Root: p.root}, nil
+	}
+}
+
+func mustEval(p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return p
+	}
+	return r
+}
+
+// outcome is what a hook run did.
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+// fire feeds the fixture testdata/<agent>/<name>.json to the hook.
+func fire(t testing.TB, p *project, agent, name, as string, env map[string]string) outcome {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", agent, name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := p.root
+	if env["CWD"] != "" {
+		cwd = env["CWD"]
+	}
+	body := strings.NewReplacer("$ROOT", p.root, "$CWD", cwd).Replace(string(raw))
+	return fireRaw(t, p, agent, "", body, as, env)
+}
+
+func fireRaw(t testing.TB, p *project, agent, event, body, as string, env map[string]string) outcome {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), Options{
+		Agent: agent, Event: event, Stdin: strings.NewReader(body), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string { return env[k] },
+		Open:   p.opener(as),
+		Prime:  "PRIME TEXT",
+	})
+	return outcome{code, out.String(), errb.String()}
+}
+
+// quiet checks a go-ahead with nothing to say: exit 0, no stderr, and on
+// stdout nothing (Gemini: {}, its stdout must be JSON).
+func (o outcome) quiet(t testing.TB, agent string) {
+	t.Helper()
+	want := ""
+	if agent == "gemini" {
+		want = "{}\n"
+	}
+	if o.code != 0 || o.stdout != want || o.stderr != "" {
+		t.Fatalf("want a quiet go-ahead, got exit %d stdout %q stderr %q", o.code, o.stdout, o.stderr)
+	}
+}
+
+func (o outcome) json(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(o.stdout), &m); err != nil {
+		t.Fatalf("stdout is not one JSON object: %q (%v)", o.stdout, err)
+	}
+	return m
+}
+
+// TestSessionStart: every agent gets the prime text, its identity and what
+// it holds as added context; Claude and Codex get COORD_AGENT exported
+// through their env file.
+func TestSessionStart(t *testing.T) {
+	for _, agent := range Agents {
+		t.Run(agent, func(t *testing.T) {
+			p := newProject(t, "")
+			p.claim(t, "me", "ed")
+			envFile := filepath.Join(t.TempDir(), "env")
+			env := map[string]string{"CLAUDE_ENV_FILE": envFile}
+			if agent == "codex" {
+				env = map[string]string{"CODEX_ENV_FILE": envFile}
+			}
+			o := fire(t, p, agent, "SessionStart", "me", env)
+			if o.code != 0 || o.stderr != "" {
+				t.Fatalf("exit %d stderr %q", o.code, o.stderr)
+			}
+			hso, _ := o.json(t)["hookSpecificOutput"].(map[string]any)
+			ctxText, _ := hso["additionalContext"].(string)
+			if hso["hookEventName"] != "SessionStart" || !strings.HasPrefix(ctxText, "PRIME TEXT") ||
+				!strings.Contains(ctxText, "coord agent me") || !strings.Contains(ctxText, "You hold task ed (epoch 1, claimed, 0%): Editor modal") {
+				t.Fatalf("output %s", o.stdout)
+			}
+			b, _ := os.ReadFile(envFile)
+			if want := "export COORD_AGENT=me\n"; agent != "gemini" && string(b) != want {
+				t.Fatalf("env file %q, want %q", b, want)
+			} else if agent == "gemini" && len(b) != 0 {
+				t.Fatalf("gemini has no env file, yet %q was written", b)
+			}
+		})
+	}
+}
+
+// TestEditRefused: an edit of a file in the files of a task another agent
+// holds, or under its path lock, is refused with exit 2 and a message
+// naming the holder and the task; the agent's own task's files, and free
+// files, go ahead.
+func TestEditRefused(t *testing.T) {
+	cases := []struct {
+		agent, fixture string
+		blocked        []string // what stderr must name; none: go ahead
+	}{
+		{"claude", "PreToolUse-Edit", []string{"src/editor/modal.ts is in the files of task ed, held by other"}},
+		{"claude", "PreToolUse-MultiEdit", []string{"task ed, held by other"}},
+		{"claude", "PreToolUse-NotebookEdit", []string{"src/editor/analysis.ipynb", "task ed"}},
+		{"claude", "PreToolUse-Write", []string{"docs/notes.md is under other's path lock on docs (task ed)"}},
+		{"codex", "PreToolUse-apply_patch", []string{"docs/new.md is under other's path lock on docs", "src/editor/modal.ts is in the files of task ed", "held by other"}},
+		{"codex", "PreToolUse-apply_patch-move", []string{"docs/guide.md", "docs/readme-draft.md"}},
+		{"gemini", "BeforeTool-write_file", []string{"src/editor/modal.ts", "task ed, held by other"}},
+		{"gemini", "BeforeTool-replace", []string{"docs/notes.md", "other's path lock on docs"}},
+	}
+	for _, c := range cases {
+		t.Run(c.agent+"/"+c.fixture, func(t *testing.T) {
+			p := newProject(t, "")
+			p.claim(t, "other", "ed")
+			if _, err := p.svc.LockPaths(context.Background(), "other", []string{"docs"}, 0); err != nil {
+				t.Fatal(err)
+			}
+			o := fire(t, p, c.agent, c.fixture, "me", nil)
+			if o.code != ExitBlock || o.stdout != "" {
+				t.Fatalf("exit %d stdout %q, want 2 and nothing on stdout", o.code, o.stdout)
+			}
+			for _, w := range c.blocked {
+				if !strings.Contains(o.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, o.stderr)
+				}
+			}
+			// The holder itself edits freely.
+			fire(t, p, c.agent, c.fixture, "other", nil).quiet(t, c.agent)
+		})
+	}
+	// Nothing held by anyone: everything goes ahead.
+	for _, agent := range Agents {
+		p := newProject(t, "")
+		for _, f := range map[string][]string{"claude": {"PreToolUse-Edit", "PreToolUse-Write"}, "codex": {"PreToolUse-apply_patch"}, "gemini": {"BeforeTool-write_file"}}[agent] {
+			fire(t, p, agent, f, "me", nil).quiet(t, agent)
+		}
+	}
+}
+
+// TestEditPaths: relative paths are the session's cwd's; a file outside
+// the project is not coord's; a session in a linked git worktree is
+// guarded by repository path like the main checkout.
+func TestEditPaths(t *testing.T) {
+	p := newProject(t, "")
+	p.claim(t, "other", "ed")
+	sub := filepath.Join(p.root, "src")
+	os.MkdirAll(sub, 0o755)
+	patch := func(path string) string {
+		b, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "cwd": sub, "tool_name": "apply_patch",
+			"tool_input": map[string]string{"command": "*** Begin Patch\n*** Update File: " + path + "\n*** End Patch\n"}})
+		return string(b)
+	}
+	if o := fireRaw(t, p, "codex", "", patch("editor/x.ts"), "me", nil); o.code != ExitBlock {
+		t.Fatalf("relative to cwd src/: %+v", o)
+	}
+	fireRaw(t, p, "codex", "", patch("other/x.ts"), "me", nil).quiet(t, "codex")
+	fireRaw(t, p, "codex", "", patch("/etc/passwd"), "me", nil).quiet(t, "codex")
+	fireRaw(t, p, "codex", "", patch("../../../../outside"), "me", nil).quiet(t, "codex")
+
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git: the worktree case needs it")
+	}
+	gitRun := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	gitRun(p.root, "init", "-q")
+	os.WriteFile(filepath.Join(p.root, "README"), []byte("x"), 0o644)
+	gitRun(p.root, "add", "README")
+	gitRun(p.root, "commit", "-q", "-m", "x")
+	wt := filepath.Join(t.TempDir(), "wt")
+	gitRun(p.root, "worktree", "add", "-q", wt)
+	body, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "cwd": wt, "tool_name": "Edit",
+		"tool_input": map[string]string{"file_path": filepath.Join(wt, "src", "editor", "modal.ts")}})
+	o := fireRaw(t, p, "claude", "", string(body), "me", nil)
+	if o.code != ExitBlock || !strings.Contains(o.stderr, "src/editor/modal.ts is in the files of task ed") {
+		t.Fatalf("edit in a linked worktree: %+v", o)
+	}
+}
+
+// TestAfterToolBeats: after a tool the agent's heartbeat exists and moves.
+func TestAfterToolBeats(t *testing.T) {
+	for agent, fixture := range map[string]string{"claude": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"} {
+		p := newProject(t, "")
+		fire(t, p, agent, fixture, "me", nil).quiet(t, agent)
+		rows, err := p.svc.Agents(context.Background(), 0)
+		if err != nil || len(rows) != 1 || rows[0].Agent != "me" || !rows[0].Alive {
+			t.Fatalf("%s: agents after the hook: %+v %v", agent, rows, err)
+		}
+	}
+}
+
+// TestStop: an agent that stops while it holds a claimed task is told to
+// release or block it, in its agent's convention, once: never when the
+// stop is already a stop hook's doing.
+func TestStop(t *testing.T) {
+	for agent, fx := range map[string][2]string{"claude": {"Stop", "Stop-active"}, "codex": {"Stop", "Stop-active"}, "gemini": {"AfterAgent", "AfterAgent-active"}} {
+		t.Run(agent, func(t *testing.T) {
+			p := newProject(t, "")
+			fire(t, p, agent, fx[0], "me", nil).quiet(t, agent) // nothing held
+			p.claim(t, "me", "ed")
+			o := fire(t, p, agent, fx[0], "me", nil)
+			if o.code != 0 || o.stderr != "" {
+				t.Fatalf("exit %d stderr %q", o.code, o.stderr)
+			}
+			m := o.json(t)
+			want := "block"
+			if agent == "gemini" {
+				want = "deny"
+			}
+			reason, _ := m["reason"].(string)
+			if m["decision"] != want || !strings.Contains(reason, "you still hold task ed (epoch 1)") ||
+				!strings.Contains(reason, "coord release ed --epoch 1") || !strings.Contains(reason, "coord block ed --epoch 1") {
+				t.Fatalf("stop output %s", o.stdout)
+			}
+			fire(t, p, agent, fx[1], "me", nil).quiet(t, agent) // the loop guard
+			// A blocked task is dealt with: stopping is fine.
+			if _, err := p.svc.Block(context.Background(), app.TaskRef{Agent: coord.Agent{ID: "me"}, TaskID: "ed", Epoch: coord.NoEpoch}, "waiting"); err != nil {
+				t.Fatal(err)
+			}
+			fire(t, p, agent, fx[0], "me", nil).quiet(t, agent)
+		})
+	}
+}
+
+// TestSessionEnd: held tasks go back as on_stale says, with their path
+// locks; /clear keeps them (the session goes on).
+func TestSessionEnd(t *testing.T) {
+	for _, agent := range []string{"claude", "gemini"} {
+		t.Run(agent, func(t *testing.T) {
+			p := newProject(t, "")
+			p.claim(t, "me", "ed")
+			p.claim(t, "me", "docs")
+			ctx := context.Background()
+			if _, err := p.svc.Progress(ctx, app.TaskRef{Agent: coord.Agent{ID: "me"}, TaskID: "docs", Epoch: coord.NoEpoch}, 30, ""); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.svc.LockPaths(ctx, "me", []string{"README.md"}, 0); err != nil {
+				t.Fatal(err)
+			}
+			if agent == "claude" {
+				o := fire(t, p, agent, "SessionEnd-clear", "me", nil)
+				o.quiet(t, agent)
+				if p.task(t, "ed").ClaimedBy != "me" {
+					t.Fatal("/clear handed the task back")
+				}
+			}
+			o := fire(t, p, agent, "SessionEnd", "me", nil)
+			if o.code != 0 || !strings.Contains(o.stderr, "task ed handed back (unclaimed)") {
+				t.Fatalf("exit %d stdout %q stderr %q", o.code, o.stdout, o.stderr)
+			}
+			for _, id := range []string{"ed", "docs"} {
+				if tk := p.task(t, id); tk.Status != coord.Unclaimed || tk.ClaimedBy != "" {
+					t.Errorf("task %s after the session ended: %s by %q", id, tk.Status, tk.ClaimedBy)
+				}
+			}
+			locks, _ := p.svc.PathLocks(ctx)
+			if len(locks) != 0 {
+				t.Errorf("path locks left: %+v", locks)
+			}
+		})
+	}
+	// on_stale block-if-progress: a task with progress is blocked, not freed.
+	p := newProject(t, `{"on_stale":"block-if-progress"}`)
+	p.claim(t, "me", "ed")
+	if _, err := p.svc.Progress(context.Background(), app.TaskRef{Agent: coord.Agent{ID: "me"}, TaskID: "ed", Epoch: coord.NoEpoch}, 40, ""); err != nil {
+		t.Fatal(err)
+	}
+	fire(t, p, "claude", "SessionEnd", "me", nil)
+	if tk := p.task(t, "ed"); tk.Status != coord.Blocked || !strings.Contains(tk.BlockedReason, "session ended at 40% progress") {
+		t.Fatalf("block-if-progress: %s %q", tk.Status, tk.BlockedReason)
+	}
+}
+
+// TestOwnErrorsNeverBlock: a bad payload, an unknown event, an unreadable
+// registry: one line on stderr, exit 1 (a warning to every agent), never
+// 2, and nothing on stdout.
+func TestOwnErrorsNeverBlock(t *testing.T) {
+	p := newProject(t, "")
+	check := func(what string, o outcome, want string) {
+		t.Helper()
+		if o.code != ExitWarning || o.stdout != "" || !strings.HasPrefix(o.stderr, "coord: hook ") || strings.Count(o.stderr, "\n") != 1 || !strings.Contains(o.stderr, want) {
+			t.Errorf("%s: exit %d stdout %q stderr %q", what, o.code, o.stdout, o.stderr)
+		}
+	}
+	check("malformed payload", fireRaw(t, p, "claude", "PreToolUse", "{not json", "me", nil), "not the agent's JSON")
+	check("unknown event", fireRaw(t, p, "claude", "", `{"hook_event_name":"Teleport"}`, "me", nil), `event "Teleport"`)
+	check("unknown agent", fireRaw(t, p, "cursor", "", `{}`, "me", nil), `unknown agent "cursor"`)
+	reg := filepath.Join(p.root, ".rotd", "coordination", "active_work_registry.json")
+	os.WriteFile(reg, []byte("{broken"), 0o644)
+	edit := `{"hook_event_name":"PreToolUse","cwd":"` + p.root + `","tool_name":"Write","tool_input":{"file_path":"` + p.root + `/src/editor/a.ts"}}`
+	check("corrupt registry", fireRaw(t, p, "claude", "", edit, "me", nil), "the tool goes ahead")
+	opener := func(context.Context, string) (*Project, error) {
+		return nil, errors.New("backend nats://x unreachable")
+	}
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), Options{Agent: "gemini", Stdin: strings.NewReader(`{"hook_event_name":"SessionStart"}`), Stdout: &out, Stderr: &errb, Open: opener})
+	check("open fails", outcome{code, out.String(), errb.String()}, "the session goes on")
+}
+
+// TestNoProject: outside a coordinated project the hooks do nothing
+// (session start says why on stderr).
+func TestNoProject(t *testing.T) {
+	none := func(context.Context, string) (*Project, error) { return nil, ErrNoProject }
+	run := func(agent, body string) outcome {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), Options{Agent: agent, Stdin: strings.NewReader(body), Stdout: &out, Stderr: &errb, Open: none,
+			Getenv: func(string) string { return "" }})
+		return outcome{code, out.String(), errb.String()}
+	}
+	edit := `{"hook_event_name":"PreToolUse","cwd":"/tmp","tool_name":"Write","tool_input":{"file_path":"/tmp/x"}}`
+	run("claude", edit).quiet(t, "claude")
+	run("claude", `{"hook_event_name":"PostToolUse","cwd":"/tmp"}`).quiet(t, "claude")
+	run("claude", `{"hook_event_name":"Stop","cwd":"/tmp"}`).quiet(t, "claude")
+	o := run("gemini", `{"hook_event_name":"SessionStart","cwd":"/tmp"}`)
+	if o.code != 0 || o.stdout != "{}\n" || !strings.Contains(o.stderr, "no coordination tree") {
+		t.Fatalf("session start outside a project: %+v", o)
+	}
+}
+
+// TestProjectDir: Claude's and Gemini's project directory decides where
+// the session stands (as for the MCP server), Codex's payload cwd.
+func TestProjectDir(t *testing.T) {
+	for _, c := range []struct {
+		agent string
+		env   map[string]string
+		want  string
+	}{
+		{"claude", map[string]string{"CLAUDE_PROJECT_DIR": "/proj"}, "/proj"},
+		{"gemini", map[string]string{"GEMINI_PROJECT_DIR": "/gem", "CLAUDE_PROJECT_DIR": "/proj"}, "/gem"},
+		{"codex", map[string]string{"CLAUDE_PROJECT_DIR": "/proj"}, "/cwd"},
+		{"claude", nil, "/cwd"},
+	} {
+		var got string
+		opener := func(_ context.Context, dir string) (*Project, error) { got = dir; return nil, ErrNoProject }
+		var out, errb bytes.Buffer
+		Run(context.Background(), Options{Agent: c.agent, Stdin: strings.NewReader(`{"hook_event_name":"SessionStart","cwd":"/cwd"}`),
+			Stdout: &out, Stderr: &errb, Open: opener, Getenv: func(k string) string { return c.env[k] }})
+		if got != c.want {
+			t.Errorf("%s %v: opened %q, want %q", c.agent, c.env, got, c.want)
+		}
+	}
+}
+
+func TestPatchFiles(t *testing.T) {
+	got := PatchFiles("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a/new.go\n+x\n*** Update File: b.go\n*** Move to: c.go\n@@\n-*** Update File: not-a-header\n*** Delete File: d.go\r\n*** Update File: b.go\n*** End Patch\nEOF\n")
+	want := []string{"a/new.go", "b.go", "c.go", "d.go"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("PatchFiles = %q, want %q", got, want)
+	}
+	if got := EditedFiles("apply_patch", json.RawMessage(`"*** Begin Patch\n*** Update File: x.go\n*** End Patch"`)); len(got) != 1 || got[0] != "x.go" {
+		t.Fatalf("freeform apply_patch input: %q", got)
+	}
+	if got := EditedFiles("Bash", json.RawMessage(`{"command":"echo '*** Update File: x'"}`)); len(got) != 0 {
+		t.Fatalf("a shell command is no patch: %q", got)
+	}
+}
+
+func FuzzPatchFiles(f *testing.F) {
+	f.Add("*** Begin Patch\n*** Update File: a.go\n*** Move to: b.go\n*** End Patch\n")
+	f.Add("*** Add File: \n*** Delete File:  x \r\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range PatchFiles(s) {
+			if p == "" || strings.ContainsAny(p, "\n\x00") || p != strings.TrimSpace(p) {
+				t.Fatalf("PatchFiles(%q) gave %q", s, p)
+			}
+		}
+		EditedFiles("apply_patch", json.RawMessage(s))
+	})
+}
+
+// BenchmarkEditHook is the pre-edit hook in process when nothing is held:
+// open excluded (the CLI's), read the payload, map the path, guard.
+func BenchmarkEditHook(b *testing.B) {
+	p := newProject(b, "")
+	body := `{"hook_event_name":"PreToolUse","cwd":"` + p.root + `","tool_name":"Edit","tool_input":{"file_path":"` + p.root + `/src/editor/modal.ts"}}`
+	open := p.opener("me")
+	for b.Loop() {
+		var out, errb bytes.Buffer
+		if code := Run(context.Background(), Options{Agent: "claude", Stdin: strings.NewReader(body), Stdout: &out, Stderr: &errb, Open: open,
+			Getenv: func(string) string { return "" }}); code != 0 {
+			b.Fatal(code, errb.String())
+		}
+	}
+}

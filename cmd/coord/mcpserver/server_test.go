@@ -1,0 +1,605 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/workspace"
+)
+
+// TestToolsListDefault: the default set is exactly the contract's nine
+// tools, each described in one or two short sentences, and the whole
+// tools/list answer on the wire stays under 6,000 bytes.
+func TestToolsListDefault(t *testing.T) {
+	p := newProject(t, "")
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	s.wire.take() // the handshake
+	res, err := s.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := s.wire.take()
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if sentences := strings.Count(tool.Description, ". ") + 1; sentences > 2 || len(tool.Description) > 160 {
+			t.Errorf("tool %s: description %q is longer than two short sentences", tool.Name, tool.Description)
+		}
+		if tool.OutputSchema != nil {
+			t.Errorf("tool %s publishes an output schema (bytes every agent reads)", tool.Name)
+		}
+	}
+	if !slices.Equal(sortedCopy(names), sortedCopy(DefaultTools)) {
+		t.Fatalf("tools %v, want %v", names, DefaultTools)
+	}
+	t.Logf("tools/list answer: %d bytes on the wire (%d tools)", n, len(names))
+	if n >= 6000 {
+		t.Fatalf("tools/list answer is %d bytes, the contract allows under 6,000", n)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}
+
+// TestToolsListAll: --tools all adds exactly the contract's six.
+func TestToolsListAll(t *testing.T) {
+	p := newProject(t, "")
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("a"), All: true}, nil)
+	res, err := s.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	want := append(slices.Clone(DefaultTools), MoreTools...)
+	if !slices.Equal(sortedCopy(names), sortedCopy(want)) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+}
+
+// TestPrimePrompt: prime is offered as a prompt carrying the prime text.
+func TestPrimePrompt(t *testing.T) {
+	p := newProject(t, "")
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("a"), Prime: "how to use coord"}, nil)
+	ctx := context.Background()
+	list, err := s.cs.ListPrompts(ctx, nil)
+	if err != nil || len(list.Prompts) != 1 || list.Prompts[0].Name != "prime" {
+		t.Fatalf("prompts %+v, %v", list, err)
+	}
+	got, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "prime"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 1 || got.Messages[0].Content.(*mcp.TextContent).Text != "how to use coord" {
+		t.Fatalf("prime prompt %+v", got.Messages)
+	}
+}
+
+// TestCycle: claim, progress, block, release through the tools; each
+// result is the task exactly as the registry holds it (what the CLI's
+// --json prints), and the text content is the same JSON.
+func TestCycle(t *testing.T) {
+	p := newProject(t, `{"id":"4.1","title":"first","priority":"high","x_custom":{"kept":true}}`+"\n"+`{"id":"4.2","title":"second"}`)
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+
+	got := s.call(t, "claim", nil).ok(t)
+	jsonEqual(t, string(got.raw), p.registryTask(t, "4.1"))
+	jsonEqual(t, got.text, string(got.raw))
+	var claimed struct {
+		ID, Status, ClaimedBy string
+		Epoch                 int64
+		XCustom               map[string]bool `json:"x_custom"`
+	}
+	got.decode(t, &claimed)
+	if claimed.ID != "4.1" || claimed.Epoch != 1 || !claimed.XCustom["kept"] {
+		t.Fatalf("claimed %+v (unknown registry fields must be kept)", claimed)
+	}
+
+	got = s.call(t, "progress", map[string]any{"task": "4.1", "percent": 40, "note": "half"}).ok(t)
+	jsonEqual(t, string(got.raw), p.registryTask(t, "4.1"))
+
+	got = s.call(t, "block", map[string]any{"task": "4.1", "reason": "needs a decision"}).ok(t)
+	jsonEqual(t, string(got.raw), p.registryTask(t, "4.1"))
+
+	got = s.call(t, "claim", map[string]any{"task": "4.2"}).ok(t)
+	jsonEqual(t, string(got.raw), p.registryTask(t, "4.2"))
+	got = s.call(t, "release", map[string]any{"task": "4.2"}).ok(t)
+	jsonEqual(t, string(got.raw), p.registryTask(t, "4.2"))
+	var rel struct{ Status string }
+	got.decode(t, &rel)
+	if rel.Status != "done" {
+		t.Fatalf("released task is %s", rel.Status)
+	}
+	got = s.call(t, "claim", nil).ok(t)
+	jsonEqual(t, string(got.raw), `{"status":"no_eligible_task"}`)
+}
+
+// TestStatusReadyLog: the read-only default tools.
+func TestStatusReadyLog(t *testing.T) {
+	p := newProject(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`+"\n"+`{"id":"c","priority":"urgent"}`)
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("me")}, nil)
+
+	var st StatusOut
+	s.call(t, "status", nil).ok(t).decode(t, &st)
+	if st.Agent != "me" || len(st.Holding) != 0 || st.Counts["unclaimed"] != 3 || st.Drained {
+		t.Fatalf("status %+v", st)
+	}
+	s.call(t, "claim", map[string]any{"task": "a"}).ok(t)
+	s.call(t, "files", map[string]any{"lock": []string{"docs"}}).ok(t)
+	got := s.call(t, "status", nil).ok(t)
+	got.decode(t, &st)
+	if len(st.Holding) != 1 || st.Counts["claimed"] != 1 || len(st.Locks) != 1 || st.Locks[0].Path != "docs" {
+		t.Fatalf("status %s", got.raw)
+	}
+	jsonEqual(t, string(st.Holding[0]), p.registryTask(t, "a"))
+
+	ready := s.call(t, "ready", map[string]any{"explain": true}).ok(t)
+	jsonEqual(t, string(ready.raw), `{"ready":[{"id":"c","priority":"urgent"}],"not_ready":[{"id":"a","priority":"medium","reason":"status is claimed"},{"id":"b","priority":"medium","reason":"dependency a is not done"}]}`)
+
+	s.call(t, "log", map[string]any{"msg": "hello from me"}).ok(t)
+	var lg struct {
+		Log []coord.LogEntry `json:"log"`
+	}
+	s.call(t, "log", map[string]any{"lines": 2}).ok(t).decode(t, &lg)
+	if len(lg.Log) != 2 || !strings.Contains(lg.Log[1].Message, "hello from me") || lg.Log[1].AgentID != "me" {
+		t.Fatalf("log %+v", lg.Log)
+	}
+}
+
+// TestFiles: lock (all or nothing, paths relative to the session's
+// working directory), list, unlock; another session's lock is a conflict
+// naming the holder.
+func TestFiles(t *testing.T) {
+	p := newProject(t, "")
+	sub := filepath.Join(p.root, "src")
+	os.MkdirAll(sub, 0o755)
+	a := connect(t, Options{Service: p.svc, Agent: agentAt("a"), Paths: workspace.NewPaths(p.root, sub)}, nil)
+	b := connect(t, Options{Service: p.svc, Agent: agentAt("b"), Paths: workspace.NewPaths(p.root, p.root)}, nil)
+
+	jsonEqual(t, string(a.call(t, "files", map[string]any{"lock": []string{"x.go", filepath.Join(p.root, "README.md")}}).ok(t).raw),
+		`{"locked":["src/x.go","README.md"],"holder":"a"}`)
+	ref := b.call(t, "files", map[string]any{"lock": []string{"src"}}).refusal(t)
+	if ref.Code != 3 || ref.Name != "conflict" || ref.Holder != "a" {
+		t.Fatalf("refusal %+v", ref)
+	}
+	var list struct{ Locks []coord.PathLock }
+	b.call(t, "files", nil).ok(t).decode(t, &list)
+	if len(list.Locks) != 2 || list.Locks[0].Path != "README.md" || list.Locks[1].Holder != "a" {
+		t.Fatalf("locks %+v", list.Locks)
+	}
+	jsonEqual(t, string(a.call(t, "files", map[string]any{"unlock": []string{"x.go"}}).ok(t).raw), `{"unlocked":["src/x.go"]}`)
+	if ref := a.call(t, "files", map[string]any{"lock": []string{"../../outside"}}).refusal(t); ref.Code != 1 {
+		t.Fatalf("a path outside the project: %+v", ref)
+	}
+	if ref := a.call(t, "files", map[string]any{"lock": []string{"x"}, "unlock": []string{"y"}}).refusal(t); ref.Code != 1 {
+		t.Fatalf("lock and unlock at once: %+v", ref)
+	}
+}
+
+// TestRefusals: every exit code coord produces comes back as a tool error
+// whose structured content is {code, name, message} (and holder).
+func TestRefusals(t *testing.T) {
+	p := newProject(t, tasks(2), func(o *backend.Options) { o.LockWait = 300 * time.Millisecond })
+	a := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	b := connect(t, Options{Service: p.svc, Agent: agentAt("b")}, nil)
+	a.call(t, "claim", map[string]any{"task": "t1"}).ok(t)
+
+	check := func(what string, r result, code int, name, holder string) {
+		t.Helper()
+		ref := r.refusal(t)
+		if ref.Code != code || ref.Name != name || ref.Holder != holder || ref.Message == "" {
+			t.Errorf("%s: refusal %+v, want code %d %s holder %q", what, ref, code, name, holder)
+		}
+		jsonEqual(t, r.text, string(r.raw))
+	}
+	check("bad task id", b.call(t, "claim", map[string]any{"task": "../../etc/passwd"}), 1, "usage", "")
+	check("missing required argument", b.call(t, "progress", map[string]any{"task": "t1"}), 1, "usage", "")
+	check("unknown argument", b.call(t, "claim", map[string]any{"bogus": 1}), 1, "usage", "")
+	check("bad timeout", b.call(t, "wait", map[string]any{"timeout": "soon"}), 1, "usage", "")
+	check("claim held by another", b.call(t, "claim", map[string]any{"task": "t1"}), 3, "conflict", "a")
+	check("release by a non-holder", b.call(t, "release", map[string]any{"task": "t1"}), 6, "lost", "a")
+	check("progress out of range", a.call(t, "progress", map[string]any{"task": "t1", "percent": 101}), 1, "usage", "")
+
+	// 4: the registry's flock held elsewhere longer than the lock wait.
+	fl := flock.New(filepath.Join(p.root, ".rotd", "coordination", ".lock", "registry.lock"))
+	if err := fl.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	check("registry lock held", b.call(t, "claim", nil), 4, "E_LOCK_TIMEOUT", "")
+	fl.Unlock()
+
+	// 2: an unreadable registry.
+	reg := filepath.Join(p.root, ".rotd", "coordination", "active_work_registry.json")
+	good, _ := os.ReadFile(reg)
+	os.WriteFile(reg, []byte("{not json"), 0o644)
+	check("corrupt registry", b.call(t, "claim", nil), 2, "io", "")
+	os.WriteFile(reg, good, 0o644)
+	b.call(t, "claim", map[string]any{"task": "t2"}).ok(t)
+}
+
+// TestRefusalOf covers the codes no tool call here can provoke: 5 (which
+// coord documents but never produces) and 130 (a call cancelled by its
+// client: the client has gone by the time it could read the answer).
+func TestRefusalOf(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		code int
+		name string
+	}{
+		{fail(coord.Errorf(coord.CodeLockStale, "stale")), 5, "E_LOCK_STALE"},
+		{fail(&coord.Error{Code: coord.CodeInterrupted, Msg: "interrupted", Err: coord.ErrInterrupted}), 130, "interrupted"},
+		{fail(fmt.Errorf("waiting: %w", context.Canceled)), 130, "interrupted"},
+		{fail(errors.New("disk on fire")), 2, "io"},
+		{errors.New(`validating "arguments": missing`), 1, "usage"},
+		{fail(&coord.Error{Code: coord.CodeLockTimeout, Msg: "timed out", Detail: `{"holder":"b","since":"x","pid":1}`}), 4, "E_LOCK_TIMEOUT"},
+	} {
+		r := RefusalOf(c.err)
+		if r.Code != c.code || r.Name != c.name {
+			t.Errorf("%v: %+v, want %d %s", c.err, r, c.code, c.name)
+		}
+	}
+	if r := RefusalOf(fail(&coord.Error{Code: coord.CodeLockTimeout, Msg: "timed out", Detail: `{"holder":"b"}`})); r.Holder != "b" {
+		t.Errorf("a contended flock's holder: %+v", r)
+	}
+	for _, c := range coord.ExitCodes {
+		if c.Code == 0 {
+			continue
+		}
+		if r := RefusalOf(fail(coord.Errorf(c.Code, "x"))); r.Code != int(c.Code) || r.Name != c.Name {
+			t.Errorf("code %d: %+v", c.Code, r)
+		}
+	}
+}
+
+// TestEpochRemembered: release without an epoch uses the one this session
+// claimed at, so a session whose task was handed back and reclaimed (by
+// a second session of the same agent) is refused with lost, not allowed
+// to finish its successor's work.
+func TestEpochRemembered(t *testing.T) {
+	ctx := context.Background()
+	p := newProject(t, tasks(1))
+	first := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	first.call(t, "claim", nil).ok(t)
+	if _, err := p.svc.HandBack(ctx, app.TaskRef{Agent: agentAt("a"), TaskID: "t1", Epoch: coord.NoEpoch}, "session ended"); err != nil {
+		t.Fatal(err)
+	}
+	second := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	second.call(t, "claim", nil).ok(t)
+	if ref := first.call(t, "release", map[string]any{"task": "t1"}).refusal(t); ref.Code != 6 {
+		t.Fatalf("stale session's release: %+v", ref)
+	}
+	second.call(t, "release", map[string]any{"task": "t1"}).ok(t)
+}
+
+// TestWaitProgress: wait blocks, sends progress notifications while it
+// waits, and returns what `wait --json` prints once a task is eligible.
+func TestWaitProgress(t *testing.T) {
+	ctx := context.Background()
+	p := newProject(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`+"\n"+`{"id":"z","deps":["b"]}`)
+	var notes atomic.Int32
+	noted := make(chan struct{}, 100)
+	copt := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		if req.Params.ProgressToken == "w1" && req.Params.Total == 60 && strings.Contains(req.Params.Message, "eligible") {
+			notes.Add(1)
+			noted <- struct{}{}
+		}
+	}}
+	holder := connect(t, Options{Service: p.svc, Agent: agentAt("holder")}, nil)
+	holder.call(t, "claim", map[string]any{"task": "a"}).ok(t)
+	w := connect(t, Options{Service: p.svc, Agent: agentAt("w"), ProgressEvery: 20 * time.Millisecond}, copt)
+
+	done := make(chan result, 1)
+	go func() { done <- w.callCtx(ctx, t, "wait", map[string]any{"timeout": "60s"}, "w1") }()
+	for i := 0; i < 2; i++ { // the waiter is waiting and says so
+		select {
+		case <-noted:
+		case r := <-done:
+			t.Fatalf("wait returned before b was eligible: %s", r.raw)
+		case <-time.After(60 * time.Second):
+			t.Fatal("no progress notification within 60s")
+		}
+	}
+	holder.call(t, "release", map[string]any{"task": "a"}).ok(t)
+	select {
+	case r := <-done:
+		jsonEqual(t, string(r.ok(t).raw), `{"status":"eligible","task":"b"}`)
+	case <-time.After(60 * time.Second):
+		t.Fatal("wait did not return within 60s of b becoming eligible")
+	}
+	if notes.Load() < 2 {
+		t.Fatalf("%d progress notifications", notes.Load())
+	}
+	// The named task changing state: b is toggled between claimed and
+	// blocked until the waiter reports a change, so whatever state it
+	// first saw, the next toggle is a change (no timing assumed).
+	w.call(t, "claim", map[string]any{"task": "b"}).ok(t)
+	go func() { done <- holder.call(t, "wait", map[string]any{"task": "b", "timeout": "60s"}) }()
+	var changed result
+	for i := 0; changed.raw == nil; i++ {
+		if i%2 == 0 {
+			w.call(t, "block", map[string]any{"task": "b", "reason": "toggle"}).ok(t)
+		} else if _, err := p.svc.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case changed = <-done:
+		case <-time.After(time.Second):
+			if i > 60 {
+				t.Fatal("wait --task never saw b change")
+			}
+		}
+	}
+	var ch struct{ Status, Task, Was string }
+	changed.ok(t).decode(t, &ch)
+	if ch.Task != "b" || ch.Status == ch.Was || !strings.Contains("claimed blocked", ch.Status) || !strings.Contains("claimed blocked", ch.Was) {
+		t.Fatalf("wait --task: %s", changed.raw)
+	}
+	if ch.Status == "blocked" {
+		p.svc.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch})
+	}
+	w.call(t, "release", map[string]any{"task": "b"}).ok(t)
+	// No work left at all.
+	w.call(t, "claim", map[string]any{"task": "z"}).ok(t)
+	w.call(t, "release", map[string]any{"task": "z"}).ok(t)
+	jsonEqual(t, string(w.call(t, "wait", nil).ok(t).raw), `{"status":"drained"}`)
+}
+
+// waitingOn waits (up to 60 s) until agent's heartbeat exists: its wait
+// has begun (what the test does next is right whenever it happens).
+func waitingOn(t testing.TB, p *project, agent string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		rows, err := p.svc.Agents(context.Background(), 0)
+		if err == nil {
+			for _, r := range rows {
+				if r.Agent == agent && r.LastBeat != nil {
+					return
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("agent %s never beat", agent)
+}
+
+// TestWaitBounded: a wait gives up at its timeout (conflict), is clamped
+// to MaxWait, and ends when its client cancels the call.
+func TestWaitBounded(t *testing.T) {
+	p := newProject(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`)
+	holder := connect(t, Options{Service: p.svc, Agent: agentAt("holder")}, nil)
+	holder.call(t, "claim", map[string]any{"task": "a"}).ok(t)
+	w := connect(t, Options{Service: p.svc, Agent: agentAt("w"), MaxWait: 200 * time.Millisecond}, nil)
+	ref := w.call(t, "wait", map[string]any{"timeout": "100ms"}).refusal(t)
+	if ref.Code != 3 || !strings.Contains(ref.Message, "timed out") {
+		t.Fatalf("timeout: %+v", ref)
+	}
+	ref = w.call(t, "wait", map[string]any{"timeout": "24h"}).refusal(t) // clamped: returns
+	if ref.Code != 3 || !strings.Contains(ref.Message, "200ms") {
+		t.Fatalf("clamped wait: %+v", ref)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	long := connect(t, Options{Service: p.svc, Agent: agentAt("long")}, nil)
+	go func() {
+		_, err := long.cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{"timeout": "10m"}})
+		errc <- err
+	}()
+	waitingOn(t, p, "long")
+	cancel()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("a cancelled wait returned a result")
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("a cancelled wait did not end")
+	}
+	long.call(t, "status", nil).ok(t) // the session still serves
+}
+
+// TestMoreTools: the tools --tools all adds.
+func TestMoreTools(t *testing.T) {
+	p := newProject(t, tasks(2))
+	writeFile(t, p.root, ".rotd/coordination/config.json", `{"review_gate": true}`)
+	p = openProject(t, p.root, "")
+	a := connect(t, Options{Service: p.svc, Agent: agentAt("a"), All: true}, nil)
+	r := connect(t, Options{Service: p.svc, Agent: agentAt("r"), All: true}, nil)
+
+	var ts struct{ Tasks []json.RawMessage }
+	a.call(t, "tasks", nil).ok(t).decode(t, &ts)
+	if len(ts.Tasks) != 2 {
+		t.Fatalf("tasks %d", len(ts.Tasks))
+	}
+	jsonEqual(t, string(ts.Tasks[0]), p.registryTask(t, "t1"))
+	a.call(t, "claim", map[string]any{"task": "t1"}).ok(t)
+	a.call(t, "claim", map[string]any{"task": "t2"}).ok(t)
+	a.call(t, "release", map[string]any{"task": "t1"}).ok(t)
+	a.call(t, "release", map[string]any{"task": "t2"}).ok(t)
+	a.call(t, "tasks", map[string]any{"status": "review"}).ok(t).decode(t, &ts)
+	if len(ts.Tasks) != 2 {
+		t.Fatalf("in review: %d", len(ts.Tasks))
+	}
+	if ref := a.call(t, "review", map[string]any{"task": "t1", "action": "approve"}).refusal(t); ref.Code != 3 {
+		t.Fatalf("self-approval: %+v", ref)
+	}
+	got := r.call(t, "review", map[string]any{"task": "t1", "action": "approve"}).ok(t)
+	jsonEqual(t, string(got.raw), p.registryTask(t, "t1"))
+	got = r.call(t, "review", map[string]any{"task": "t2", "action": "reject", "reason": "tests fail"}).ok(t)
+	jsonEqual(t, string(got.raw), p.registryTask(t, "t2"))
+	if ref := r.call(t, "review", map[string]any{"task": "t2", "action": "maybe"}).refusal(t); ref.Code != 1 {
+		t.Fatalf("bad action: %+v", ref)
+	}
+
+	var ag struct{ Agents []coord.AgentView }
+	r.call(t, "agents", nil).ok(t).decode(t, &ag)
+	if len(ag.Agents) != 2 {
+		t.Fatalf("agents %+v", ag)
+	}
+
+	var en coord.KVEntry
+	a.call(t, "kv", map[string]any{"op": "set", "key": "k", "value": map[string]int{"n": 1}, "ttl": "1m"}).ok(t).decode(t, &en)
+	if en.Rev != 1 || string(en.Value) != `{"n":1}` || en.UpdatedBy != "a" {
+		t.Fatalf("kv set %+v", en)
+	}
+	if ref := r.call(t, "kv", map[string]any{"op": "set", "key": "k", "value": 2, "ttl": "1m", "expect_absent": true}).refusal(t); ref.Code != 3 {
+		t.Fatalf("kv cas: %+v", ref)
+	}
+	r.call(t, "kv", map[string]any{"op": "get", "key": "k"}).ok(t).decode(t, &en)
+	var ls struct{ Keys []coord.KVEntry }
+	r.call(t, "kv", map[string]any{"op": "ls"}).ok(t).decode(t, &ls)
+	if len(ls.Keys) != 1 {
+		t.Fatalf("kv ls %+v", ls)
+	}
+	jsonEqual(t, string(r.call(t, "kv", map[string]any{"op": "del", "key": "k"}).ok(t).raw), `{"key":"k","deleted":true}`)
+	if ref := r.call(t, "kv", map[string]any{"op": "get", "key": "k"}).refusal(t); ref.Code != 3 {
+		t.Fatalf("kv get absent: %+v", ref)
+	}
+
+	var l coord.Lease
+	a.call(t, "lease", map[string]any{"op": "acquire", "name": "deploy", "ttl": "1h"}).ok(t).decode(t, &l)
+	if l.Holder != "a" || l.Epoch != 1 {
+		t.Fatalf("lease %+v", l)
+	}
+	if ref := r.call(t, "lease", map[string]any{"op": "acquire", "name": "deploy"}).refusal(t); ref.Code != 3 || ref.Holder != "a" {
+		t.Fatalf("held lease: %+v", ref)
+	}
+	a.call(t, "lease", map[string]any{"op": "renew", "name": "deploy", "epoch": 1}).ok(t)
+	var ll struct{ Leases []coord.Lease }
+	r.call(t, "lease", map[string]any{"op": "list"}).ok(t).decode(t, &ll)
+	if len(ll.Leases) != 1 {
+		t.Fatalf("leases %+v", ll)
+	}
+	jsonEqual(t, string(a.call(t, "lease", map[string]any{"op": "release", "name": "deploy"}).ok(t).raw), `{"released":"deploy"}`)
+
+	var doc struct {
+		OK       bool
+		Problems []coord.Problem
+	}
+	a.call(t, "doctor", nil).ok(t).decode(t, &doc)
+	if !doc.OK || len(doc.Problems) != 0 {
+		t.Fatalf("doctor %+v", doc)
+	}
+}
+
+// TestEveryCallBeats: any tool call moves the agent's heartbeat.
+func TestEveryCallBeats(t *testing.T) {
+	p := newProject(t, "")
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("reader")}, nil)
+	s.call(t, "log", nil).ok(t)
+	rows, err := p.svc.Agents(context.Background(), 0)
+	if err != nil || len(rows) != 1 || rows[0].Agent != "reader" || !rows[0].Alive {
+		t.Fatalf("agents after one call: %+v %v", rows, err)
+	}
+}
+
+// TestAgentCost measures the bytes an agent reads for one cycle through
+// MCP: the tools/list answer, a claim and a release (the README's
+// figure; the CLI's is measured in cmd/coord).
+func TestAgentCost(t *testing.T) {
+	p := newProject(t, `{"id":"4.2","title":"Preamble Editor Modal","priority":"high"}`)
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("agent-a")}, nil)
+	hello := s.wire.take()
+	if _, err := s.cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	list := s.wire.take()
+	s.call(t, "claim", nil).ok(t)
+	claim := s.wire.take()
+	s.call(t, "release", map[string]any{"task": "4.2", "summary": "done"}).ok(t)
+	release := s.wire.take()
+	t.Logf("bytes read by the agent: initialize %d, tools/list %d, claim %d, release %d; cycle (tools/list+claim+release) %d",
+		hello, list, claim, release, list+claim+release)
+}
+
+// TestRace8Processes: 8 server processes for 8 agents race for 80 tasks
+// through the SDK's client over stdio; every task is claimed exactly
+// once and ends done.
+func TestRace8Processes(t *testing.T) {
+	if raceEnabled {
+		t.Skip("many processes: the race detector cannot see across them (make procs runs this)")
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	p := newProject(t, tasks(80))
+	var mu sync.Mutex
+	claims := map[string][]string{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(agent string) {
+			defer wg.Done()
+			cs, _, err := startServer(t, p.root, agent, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cs.Close()
+			for {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "claim"})
+				if err != nil || res.IsError {
+					errs <- fmt.Errorf("%s: claim: %v %v", agent, err, res)
+					return
+				}
+				var got struct {
+					ID, Status string
+				}
+				b, _ := json.Marshal(res.StructuredContent)
+				json.Unmarshal(b, &got)
+				if got.Status == "no_eligible_task" {
+					return
+				}
+				mu.Lock()
+				claims[got.ID] = append(claims[got.ID], agent)
+				mu.Unlock()
+				res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "release", Arguments: map[string]any{"task": got.ID, "summary": "x"}})
+				if err != nil || res.IsError {
+					errs <- fmt.Errorf("%s: release %s: %v %v", agent, got.ID, err, res)
+					return
+				}
+			}
+		}(fmt.Sprintf("agent-%d", i))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if len(claims) != 80 {
+		t.Errorf("%d tasks claimed, want 80", len(claims))
+	}
+	for id, by := range claims {
+		if len(by) != 1 {
+			t.Errorf("task %s claimed %d times: %v", id, len(by), by)
+		}
+	}
+	ts, _ := p.svc.Snapshot(context.Background())
+	for _, task := range ts {
+		if task.Status != coord.Done {
+			t.Errorf("task %s is %s", task.ID, task.Status)
+		}
+	}
+}

@@ -1,0 +1,27 @@
+//go:build unix
+
+package mcpserver
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// protectStdout sets the process's stdout aside for the protocol: it
+// returns a copy of file descriptor 1, then makes descriptor 1 a copy of
+// stderr and points os.Stdout there, so that anything else written to
+// stdout (a stray print, a panic, a child process) lands on stderr.
+func protectStdout() (*os.File, error) {
+	fd, err := unix.Dup(1)
+	if err != nil {
+		return nil, err
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.Dup2(2, 1); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	os.Stdout = os.Stderr
+	return os.NewFile(uintptr(fd), "protocol"), nil
+}

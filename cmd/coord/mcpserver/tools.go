@@ -1,0 +1,568 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+)
+
+// DefaultTools are the tools every session gets (contract §6); AllTools
+// adds the rest with coord mcp --tools all.
+var (
+	DefaultTools = []string{"status", "ready", "claim", "release", "progress", "block", "wait", "files", "log"}
+	MoreTools    = []string{"tasks", "review", "agents", "kv", "lease", "doctor"}
+)
+
+// The tools' inputs. Each field's jsonschema tag is its description in
+// tools/list: every byte there is read by every agent on every session,
+// so they stay short, and obvious fields have none.
+type (
+	noInput struct{}
+	readyIn struct {
+		Explain bool `json:"explain,omitempty" jsonschema:"also list tasks you cannot claim, with why"`
+	}
+	claimIn struct {
+		Task string `json:"task,omitempty" jsonschema:"claim this task or fail"`
+		Any  bool   `json:"any,omitempty" jsonschema:"first eligible in registry order, not by priority"`
+	}
+	releaseIn struct {
+		Task    string `json:"task"`
+		Summary string `json:"summary,omitempty" jsonschema:"one line for the log (default: git diff --shortstat)"`
+		Epoch   int64  `json:"epoch,omitempty" jsonschema:"default: the epoch you claimed it at"`
+	}
+	progressIn struct {
+		Task    string `json:"task"`
+		Percent int    `json:"percent" jsonschema:"0-100"`
+		Note    string `json:"note,omitempty"`
+		Epoch   int64  `json:"epoch,omitempty"`
+	}
+	blockIn struct {
+		Task   string `json:"task"`
+		Reason string `json:"reason"`
+		Epoch  int64  `json:"epoch,omitempty"`
+	}
+	waitIn struct {
+		Task    string `json:"task,omitempty" jsonschema:"wait for this task to change state instead"`
+		Timeout string `json:"timeout,omitempty" jsonschema:"such as 90s or 5m (default 2m, at most 10m)"`
+	}
+	filesIn struct {
+		Lock   []string `json:"lock,omitempty" jsonschema:"paths to lock, all or nothing"`
+		Unlock []string `json:"unlock,omitempty" jsonschema:"paths to unlock"`
+		TTL    string   `json:"ttl,omitempty" jsonschema:"lock expiry such as 30m (default: until released)"`
+	}
+	logIn struct {
+		Lines int    `json:"lines,omitempty" jsonschema:"how many (default 20)"`
+		Msg   string `json:"msg,omitempty" jsonschema:"append this message first"`
+	}
+	tasksIn struct {
+		Status string `json:"status,omitempty" jsonschema:"only these statuses, comma-separated"`
+		All    bool   `json:"all,omitempty" jsonschema:"archived tasks too"`
+	}
+	reviewIn struct {
+		Task   string `json:"task"`
+		Action string `json:"action" jsonschema:"approve or reject"`
+		Reason string `json:"reason,omitempty" jsonschema:"why, to reject"`
+	}
+	agentsIn struct {
+		Timeout string `json:"timeout,omitempty" jsonschema:"stale after (default: stale_after)"`
+	}
+	kvIn struct {
+		Op           string `json:"op" jsonschema:"get, set, del or ls"`
+		Key          string `json:"key,omitempty" jsonschema:"the key, or for ls a prefix"`
+		Value        any    `json:"value,omitempty" jsonschema:"for set: any JSON value"`
+		TTL          string `json:"ttl,omitempty" jsonschema:"for set: lifetime such as 10m"`
+		ExpectRev    int64  `json:"expect_rev,omitempty" jsonschema:"set only at this revision"`
+		ExpectAbsent bool   `json:"expect_absent,omitempty" jsonschema:"set only if absent"`
+	}
+	leaseIn struct {
+		Op    string `json:"op" jsonschema:"acquire, renew, release or list"`
+		Name  string `json:"name,omitempty"`
+		TTL   string `json:"ttl,omitempty" jsonschema:"default 2h (renew: its own TTL)"`
+		Epoch int64  `json:"epoch,omitempty"`
+	}
+	doctorIn struct {
+		Repair bool `json:"repair,omitempty"`
+	}
+)
+
+// addTools registers the default tools and, with All, the rest.
+func (s *server) addTools(srv *mcp.Server) {
+	add(s, srv, "status", "Who you are, the tasks and path locks you hold, and task counts by status.", s.status)
+	add(s, srv, "ready", "Tasks you could claim now, best first.", s.ready)
+	add(s, srv, "claim", "Claim the best eligible task, or the named one. Returns the task with its epoch, or status no_eligible_task.", s.claim)
+	add(s, srv, "release", "Finish a task you hold: done, or review with the review gate. Frees its path locks.", s.release)
+	add(s, srv, "progress", "Record progress on a task you hold.", s.progress)
+	add(s, srv, "block", "Mark a task you hold blocked, with the reason.", s.block)
+	add(s, srv, "wait", "Wait until a task is eligible for you, or the named task changes state. Status drained: no work is left, stop.", s.wait)
+	add(s, srv, "files", "Lock repository paths (all or nothing) before editing shared files, unlock them, or with neither list path locks.", s.files)
+	add(s, srv, "log", "The last lines of the coordination log.", s.log)
+	if !s.opt.All {
+		return
+	}
+	add(s, srv, "tasks", "Every task in the registry.", s.tasks)
+	add(s, srv, "review", "Approve a task in review, or reject it back to its owner with a reason.", s.review)
+	add(s, srv, "agents", "Agents with their last beat, alive or stale, and tasks held.", s.agents)
+	add(s, srv, "kv", "A small key-value space with TTLs for messages between agents.", s.kv)
+	add(s, srv, "lease", "Named auto-expiring locks with fencing epochs.", s.lease)
+	add(s, srv, "doctor", "Check every invariant of the registry; repair fixes what it can.", s.doctor)
+}
+
+// add registers one tool whose handler returns its structured result; a
+// handler's error becomes a refusal (see refusals). Every call beats for
+// the agent first: calling a tool is a sign of life.
+func add[In any](s *server, srv *mcp.Server, name, desc string, h func(context.Context, *mcp.CallToolRequest, In) (any, error)) {
+	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: desc},
+		func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+			if err := s.opt.Service.Beat(ctx, s.opt.Agent.ID, nil); err != nil && ctx.Err() == nil {
+				s.warnf("beat for %s: %v", s.opt.Agent.ID, err)
+			}
+			out, err := h(ctx, req, in)
+			if err != nil {
+				return nil, nil, fail(err)
+			}
+			return nil, out, nil
+		})
+}
+
+// task is a task's registry encoding, compact, as the CLI prints it.
+func (s *server) task(t *coord.Task) json.RawMessage {
+	return compact(s.opt.TaskJSON(t))
+}
+
+func compact(b []byte) json.RawMessage {
+	if bytes.IndexByte(b, '\n') < 0 {
+		return b
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+func (s *server) tasksJSON(ts []*coord.Task) []json.RawMessage {
+	out := make([]json.RawMessage, len(ts))
+	for i, t := range ts {
+		out[i] = s.task(t)
+	}
+	return out
+}
+
+// duration parses an optional duration input (name for the message).
+func duration(name, v string, def time.Duration) (time.Duration, error) {
+	if v == "" {
+		return def, nil
+	}
+	d, err := coord.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, coord.Errorf(coord.CodeUsage, "%s %q is not a positive duration like 30s", name, v)
+	}
+	return d, nil
+}
+
+func (s *server) ref(task string, epoch int64) (app.TaskRef, error) {
+	if err := coord.ValidTaskID(task); err != nil {
+		return app.TaskRef{}, err
+	}
+	e, err := s.epochFor(task, epoch)
+	return app.TaskRef{Agent: s.opt.Agent, TaskID: task, Epoch: e}, err
+}
+
+// --- default tools ------------------------------------------------------
+
+// StatusOut is the status tool's result (and `coord status --json`).
+type StatusOut struct {
+	Agent   string            `json:"agent"`
+	Holding []json.RawMessage `json:"holding"`
+	Locks   []coord.PathLock  `json:"locks"`
+	Counts  map[string]int    `json:"counts"`
+	Drained bool              `json:"drained"`
+}
+
+// StatusJSON is the status view as the status tool and `coord status
+// --json` print it.
+func StatusJSON(v app.StatusView, taskJSON func(*coord.Task) []byte) StatusOut {
+	out := StatusOut{Agent: v.Agent, Locks: v.Locks, Counts: map[string]int{}, Drained: v.Drained, Holding: []json.RawMessage{}}
+	for _, t := range v.Holding {
+		out.Holding = append(out.Holding, compact(taskJSON(t)))
+	}
+	for st, n := range v.Counts {
+		out.Counts[string(st)] = n
+	}
+	return out
+}
+
+func (s *server) status(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (any, error) {
+	v, err := s.opt.Service.Status(ctx, s.opt.Agent.ID)
+	if err != nil {
+		return nil, err
+	}
+	return StatusJSON(v, s.opt.TaskJSON), nil
+}
+
+func (s *server) ready(ctx context.Context, _ *mcp.CallToolRequest, in readyIn) (any, error) {
+	ready, not, err := s.opt.Service.Ready(ctx, s.opt.Agent)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"ready": ready}
+	if in.Explain {
+		out["not_ready"] = not
+	}
+	return out, nil
+}
+
+func (s *server) claim(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (any, error) {
+	if in.Task != "" {
+		if err := coord.ValidTaskID(in.Task); err != nil {
+			return nil, err
+		}
+	}
+	res, err := s.opt.Service.Claim(ctx, app.ClaimRequest{Agent: s.opt.Agent, TaskID: in.Task, Any: in.Any})
+	if err != nil {
+		return nil, err
+	}
+	t := res.Task
+	if t == nil {
+		return json.RawMessage(`{"status":"no_eligible_task"}`), nil
+	}
+	s.remember(t.ID, t.Epoch)
+	return s.task(t), nil
+}
+
+func (s *server) release(ctx context.Context, _ *mcp.CallToolRequest, in releaseIn) (any, error) {
+	r, err := s.ref(in.Task, in.Epoch)
+	if err != nil {
+		return nil, err
+	}
+	summary := in.Summary
+	if summary == "" {
+		summary = s.opt.Summary(ctx)
+	}
+	t, err := s.opt.Service.Release(ctx, r, summary)
+	if err != nil {
+		return nil, err
+	}
+	s.forget(t.ID)
+	return s.task(t), nil
+}
+
+func (s *server) progress(ctx context.Context, _ *mcp.CallToolRequest, in progressIn) (any, error) {
+	r, err := s.ref(in.Task, in.Epoch)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.opt.Service.Progress(ctx, r, in.Percent, in.Note)
+	if err != nil {
+		return nil, err
+	}
+	return s.task(t), nil
+}
+
+func (s *server) block(ctx context.Context, _ *mcp.CallToolRequest, in blockIn) (any, error) {
+	r, err := s.ref(in.Task, in.Epoch)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(in.Reason) == "" {
+		return nil, coord.Errorf(coord.CodeUsage, "block needs a reason")
+	}
+	t, err := s.opt.Service.Block(ctx, r, in.Reason)
+	if err != nil {
+		return nil, err
+	}
+	return s.task(t), nil
+}
+
+// wait blocks in app.Service.Wait for at most the caller's timeout
+// (clamped to MaxWait), sending a progress notification every
+// ProgressEvery when the caller gave a progress token, so that clients
+// which time out a silent call keep waiting.
+func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) (any, error) {
+	timeout, err := duration("timeout", in.Timeout, s.opt.DefaultWait)
+	if err != nil {
+		return nil, err
+	}
+	if timeout > s.opt.MaxWait {
+		timeout = s.opt.MaxWait
+	}
+	if in.Task != "" {
+		if err := coord.ValidTaskID(in.Task); err != nil {
+			return nil, err
+		}
+	}
+	if tok := req.Params.GetProgressToken(); tok != nil {
+		stop := s.notifyProgress(ctx, req, tok, timeout, in.Task)
+		defer stop()
+	}
+	res, err := s.opt.Service.Wait(ctx, app.WaitRequest{Agent: s.opt.Agent, TaskID: in.Task, Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// notifyProgress sends progress (seconds waited out of the timeout) until
+// stopped; it returns once the sender has stopped.
+func (s *server) notifyProgress(ctx context.Context, req *mcp.CallToolRequest, tok any, timeout time.Duration, task string) func() {
+	what := "waiting for an eligible task"
+	if task != "" {
+		what = "waiting for task " + task + " to change state"
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.opt.ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				p := &mcp.ProgressNotificationParams{ProgressToken: tok, Message: what,
+					Progress: time.Since(start).Round(time.Second).Seconds(), Total: timeout.Seconds()}
+				if err := req.Session.NotifyProgress(ctx, p); err != nil && ctx.Err() == nil {
+					s.warnf("wait: progress notification: %v", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (s *server) files(ctx context.Context, _ *mcp.CallToolRequest, in filesIn) (any, error) {
+	switch {
+	case len(in.Lock) > 0 && len(in.Unlock) > 0:
+		return nil, coord.Errorf(coord.CodeUsage, "files: lock or unlock, not both in one call")
+	case len(in.Lock) > 0:
+		ttl, err := duration("ttl", in.TTL, 0)
+		if err != nil {
+			return nil, err
+		}
+		paths, err := s.repoPaths(in.Lock)
+		if err != nil {
+			return nil, err
+		}
+		locked, err := s.opt.Service.LockPaths(ctx, s.opt.Agent.ID, paths, ttl)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"locked": locked, "holder": s.opt.Agent.ID}, nil
+	case len(in.Unlock) > 0:
+		if in.TTL != "" {
+			return nil, coord.Errorf(coord.CodeUsage, "files: ttl goes with lock")
+		}
+		paths, err := s.repoPaths(in.Unlock)
+		if err != nil {
+			return nil, err
+		}
+		gone, err := s.opt.Service.UnlockPaths(ctx, s.opt.Agent.ID, paths)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"unlocked": gone}, nil
+	}
+	if in.TTL != "" {
+		return nil, coord.Errorf(coord.CodeUsage, "files: ttl goes with lock")
+	}
+	locks, err := s.opt.Service.PathLocks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"locks": locks}, nil
+}
+
+// repoPaths maps the caller's paths (relative to the session's working
+// directory, or absolute in any worktree) to repository paths.
+func (s *server) repoPaths(ps []string) ([]string, error) {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		rp, err := s.opt.Paths.RepoPath(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rp)
+	}
+	return out, nil
+}
+
+func (s *server) log(ctx context.Context, _ *mcp.CallToolRequest, in logIn) (any, error) {
+	n := in.Lines
+	switch {
+	case n < 0:
+		return nil, coord.Errorf(coord.CodeUsage, "lines must be 0 or more")
+	case n == 0:
+		n = 20
+	case n > 1000:
+		n = 1000 // a tool result is read by a model: keep it bounded
+	}
+	if in.Msg != "" {
+		if err := s.opt.Service.Msg(ctx, s.opt.Agent.ID, in.Msg); err != nil {
+			return nil, err
+		}
+	}
+	lines := []coord.LogEntry{}
+	_, err := s.opt.Service.LogRead(ctx, n, func(l string) error {
+		if e, ok := coord.ParseLogLine(l); ok {
+			lines = append(lines, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"log": lines}, nil
+}
+
+// --- the rest (--tools all) ----------------------------------------------
+
+func (s *server) tasks(ctx context.Context, _ *mcp.CallToolRequest, in tasksIn) (any, error) {
+	var sts []coord.Status
+	for _, st := range coord.ParseCaps(in.Status) {
+		sts = append(sts, coord.Status(st))
+	}
+	ts, err := s.opt.Service.Tasks(ctx, app.ListRequest{Statuses: sts, All: in.All})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"tasks": s.tasksJSON(ts)}, nil
+}
+
+func (s *server) review(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn) (any, error) {
+	if err := coord.ValidTaskID(in.Task); err != nil {
+		return nil, err
+	}
+	var t *coord.Task
+	var err error
+	switch in.Action {
+	case "approve":
+		t, err = s.opt.Service.Approve(ctx, app.ApproveRequest{Agent: s.opt.Agent.ID, TaskID: in.Task})
+	case "reject":
+		if strings.TrimSpace(in.Reason) == "" {
+			return nil, coord.Errorf(coord.CodeUsage, "review: reject needs a reason")
+		}
+		t, err = s.opt.Service.Reject(ctx, s.opt.Agent.ID, in.Task, in.Reason)
+	default:
+		return nil, coord.Errorf(coord.CodeUsage, "review: action must be approve or reject, not %q", in.Action)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.task(t), nil
+}
+
+func (s *server) agents(ctx context.Context, _ *mcp.CallToolRequest, in agentsIn) (any, error) {
+	timeout, err := duration("timeout", in.Timeout, 0)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.opt.Service.Agents(ctx, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"agents": rows}, nil
+}
+
+func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, error) {
+	svc := s.opt.Service
+	switch in.Op {
+	case "get":
+		e, ok, err := svc.KVGet(ctx, in.Key)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, coord.Errorf(coord.CodeConflict, "no key %s (absent or expired)", in.Key)
+		}
+		return e, nil
+	case "set":
+		if in.TTL == "" {
+			return nil, coord.Errorf(coord.CodeUsage, "kv set needs a ttl (every key expires)")
+		}
+		ttl, err := duration("ttl", in.TTL, 0)
+		if err != nil {
+			return nil, err
+		}
+		if in.Value == nil {
+			return nil, coord.Errorf(coord.CodeUsage, "kv set needs a value")
+		}
+		val, err := json.Marshal(in.Value)
+		if err != nil {
+			return nil, coord.Errorf(coord.CodeUsage, "kv set: value: %v", err)
+		}
+		if len(val) > coord.MaxKVValue {
+			return nil, coord.Errorf(coord.CodeUsage, "value is %d bytes; the limit is %d", len(val), coord.MaxKVValue)
+		}
+		return svc.KVSet(ctx, in.Key, val, ttl, s.opt.Agent.ID, coord.KVCond{ExpectRev: in.ExpectRev, ExpectAbsent: in.ExpectAbsent})
+	case "del":
+		found, err := svc.KVDelete(ctx, in.Key)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"key": in.Key, "deleted": found}, nil
+	case "ls":
+		l, err := svc.KVList(ctx, in.Key)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"keys": l}, nil
+	}
+	return nil, coord.Errorf(coord.CodeUsage, "kv: op must be get, set, del or ls, not %q", in.Op)
+}
+
+func (s *server) lease(ctx context.Context, _ *mcp.CallToolRequest, in leaseIn) (any, error) {
+	svc := s.opt.Service
+	epoch := coord.NoEpoch
+	if in.Epoch < 0 {
+		return nil, coord.Errorf(coord.CodeUsage, "epoch %d is negative", in.Epoch)
+	} else if in.Epoch > 0 {
+		epoch = in.Epoch
+	}
+	switch in.Op {
+	case "acquire":
+		ttl, err := duration("ttl", in.TTL, 2*time.Hour)
+		if err != nil {
+			return nil, err
+		}
+		return svc.AcquireLease(ctx, coord.LeaseRequest{Name: in.Name, Holder: s.opt.Agent.ID, TTL: ttl})
+	case "renew":
+		ttl, err := duration("ttl", in.TTL, 0)
+		if err != nil {
+			return nil, err
+		}
+		return svc.RenewLease(ctx, in.Name, s.opt.Agent.ID, epoch, ttl)
+	case "release":
+		if err := svc.ReleaseLease(ctx, in.Name, s.opt.Agent.ID, epoch); err != nil {
+			return nil, err
+		}
+		return map[string]any{"released": in.Name}, nil
+	case "list":
+		ls, err := svc.Leases(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"leases": ls}, nil
+	}
+	return nil, coord.Errorf(coord.CodeUsage, "lease: op must be acquire, renew, release or list, not %q", in.Op)
+}
+
+func (s *server) doctor(ctx context.Context, _ *mcp.CallToolRequest, in doctorIn) (any, error) {
+	probs, err := s.opt.Service.Doctor(ctx, in.Repair)
+	if err != nil {
+		return nil, err
+	}
+	ok := true
+	for _, p := range probs {
+		ok = ok && p.Fixed
+	}
+	return map[string]any{"ok": ok, "problems": probs}, nil
+}

@@ -1,0 +1,91 @@
+package conformance_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/conformance"
+	"github.com/rotd/coord/registry/file"
+)
+
+func TestMain(m *testing.M) { conformance.Main(m) }
+
+// TestConformance runs the suite against every engine: one harness and
+// one line each.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, fileHarness)
+}
+
+// fileHarness: a project is a temporary directory with a coordination
+// tree laid down by registry/backend.Init, opened by its file:// URL.
+var fileHarness = conformance.Harness{
+	Name: "file",
+	New: func(t *testing.T) conformance.Project {
+		root := t.TempDir()
+		if _, _, err := backend.Init(context.Background(), backend.Options{Root: root}); err != nil {
+			t.Fatalf("init: %v", err)
+		}
+		url := "file://" + root
+		dir := filepath.Join(root, file.RelDir)
+		return conformance.Project{
+			URL:        url,
+			Clocked:    true,
+			LogRotates: true,
+			Open: func(t *testing.T, clock coord.Clock) coord.Backend {
+				b, err := backend.Open(context.Background(), backend.Options{URL: url, Clock: clock})
+				if err != nil {
+					t.Fatalf("open %s: %v", url, err)
+				}
+				return b
+			},
+			Corrupt: func(t *testing.T, part conformance.Part) string {
+				name := map[conformance.Part]string{
+					conformance.Registry: file.RegistryFile,
+					conformance.KV:       file.KVFile,
+					conformance.Leases:   file.LeasesFile,
+					conformance.Quota:    file.QuotaFile,
+				}[part]
+				p := filepath.Join(dir, name)
+				// Cut short mid-document, as a crashed editor leaves it.
+				data, err := os.ReadFile(p)
+				if err != nil || len(data) < 4 {
+					t.Fatalf("corrupt %s: %v (%d bytes)", p, err, len(data))
+				}
+				if err := os.WriteFile(p, data[:len(data)/2], 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			},
+			Raw: func(t *testing.T) map[string]string {
+				out := map[string]string{}
+				err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+					if err != nil {
+						return err
+					}
+					rel, _ := filepath.Rel(dir, p)
+					switch {
+					case d.IsDir() && rel == file.HeartbeatDir:
+						return filepath.SkipDir // beat instants (mtimes) and descriptions
+					case d.IsDir():
+						return nil
+					case strings.HasPrefix(rel, file.LockDir+"/") && rel != file.EpochFile:
+						return nil // flock sidecars: who last held them
+					}
+					data, err := os.ReadFile(p)
+					out[rel] = string(data)
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			},
+		}
+	},
+}
