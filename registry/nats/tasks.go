@@ -62,7 +62,7 @@ func (b *Backend) loadRegistry(ctx context.Context) (*coord.Txn, *format.Registr
 	if err := clock(); err != nil {
 		return nil, nil, nil, b.ioErr(err, "")
 	}
-	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: b.srv.now(), Archived: b.archivedLookup(ctx), PathLocks: f.PathLocks}
+	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: b.srv.now(), Archived: b.archivedLookup(ctx), PathLocks: f.PathLocks, Pool: f.Agents}
 	tx.UseIndex(f.Index())
 	if f.LastEpoch > tx.LastEpoch {
 		tx.LastEpoch = f.LastEpoch
@@ -88,11 +88,11 @@ func (b *Backend) updateRegistry(ctx context.Context, fn func(*coord.Txn) error)
 		return reg, err
 	}, func(reg *doc) ([]byte, error) {
 		before, n := tx.LastEpoch, len(tx.Tasks)
-		tx.PathLocksDirty = false
+		tx.PathLocksDirty, tx.PoolDirty = false, false
 		if err := fn(tx); err != nil {
 			return nil, err
 		}
-		dirty := tx.LastEpoch != before || len(tx.Tasks) != n || tx.PathLocksDirty || len(tx.Outbox) > 0
+		dirty := tx.LastEpoch != before || len(tx.Tasks) != n || tx.PathLocksDirty || tx.PoolDirty || len(tx.Outbox) > 0
 		for _, t := range tx.Tasks {
 			if t.Dirty {
 				dirty = true
@@ -114,6 +114,7 @@ func (b *Backend) updateRegistry(ctx context.Context, fn func(*coord.Txn) error)
 		}
 		f.Tasks = tx.Tasks
 		f.PathLocks = tx.PathLocks
+		f.Agents = tx.Pool
 		if tx.LastEpoch > f.LastEpoch {
 			f.LastEpoch = tx.LastEpoch
 		}
