@@ -132,12 +132,14 @@ func (k kvStore) Set(ctx context.Context, key string, value json.RawMessage, ttl
 		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "value is %d bytes; the limit is %d", len(value), coord.MaxKVValue)
 	}
 	b := k.b
+	// The key space is one part, as kv.json is on files: a damaged key
+	// refuses every write until doctor --repair removes it.
+	if _, _, err := b.allEntries(ctx); err != nil {
+		return coord.KVEntry{}, err
+	}
 	var got coord.KVEntry
 	seq, err := b.updateKey(ctx, preKV+enc(key), "key "+key, func(m *msg, now time.Time) (change, error) {
 		cur, err := b.entryFrom(key, m)
-		if err != nil && !cond.ExpectAbsent && cond.ExpectRev == 0 {
-			cur, err = nil, nil // an unconditional write replaces a damaged value
-		}
 		if err != nil {
 			return change{}, err
 		}
@@ -164,13 +166,19 @@ func (k kvStore) Delete(ctx context.Context, key string) (bool, error) {
 		return false, err
 	}
 	b := k.b
+	if _, _, err := b.allEntries(ctx); err != nil {
+		return false, err
+	}
 	found := false
 	_, err := b.updateKey(ctx, preKV+enc(key), "key "+key, func(m *msg, now time.Time) (change, error) {
 		found = false
 		if m == nil || m.deleted() {
 			return change{}, nil
 		}
-		cur, _ := b.entryFrom(key, m)
+		cur, err := b.entryFrom(key, m)
+		if err != nil {
+			return change{}, err
+		}
 		found = cur != nil && cur.Live(now)
 		return change{write: true, del: true, ttl: markerTTL}, nil
 	})

@@ -57,6 +57,11 @@ func (l leases) Acquire(ctx context.Context, req coord.LeaseRequest) (coord.Leas
 		return coord.Lease{}, err
 	}
 	b := l.b
+	// The leases are one part, as leases.json is on files: a damaged
+	// lease refuses every acquisition until doctor --repair removes it.
+	if _, _, err := b.allLeases(ctx); err != nil {
+		return coord.Lease{}, err
+	}
 	var got coord.Lease
 	seq, err := b.updateKey(ctx, preLease+enc(req.Name), "lease "+req.Name, func(m *msg, now time.Time) (change, error) {
 		cur, err := b.leaseFrom(req.Name, m)
