@@ -74,7 +74,7 @@ func (b *Backend) lock(ctx context.Context, name, holder string) (func(), error)
 			// Wait for the holder's word that it let go (a plain NATS
 			// message, not stored), or at most a while: a holder that died
 			// says nothing, and its mutex expires by itself.
-			if released, err = b.nc.SubscribeSync(subject + ".released"); err != nil {
+			if released, err = b.nc.QueueSubscribeSync(subject+".released", "waiters"); err != nil {
 				return nil, b.ioErr(err, "")
 			}
 			b.nc.Flush()
