@@ -11,13 +11,17 @@ FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles
 
-.PHONY: build demo test vet fmt-check unit procs conformance fuzz bench stress install-rotd clean mcp-smoke
+.PHONY: build demo demo-hub test vet fmt-check unit procs conformance fuzz bench stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -tags urfave_cli_no_docs -o $(BIN)/coord ./cmd/coord
 
 demo: build
 	./scripts/demo.sh
+
+# Two working directories sharing one project through a coord hub.
+demo-hub: build
+	./scripts/demo-hub.sh
 
 test: vet fmt-check unit procs conformance fuzz
 
@@ -72,6 +76,8 @@ bench: build
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'SIGKILLStorm' ./cmd/coord | grep -E 'throughput|^(ok|FAIL|--- FAIL)'
 	@echo "--- multi-process suite: coord against the naive reference, same run"
 	$(BIN)/coordbench -suite -bin $(BIN)/coord
+	@echo "--- NATS beside files, same run: a coord hub on loopback, then a 3-node cluster of hubs"
+	$(BIN)/coordbench -nats -cluster -bin $(BIN)/coord
 
 # coord mcp against the MCP Inspector's CLI (npm); "skipped" without npx.
 mcp-smoke: build
