@@ -31,7 +31,7 @@ const (
 	// maxDocument bounds a document after decompression.
 	maxDocument = 64 << 20
 	// recentTxns is how many earlier commits a document names.
-	recentTxns = 32
+	recentTxns = 128
 )
 
 // doc is a document as read: its bytes (decompressed), the revision it
@@ -205,7 +205,7 @@ func (b *Backend) commit(ctx context.Context, base *doc, data []byte, ttl time.D
 		data = s2.Encode(nil, data)
 		hdr.Set(hdrEncoding, "s2")
 	}
-	if max := b.nc.MaxPayload(); int64(len(data))+2048 > max {
+	if max := b.nc.MaxPayload(); int64(len(data))+8192 > max { // room for the headers (128 commit names)
 		return 0, b.ioErr(fmt.Errorf("%w: %s is %d bytes (compressed), more than the server's max_payload of %d", errTooLarge, base.key, len(data), max), "")
 	}
 	subject := b.names.pre + base.key
