@@ -11,13 +11,17 @@ FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles
 
-.PHONY: build demo test vet fmt-check unit procs conformance fuzz bench bench-compare stress install-rotd clean mcp-smoke
+.PHONY: build demo demo-hub test vet fmt-check unit procs conformance fuzz bench bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -tags urfave_cli_no_docs -o $(BIN)/coord ./cmd/coord
 
 demo: build
 	./scripts/demo.sh
+
+# Two working directories sharing one project through a coord hub.
+demo-hub: build
+	./scripts/demo-hub.sh
 
 test: vet fmt-check unit procs conformance fuzz
 
@@ -35,20 +39,22 @@ fmt-check:
 unit:
 	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -count=1 ./...
 
-# cmd/coord without -race: the scripts, the multi-process tests and the
-# load scenarios (with the package's in-process tests again). Their log
+# cmd/coord and registry/nats without -race: the scripts, the
+# multi-process tests, the NATS hub crash and cluster scenarios and the
+# load scenarios (with the packages' in-process tests again). Their log
 # goes to a file of its own (mktemp: concurrent runs share nothing); the
 # figures and any failure are printed.
 procs:
 	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-procs.XXXXXX") || exit 1; \
-	$(GO) test -count=1 -v ./cmd/coord >"$$log" 2>&1; s=$$?; \
+	$(GO) test -count=1 -v ./cmd/coord ./registry/nats >"$$log" 2>&1; s=$$?; \
 	grep -E '^(--- FAIL|ok|FAIL|\s+load_test\.go)' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 
 # The backend conformance suite (registry/conformance) against every
 # engine, without -race so that its multi-process check runs (the unit
 # pass skips it): one line per backend, "backend file: N passed, 0
-# failed"; the whole log on a failure.
+# failed" and "backend nats: …" (an embedded hub, a namespace per
+# check); the whole log on a failure.
 conformance:
 	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-conformance.XXXXXX") || exit 1; \
 	$(GO) test -count=1 -v -run '^TestConformance$$' ./registry/conformance >"$$log" 2>&1; s=$$?; \
@@ -72,6 +78,8 @@ bench: build
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestBrowserLoad10k' ./cmd/coord/dashboard | grep -E '10,000 tasks|skipped|^(ok|FAIL|--- FAIL)'
 	@echo "--- multi-process suite: coord against the naive reference, same run"
 	$(BIN)/coordbench -suite -bin $(BIN)/coord
+	@echo "--- NATS beside files, same run: a coord hub on loopback, then a 3-node cluster of hubs"
+	$(BIN)/coordbench -nats -cluster -bin $(BIN)/coord
 
 # The current coord against the binaries of earlier revisions, interleaved
 # run by run on one machine (scripts/bench-compare.sh, coordbench

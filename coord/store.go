@@ -177,3 +177,39 @@ type ArtifactStore interface {
 	// Write replaces the artifact atomically (valid JSON for .json).
 	Write(ctx context.Context, name string, data []byte) error
 }
+
+// Porter is an optional engine capability: a whole project read out and
+// written in, for 'coord backend copy' (contract §5). Heartbeats are not
+// part of a project's state to move: agents beat again on the new
+// backend.
+type Porter interface {
+	// Export reads the whole project: the registry under the engine's
+	// exclusion (a consistent state of tasks, path locks and the epoch
+	// counter), the rest just after it.
+	Export(ctx context.Context) (*Snapshot, error)
+	// Import writes s into this project, which must hold no task, lease
+	// or key in force (CodeConflict otherwise, and nothing is written).
+	// The registry is written last: a failure before it leaves no task.
+	Import(ctx context.Context, s *Snapshot) error
+}
+
+// Snapshot is a whole project as 'coord backend copy' moves it.
+type Snapshot struct {
+	// Registry is the registry document (registry/format) with its tasks,
+	// claims and their epochs, path locks, and a last_epoch at least every
+	// epoch the project issued.
+	Registry []byte
+	// DepMap, Config and Quota are dependency_map.json, config.json and
+	// quota.json as stored (nil: none).
+	DepMap, Config, Quota []byte
+	// Leases and KV are those in force, with their epochs and revisions;
+	// LeaseEpoch and KVRev are the highest issued (a destination issues
+	// only larger ones).
+	Leases     []Lease
+	LeaseEpoch int64
+	KV         []KVEntry
+	KVRev      int64
+	// Log is every log line, oldest first; Archive every archived task.
+	Log     []string
+	Archive []*Task
+}

@@ -179,7 +179,7 @@ func newApp(e *env) *cli.App {
 		OnUsageError:         onUsageError,
 		Flags:                globalFlags(),
 		Before:               e.before,
-		Commands:             append(append(append(commands(e), planningCommands(e)...), scheduleCommands(e)...), agentCommands(e)...),
+		Commands:             append(append(append(append(commands(e), planningCommands(e)...), scheduleCommands(e)...), agentCommands(e)...), hubCommands(e)...),
 		CommandNotFound: func(c *cli.Context, name string) {
 			e.notFound = name
 		},
@@ -207,7 +207,7 @@ func setUsage(c *cli.Command) {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "root", Usage: "project root holding .rotd/coordination (env COORD_ROOT)"},
-		&cli.StringFlag{Name: "backend", Usage: "where the project's state lives: file:///abs/path (env COORD_BACKEND; default: the root's tree, or \"backend\" in its config.json)"},
+		&cli.StringFlag{Name: "backend", Usage: "where the project's state lives: file:///abs/path or nats://[user:pass@]host:port[,host:port…][/NAMESPACE] (env COORD_BACKEND; default: the root's tree, or \"backend\" in its config.json)"},
 		&cli.StringFlag{Name: "agent", Usage: "this agent's id (env COORD_AGENT or ROTD_AGENT_ID; default: a UUID kept in .rotd/agent_id)"},
 		&cli.BoolFlag{Name: "json", Usage: "machine-readable output"},
 		&cli.StringFlag{Name: "lock-wait", Usage: "how long to wait for an artifact lock (Go duration; a bare number is seconds)"},

@@ -72,6 +72,10 @@ func installTestHooks() {
 //	                      installTestHooks), never a sleep
 //	gone PIDFILE          wait (up to 60 s) until the process whose pid
 //	                      PIDFILE holds has exited
+//	freeport VAR          set VAR to a free loopback port
+//	hubstart VAR          run a hub (in the test process, on a free
+//	                      loopback port, data in $WORK/.hubN) for the
+//	                      script and set VAR to its URL
 //
 // $README_HOOK_LINE is the README's pre-commit hook install line, as
 // written there.
@@ -114,6 +118,8 @@ func TestScript(t *testing.T) {
 			"lines":     cmdLines,
 			"waitfile":  cmdWaitFile,
 			"gone":      cmdGone,
+			"freeport":  cmdFreePort,
+			"hubstart":  cmdHubStart,
 		},
 	})
 }

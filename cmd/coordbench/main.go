@@ -40,9 +40,11 @@ func main() {
 	shm := flag.String("tmpfs", "/dev/shm", "with -suite or -compare: a directory on tmpfs")
 	against := flag.String("compare", "", "instead: measure these binaries (comma-separated, the first the base of the ratios) and then -bin, interleaved (scripts/bench-compare.sh builds them from git revisions)")
 	name := flag.String("name", "now", "with -compare: the column name of -bin")
-	only := flag.String("only", "", "with -compare: only these measurements (comma-separated: start, claim, read, drain8, drain16)")
+	only := flag.String("only", "", "with -compare: only these measurements (comma-separated: start, claim, read, drain8, drain16); with -nats: only claim, drain or rtt")
 	rounds := flag.Int("rounds", 0, "with -compare: drain rounds per binary (default 2, 1 with -quick)")
 	naive := flag.Bool("naive-claim", false, "internal: run one naive reference claim: -naive-claim ROOT AGENT")
+	natsFlag := flag.Bool("nats", false, "run the NATS figures beside the file engine's (a coord hub on loopback) and print a markdown table")
+	cluster := flag.Bool("cluster", false, "with -nats: also on a 3-node cluster of hubs")
 	flag.Parse()
 	if *naive {
 		if err := naiveClaim(flag.Arg(0), flag.Arg(1)); err != nil {
@@ -53,6 +55,18 @@ func main() {
 	}
 	if *against != "" {
 		if err := runCompare(*against, *bin, *name, *disk, *shm, *quick, *only, *rounds); err != nil {
+			fmt.Fprintln(os.Stderr, "coordbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *natsFlag {
+		self, _ := os.Executable()
+		b, err := filepath.Abs(*bin)
+		if err == nil {
+			err = runNATSSuite(b, self, *disk, *quick, *cluster, *only)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "coordbench:", err)
 			os.Exit(1)
 		}

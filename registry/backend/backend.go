@@ -6,22 +6,26 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/registry/file"
+	coordnats "github.com/rotd/coord/registry/nats"
 )
 
 // Options say which project to open and how.
 type Options struct {
-	// URL names the backend: "" (the file tree under Root) or
+	// URL names the backend: "" (the file tree under Root),
 	// file:///abs/path (a project root, or its .rotd/coordination
-	// directory). Other schemes are refused for now.
+	// directory) or nats://[user:pass@]host:port[,host:port…][/NAMESPACE]
+	// (NATS JetStream). Other schemes are refused.
 	URL string
 	// Root is the project root the caller found (the directory holding
-	// .rotd/coordination), used when URL is "".
+	// .rotd/coordination), used when URL is ""; with a nats:// URL, the
+	// checkout whose .rotd/ artifacts are written ("" for none).
 	Root string
 	// Clock is the engine's clock; nil is the system clock.
 	Clock coord.Clock
@@ -65,6 +69,9 @@ func Open(ctx context.Context, o Options) (coord.Backend, error) {
 
 // openURL opens the one backend o names, without looking at config.json.
 func openURL(ctx context.Context, o Options) (coord.Backend, error) {
+	if isNATS(o.URL) {
+		return coordnats.Open(ctx, o.URL, natsOptions(o))
+	}
 	root, dir, err := locate(o)
 	if err != nil {
 		return nil, err
@@ -96,6 +103,9 @@ func openURL(ctx context.Context, o Options) (coord.Backend, error) {
 // and never overwrites anything; it returns where the project is and what
 // it created.
 func Init(ctx context.Context, o Options) (where string, created []string, err error) {
+	if isNATS(o.URL) {
+		return coordnats.Init(ctx, o.URL, rotdtemplate.Coordination(), natsOptions(o))
+	}
 	root, dir, err := locate(o)
 	if err != nil {
 		return "", nil, err
@@ -122,7 +132,7 @@ func locate(o Options) (root, dir string, err error) {
 	}
 	if u.Scheme != "file" {
 		return "", "", coord.Errorf(coord.CodeUsage, "unknown backend scheme %q in %s", u.Scheme, redact(o.URL)).
-			WithHint("this coord knows file:///abs/path")
+			WithHint("this coord knows file:///abs/path and nats://host:port/NAMESPACE")
 	}
 	if (u.Host != "" && u.Host != "localhost") || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return "", "", coord.Errorf(coord.CodeUsage, "backend %s: a file URL names a local path only (file:///abs/path)", redact(o.URL))
@@ -146,7 +156,21 @@ func redact(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
 		return u.Redacted()
 	}
-	return raw
+	return coordnats.Redact(raw)
+}
+
+// isNATS reports whether raw names a NATS backend.
+func isNATS(raw string) bool { return strings.HasPrefix(raw, "nats://") }
+
+// natsOptions maps o to the NATS engine's options: the checkout's .rotd/
+// artifacts (when there is a root) are written by the file engine's
+// artifact writer.
+func natsOptions(o Options) coordnats.Options {
+	opt := coordnats.Options{Clock: o.Clock, LockWait: o.LockWait, Warn: o.Warn, Lenient: o.Lenient, Name: "coord " + o.Holder, Holder: o.Holder}
+	if o.Root != "" {
+		opt.Artifacts = file.Artifacts(filepath.Join(o.Root, ".rotd"), o.LockWait, o.Holder)
+	}
+	return opt
 }
 
 // checkFS refuses network and user-space file systems unless allowed.

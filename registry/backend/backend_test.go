@@ -47,7 +47,9 @@ func TestOpen(t *testing.T) {
 func TestOpenRefuses(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct{ url, want string }{
-		{"nats://alice:s3cret@hub:4222/proj", `unknown backend scheme "nats" in nats://alice:xxxxx@hub:4222/proj`},
+		{"nats://alice:s3cret@hub:4222/bad.ns", `backend nats://alice:xxxxx@hub:4222/bad.ns: namespace "bad.ns" is invalid`},
+		{"nats://alice:s3cret@hub:99999/proj", `port "99999"`},
+		{"redis://alice:s3cret@hub/proj", `unknown backend scheme "redis" in redis://alice:xxxxx@hub/proj`},
 		{"http://example.com", "unknown backend scheme"},
 		{"file:relative/path", "must be absolute"},
 		{"file://host/abs", "local path only"},

@@ -4,11 +4,12 @@
 // only package that names engines; front ends and the application know
 // only the interfaces of package coord.
 //
-// Today one engine exists: the file tree (package registry/file), named by
-// no URL at all (the tree found from the working directory, Options.Root)
-// or by file:///abs/path, the project root or its coordination directory.
-// Any other scheme is refused (exit 1, naming the URL with its password
-// masked); NATS JetStream comes next.
+// Two engines exist: the file tree (package registry/file), named by no
+// URL at all (the tree found from the working directory, Options.Root) or
+// by file:///abs/path, the project root or its coordination directory;
+// and NATS JetStream (package registry/nats), named by
+// nats://[user:pass@]host:port[,host:port…][/NAMESPACE]. Any other scheme
+// is refused (exit 1, naming the URL with its password masked).
 //
 // Before it opens a tree, Open refuses what the engine cannot be trusted
 // on: a tree on a network or user-space file system (NFS, 9p, FUSE, SMB,

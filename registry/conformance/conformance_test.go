@@ -20,6 +20,7 @@ func TestMain(m *testing.M) { conformance.Main(m) }
 // one line each.
 func TestConformance(t *testing.T) {
 	conformance.Run(t, fileHarness)
+	conformance.Run(t, natsHarness(t))
 }
 
 // fileHarness: a project is a temporary directory with a coordination

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
@@ -82,4 +83,15 @@ func (a artifacts) locked(ctx context.Context, n string, write func(*fsops.Tree)
 		return IOError(err, "")
 	}
 	return IOError(write(t), "")
+}
+
+// Artifacts is the artifact writer of the .rotd directory rotdDir alone,
+// for an engine that keeps the coordination state elsewhere (NATS): the
+// same locked appends and atomic replaces, lock waits bounded by lockWait
+// (0: the default lock_wait).
+func Artifacts(rotdDir string, lockWait time.Duration, holder string) coord.ArtifactStore {
+	if lockWait <= 0 {
+		lockWait = coord.DefaultConfig().LockWait
+	}
+	return artifacts{&Backend{rotdDir: rotdDir, lockWait: lockWait, holder: holder, clock: coord.SystemClock}}
 }

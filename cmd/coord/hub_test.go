@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rotd/coord/registry/nats/hub"
+)
+
+// cmdFreePort sets VAR to a free loopback port.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Setenv(args[0], strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	l.Close()
+}
+
+var hubs int
+
+// cmdHubStart runs a hub for the script and sets VAR to its URL.
+func cmdHubStart(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: hubstart VAR")
+	}
+	hubs++
+	h, err := hub.Start(hub.Options{Dir: filepath.Join(ts.Getenv("WORK"), fmt.Sprintf(".hub%d", hubs)), Listen: "127.0.0.1:0"})
+	ts.Check(err)
+	ts.Defer(h.Shutdown)
+	ts.Check(h.WaitJetStream(60 * time.Second))
+	ts.Setenv(args[0], h.URL())
+}

@@ -1,0 +1,123 @@
+package conformance_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gonats "github.com/nats-io/nats.go"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/conformance"
+	"github.com/rotd/coord/registry/nats/hub"
+	"github.com/rotd/coord/registry/nats/hubtest"
+)
+
+// natsHarness: one embedded hub for the whole run (every write synced, as
+// 'coord hub' runs it), a fresh namespace per project, laid down by
+// registry/backend.Init and opened by its nats:// URL. The engine judges
+// time on the server's clock, so it takes no injected clock (Clocked is
+// false: the checks that move time run on files only; registry/nats's own
+// tests cover TTLs and skew on the server's clock). Its log is one stream
+// (LogRotates false).
+func natsHarness(t *testing.T) conformance.Harness {
+	h := hubtest.StartHub(t)
+	var n atomic.Int64
+	return conformance.Harness{
+		Name: "nats",
+		New: func(t *testing.T) conformance.Project {
+			ns := fmt.Sprintf("c%d", n.Add(1))
+			url := h.URL() + "/" + ns
+			if _, _, err := backend.Init(context.Background(), backend.Options{URL: url}); err != nil {
+				t.Fatalf("init %s: %v", url, err)
+			}
+			return conformance.Project{
+				URL: url,
+				Open: func(t *testing.T, clock coord.Clock) coord.Backend {
+					b, err := backend.Open(context.Background(), backend.Options{URL: url, Clock: clock})
+					if err != nil {
+						t.Fatalf("open %s: %v", url, err)
+					}
+					return b
+				},
+				Corrupt: func(t *testing.T, part conformance.Part) string {
+					key := map[conformance.Part]string{
+						conformance.Registry: "registry",
+						conformance.KV:       "kv." + enc("k"),
+						conformance.Leases:   "lease." + enc("l"),
+						conformance.Quota:    "quota",
+					}[part]
+					nc := natsConn(t, h)
+					// Half a document, as a broken tool would leave it.
+					if _, err := nc.Request("$KV.coord_"+ns+"."+key, []byte(`{"version":1,"tas`), 10*time.Second); err != nil {
+						t.Fatal(err)
+					}
+					return url + " key " + key
+				},
+				Raw: func(t *testing.T) map[string]string {
+					return natsRaw(t, h, ns)
+				},
+			}
+		},
+	}
+}
+
+func enc(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+func natsConn(t *testing.T, h *hub.Hub) *gonats.Conn {
+	t.Helper()
+	nc, err := gonats.Connect(h.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// natsRaw: every key of the namespace's bucket but the beats and agent
+// descriptions (liveness), with its revision, and the log's and the
+// archive's last sequence.
+func natsRaw(t *testing.T, h *hub.Hub, ns string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	nc := natsConn(t, h)
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue("coord_" + ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	keys, err := kv.Keys()
+	if err != nil && err != gonats.ErrNoKeysFound {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if strings.HasPrefix(k, "beat.") || strings.HasPrefix(k, "agent.") {
+			continue
+		}
+		e, err := kv.Get(k)
+		if err != nil {
+			if err == gonats.ErrKeyNotFound {
+				continue // expired meanwhile
+			}
+			t.Fatal(err)
+		}
+		out[k] = fmt.Sprintf("%d %s", e.Revision(), e.Value())
+	}
+	for _, s := range []string{"coord_" + ns + "_log", "coord_" + ns + "_archive"} {
+		si, err := js.StreamInfo(s, gonats.Context(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[s] = fmt.Sprint(si.State.LastSeq)
+	}
+	return out
+}

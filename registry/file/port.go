@@ -1,0 +1,193 @@
+package file
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/format"
+)
+
+var _ coord.Porter = (*Backend)(nil)
+
+// Export reads the whole tree for 'coord backend copy': the registry as
+// the next command would see it (under its flock, reconciled, the epoch
+// counter raised to the tree's high-water mark, path locks from the lock
+// files if the registry does not hold them yet), then the dependency map,
+// config, quota, leases and keys in force, every log line and every
+// archived task.
+func (s *Backend) Export(ctx context.Context) (*coord.Snapshot, error) {
+	snap := &coord.Snapshot{}
+	err := s.update(ctx, func(tx *coord.Txn) error {
+		data, err := s.tree.ReadFile(RegistryFile, MaxRegistrySize)
+		if err != nil {
+			return IOError(err, "")
+		}
+		f, err := format.Parse(s.tree.Path(RegistryFile), data)
+		if err != nil {
+			return IOError(err, "")
+		}
+		f.Tasks, f.PathLocks = tx.Tasks, tx.PathLocks
+		f.LastEpoch = max(f.LastEpoch, tx.LastEpoch)
+		snap.Registry = f.Encode()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range []struct {
+		name string
+		dst  *[]byte
+	}{{DepMapFile, &snap.DepMap}, {ConfigFile, &snap.Config}, {QuotaFile, &snap.Quota}} {
+		data, err := s.tree.ReadFile(x.name, maxSmallFile*16)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, IOError(err, "")
+		}
+		*x.dst = data
+	}
+	now := s.clock()
+	ls, err := readDoc[coord.LeaseSet](s, LeasesFile)
+	if err != nil {
+		return nil, err
+	}
+	snap.Leases, snap.LeaseEpoch = ls.InForce(now), ls.LastEpoch
+	kv, err := readDoc[coord.KVSpace](s, KVFile)
+	if err != nil {
+		return nil, err
+	}
+	snap.KV, snap.KVRev = kv.List("", now), kv.LastRev
+	if _, err := s.readLog(0, func(line string) error { snap.Log = append(snap.Log, line); return nil }); err != nil {
+		return nil, err
+	}
+	if snap.Archive, err = s.archivedTasks(ctx); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// Import writes a snapshot into a tree that holds no task, lease or key
+// in force, under the registry's flock: the archive, the log lines, the
+// dependency map, config, quota, leases and keys, the epoch mark, the
+// lock files of claimed tasks, and last the registry.
+func (s *Backend) Import(ctx context.Context, snap *coord.Snapshot) error {
+	f, err := format.Parse("the copied registry", snap.Registry)
+	if err != nil {
+		return coord.Errorf(coord.CodeIO, "%v", err)
+	}
+	unlock, err := s.lock(ctx, registryLock)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	tx, _, err := s.load()
+	if err != nil {
+		return err
+	}
+	now := s.clock()
+	ls, err := readDoc[coord.LeaseSet](s, LeasesFile)
+	if err != nil {
+		return err
+	}
+	kv, err := readDoc[coord.KVSpace](s, KVFile)
+	if err != nil {
+		return err
+	}
+	if n := len(tx.Tasks); n > 0 || len(ls.InForce(now)) > 0 || len(kv.List("", now)) > 0 {
+		return coord.Errorf(coord.CodeConflict, "%s already holds %d tasks, %d leases and %d keys: copying would mix two projects", s.Where(), n, len(ls.InForce(now)), len(kv.List("", now))).
+			WithHint("copy into an empty project (a new directory or namespace); nothing was written")
+	}
+	if err := ctx.Err(); err != nil {
+		return IOError(err, "")
+	}
+	ctx = context.WithoutCancel(ctx)
+	if len(snap.Archive) > 0 {
+		byFile := map[string][]byte{}
+		for _, t := range snap.Archive {
+			line, err := format.TaskLine(t)
+			if err != nil {
+				return IOError(err, "")
+			}
+			name := ArchiveDir + "/" + coord.ArchiveMonth(t.CompletedAt, now) + ".jsonl"
+			byFile[name] = append(append(byFile[name], line...), '\n')
+		}
+		if err := s.appendArchive(ctx, byFile); err != nil {
+			return err
+		}
+	}
+	if len(snap.Log) > 0 {
+		unlockLog, err := s.lock(ctx, logLock)
+		if err != nil {
+			return err
+		}
+		var b []byte
+		for _, l := range snap.Log {
+			b = append(append(b, l...), '\n')
+		}
+		err = s.tree.AppendLine(LogFile, b)
+		unlockLog()
+		if err != nil {
+			return IOError(err, "")
+		}
+	}
+	for _, x := range []struct {
+		name string
+		data []byte
+	}{{DepMapFile, snap.DepMap}, {ConfigFile, snap.Config}, {QuotaFile, snap.Quota}} {
+		if x.data == nil {
+			continue
+		}
+		if err := s.tree.WriteFile(x.name, x.data, 0o644); err != nil {
+			return IOError(err, "")
+		}
+	}
+	leases := &coord.LeaseSet{Version: 1, LastEpoch: max(ls.LastEpoch, snap.LeaseEpoch), Leases: snap.Leases}
+	for _, l := range snap.Leases {
+		leases.LastEpoch = max(leases.LastEpoch, l.Epoch)
+	}
+	keys := append([]coord.KVEntry(nil), snap.KV...)
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Key < keys[j].Key })
+	space := &coord.KVSpace{Version: 1, LastRev: max(kv.LastRev, snap.KVRev), Keys: keys}
+	for _, e := range keys {
+		space.LastRev = max(space.LastRev, e.Rev)
+	}
+	for _, x := range []struct {
+		name string
+		doc  any
+	}{{LeasesFile, leases}, {KVFile, space}} {
+		data, _ := json.Marshal(x.doc)
+		if err := s.tree.WriteFile(x.name, append(data, '\n'), 0o644); err != nil {
+			return IOError(err, "")
+		}
+	}
+	mark, err := s.epochFloor(tx)
+	if err != nil {
+		return err
+	}
+	epoch := f.LastEpoch
+	for _, t := range f.Tasks {
+		epoch = max(epoch, t.Epoch)
+	}
+	if err := s.raiseEpochMark(&mark, epoch); err != nil {
+		return err
+	}
+	for _, t := range f.Tasks {
+		if t.HoldsLock() {
+			if err := s.createLock(LocksDir+"/"+LockName(t.ID, t.ClaimedBy), t); err != nil && !errors.Is(err, fs.ErrExist) {
+				return IOError(err, "")
+			}
+		}
+	}
+	for _, l := range f.PathLocks {
+		if err := s.writeMirror(l); err != nil {
+			return IOError(err, "")
+		}
+	}
+	if err := s.tree.WriteFile(RegistryFile, snap.Registry, 0o644); err != nil {
+		return IOError(err, fmt.Sprintf("the registry was not written; the rest of the copy is in %s", s.Where()))
+	}
+	return nil
+}

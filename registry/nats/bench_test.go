@@ -1,0 +1,46 @@
+package nats_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	coordnats "github.com/rotd/coord/registry/nats"
+)
+
+// BenchmarkClaim is one claim as a fresh process makes it (open, which
+// connects and reads the config, then claim), without the process start,
+// at 10 and 1,000 tasks on an embedded hub (every write synced).
+func BenchmarkClaim(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			h := startHub(b)
+			url := newProject(b, h, "bench")
+			s := service(b, open(b, url, coordnats.Options{}))
+			ids := make([]string, n)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("t%d", i)
+			}
+			seed(b, s, ids...)
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				be, err := coordnats.Open(ctx, url, coordnats.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				sv, _ := app.New(ctx, be, app.Options{})
+				res, err := sv.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}})
+				if err != nil || res.Task == nil {
+					b.Fatal(res, err)
+				}
+				b.StopTimer()
+				sv.Release(ctx, app.TaskRef{Agent: coord.Agent{ID: "a"}, TaskID: res.Task.ID, Epoch: res.Task.Epoch}, "")
+				b.StartTimer()
+				be.Close()
+			}
+		})
+	}
+}

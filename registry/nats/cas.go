@@ -1,0 +1,420 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/s2"
+	gonats "github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+
+	"github.com/rotd/coord/coord"
+)
+
+// Documents (the registry, the dependency map, quota) are single keys
+// changed by compare-and-set. This file is the one commit path: it
+// encodes, publishes with the expected revision and the transaction's
+// name, and resolves a lost acknowledgement by reading the names back.
+
+const (
+	// hdrEncoding marks a compressed document ("s2").
+	hdrEncoding = "Coord-Encoding"
+	// compressAbove is the size above which a document is stored S2
+	// compressed.
+	compressAbove = 32 << 10
+	// maxDocument bounds a document after decompression.
+	maxDocument = 64 << 20
+	// recentTxns is how many earlier commits a document names.
+	recentTxns = 128
+)
+
+// doc is a document as read: its bytes (decompressed), the revision it
+// was read at (0: absent), and the commit names it carries.
+type doc struct {
+	key  string
+	data []byte
+	seq  uint64
+	at   time.Time
+	txn  string // "id:base" of the commit that wrote it
+	ring string // the commits before, newest first
+}
+
+// present reports whether the document exists.
+func (d *doc) present() bool { return d.seq != 0 && d.data != nil }
+
+// docFrom turns the last message of a key into a doc; a missing key or a
+// marker is an absent doc at the marker's revision.
+func (b *Backend) docFrom(key string, m *msg) (*doc, error) {
+	d := &doc{key: key}
+	if m == nil {
+		return d, nil
+	}
+	d.seq, d.at = m.seq, m.at
+	d.txn, d.ring = m.hdr.Get(hdrTxn), m.hdr.Get(hdrRecent)
+	if m.deleted() {
+		return d, nil
+	}
+	d.data = m.data
+	if m.hdr.Get(hdrEncoding) == "s2" {
+		n, err := s2.DecodedLen(m.data)
+		if err != nil || n > maxDocument {
+			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged", b.where(key)).
+				WithHint("restore it from a copy ('coord backend copy') or remove the key; 'coord doctor' names it")
+		}
+		if d.data, err = s2.Decode(nil, m.data); err != nil {
+			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged: %v", b.where(key), err).
+				WithHint("restore it from a copy ('coord backend copy') or remove the key; 'coord doctor' names it")
+		}
+	}
+	if d.data == nil {
+		d.data = []byte{}
+	}
+	return d, nil
+}
+
+// readLast reads the last message of one subject: from the stream's
+// leader in a cluster (a replica may lag, or be cut off from the
+// majority), with a direct get on a single node.
+func (b *Backend) readLast(ctx context.Context, subject string) (*msg, error) {
+	if b.clustered {
+		return b.w.lastFromLeader(ctx, b.names.kv, subject)
+	}
+	return b.w.last(ctx, b.names.kv, subject)
+}
+
+// readDocs reads several documents in one round trip (in a cluster, one
+// request per key to the stream's leader, all sent at once).
+func (b *Backend) readDocs(ctx context.Context, keys ...string) (map[string]*doc, error) {
+	subjects := make([]string, len(keys))
+	for i, k := range keys {
+		subjects[i] = b.names.pre + k
+	}
+	msgs, err := b.retryRead(ctx, func(ctx context.Context) ([]*msg, error) {
+		if !b.clustered {
+			return b.w.multiLast(ctx, b.names.kv, subjects)
+		}
+		out := make([]*msg, len(subjects))
+		errs := make([]error, len(subjects))
+		var wg sync.WaitGroup
+		for i, s := range subjects {
+			wg.Add(1)
+			go func() { defer wg.Done(); out[i], errs[i] = b.w.lastFromLeader(ctx, b.names.kv, s) }()
+		}
+		wg.Wait()
+		var got []*msg
+		for i := range out {
+			if errs[i] != nil {
+				return nil, errs[i]
+			}
+			if out[i] != nil {
+				got = append(got, out[i])
+			}
+		}
+		return got, nil
+	})
+	if err != nil {
+		return nil, b.ioErr(err, "")
+	}
+	out := make(map[string]*doc, len(keys))
+	for _, k := range keys {
+		out[k] = &doc{key: k}
+	}
+	for _, m := range msgs {
+		k := strings.TrimPrefix(m.subject, b.names.pre)
+		d, err := b.docFrom(k, m)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = d
+	}
+	return out, nil
+}
+
+// retryRead runs a read, trying again while no server answers (a
+// cluster electing a leader, a reconnect) for at most IOBudget.
+func (b *Backend) retryRead(ctx context.Context, read func(context.Context) ([]*msg, error)) ([]*msg, error) {
+	start := time.Now()
+	for i := 0; ; i++ {
+		out, err := read(ctx)
+		if err == nil || !transient(err) || ctx.Err() != nil || time.Since(start)+backoff(i) > IOBudget {
+			return out, err
+		}
+		sleep(ctx, backoff(i))
+	}
+}
+
+// transient reports whether an error may go away by itself: no answer, no
+// stream leader, a connection being re-established.
+func transient(err error) bool {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		switch ae.ErrCode {
+		case 10008, // JetStream system temporarily unavailable (a cluster electing)
+			10004, // incomplete results
+			10063, // expected stream sequence does not match (a replica catching up)
+			10163: // expected last sequence per subject temporarily unavailable (a new leader)
+			return true
+		}
+	}
+	return errors.Is(err, errNoStream) || ambiguous(err)
+}
+
+// backoff is the pause before retry i: doubling from 5 ms up to 250 ms,
+// with full jitter.
+func backoff(i int) time.Duration {
+	d := 5 * time.Millisecond << min(i, 6)
+	d = min(d, 250*time.Millisecond)
+	return time.Duration(rand.Int64N(int64(d))) + time.Millisecond
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// commit stores data as key's new value if key is still at base.seq. It
+// returns the new revision, errConflict when the key moved, or a coded
+// error. A commit is never cut short by ctx once it is sent: the change
+// is made or not, and the caller learns which.
+func (b *Backend) commit(ctx context.Context, base *doc, data []byte, ttl time.Duration, extra gonats.Header) (uint64, error) {
+	ctx = context.WithoutCancel(ctx)
+	id := nuid.Next()
+	name := id + ":" + strconv.FormatUint(base.seq, 10)
+	hdr := casHeader(base.seq)
+	for k, v := range extra {
+		hdr[k] = v
+	}
+	hdr.Set(hdrTxn, name)
+	if ring := ringAfter(base); ring != "" {
+		hdr.Set(hdrRecent, ring)
+	}
+	if ttl > 0 {
+		hdr.Set(hdrTTL, ttlHeader(ttl))
+	}
+	if len(data) > compressAbove {
+		data = s2.Encode(nil, data)
+		hdr.Set(hdrEncoding, "s2")
+	}
+	if max := b.nc.MaxPayload(); int64(len(data))+8192 > max { // room for the headers (128 commit names)
+		return 0, b.ioErr(fmt.Errorf("%w: %s is %d bytes (compressed), more than the server's max_payload of %d", errTooLarge, base.key, len(data), max), "")
+	}
+	subject := b.names.pre + base.key
+	start := time.Now()
+	unsure := false // an earlier attempt may have landed, or still may
+	for i := 0; ; i++ {
+		seq, err := b.w.publish(ctx, subject, data, hdr)
+		if err == nil {
+			return seq, nil
+		}
+		if errors.Is(err, errConflict) && !unsure {
+			return 0, err
+		}
+		if !transient(err) && !errors.Is(err, errConflict) {
+			return 0, b.ioErr(err, "writing "+base.key)
+		}
+		if ambiguous(err) || errors.Is(err, errConflict) {
+			// The answer was lost, or the key moved after an attempt
+			// whose answer was lost: the commit may have landed.
+			unsure = unsure || ambiguous(err)
+			landed, seq, rerr := b.landed(ctx, base, id, start)
+			if rerr != nil {
+				return 0, rerr
+			}
+			switch {
+			case landed == yes:
+				return seq, nil
+			case landed == lost || errors.Is(err, errConflict):
+				return 0, errConflict
+			}
+			// not there yet: sending it again is safe (the same
+			// expected revision).
+		}
+		if time.Since(start)+backoff(i) > IOBudget {
+			if unsure {
+				return 0, coord.Errorf(coord.CodeIO, "%s: no answer from the server to a commit within %s: it may or may not have landed", b.where(base.key), coord.RoundDuration(IOBudget)).
+					WithHint("run 'coord ls' when the server answers to see the state")
+			}
+			return 0, b.ioErr(err, "writing "+base.key)
+		}
+		sleep(ctx, backoff(i))
+	}
+}
+
+type outcome int
+
+const (
+	notYet outcome = iota // the key is still at its base: nothing landed
+	yes                   // our commit landed
+	lost                  // another commit took the base: ours cannot land
+)
+
+// landed reads key back to learn what became of commit id made on base,
+// and if it landed, its revision: the base named by the commit after it
+// (or the key's revision if none followed).
+func (b *Backend) landed(ctx context.Context, base *doc, id string, start time.Time) (outcome, uint64, error) {
+	for i := 0; ; i++ {
+		m, err := b.w.lastFromLeader(ctx, b.names.kv, b.names.pre+base.key)
+		if err == nil {
+			var seq uint64
+			var names []string
+			if m != nil {
+				seq = m.seq
+				names = append([]string{m.hdr.Get(hdrTxn)}, strings.Fields(m.hdr.Get(hdrRecent))...)
+			}
+			if seq == base.seq {
+				return notYet, 0, nil
+			}
+			prefix := id + ":"
+			suffix := ":" + strconv.FormatUint(base.seq, 10)
+			for j, n := range names {
+				if strings.HasPrefix(n, prefix) {
+					if j == 0 {
+						return yes, seq, nil
+					}
+					_, after, _ := strings.Cut(names[j-1], ":")
+					rev, _ := strconv.ParseUint(after, 10, 64)
+					return yes, rev, nil
+				}
+				if strings.HasSuffix(n, suffix) {
+					return lost, 0, nil
+				}
+			}
+			return notYet, 0, coord.Errorf(coord.CodeIO, "%s: the server's answer to a commit was lost and more than %d commits followed it: whether it landed is unknown", b.where(base.key), recentTxns).
+				WithHint("run 'coord ls' to see the state before retrying")
+		}
+		if !transient(err) || time.Since(start)+backoff(i) > IOBudget {
+			return notYet, 0, coord.Errorf(coord.CodeIO, "%s: the server's answer to a commit was lost and it cannot be read back: %v", b.where(base.key), err).
+				WithHint("the commit may or may not have landed; run 'coord ls' when the server answers")
+		}
+		sleep(ctx, backoff(i))
+	}
+}
+
+// ringAfter is the Coord-Recent of a commit following base.
+func ringAfter(base *doc) string {
+	if base.txn == "" {
+		return ""
+	}
+	names := append([]string{base.txn}, strings.Fields(base.ring)...)
+	if len(names) > recentTxns {
+		names = names[:recentTxns]
+	}
+	return strings.Join(names, " ")
+}
+
+// ttlHeader renders a TTL as Nats-TTL takes it (whole seconds at least 1,
+// or a Go duration).
+func ttlHeader(d time.Duration) string {
+	if d < time.Second {
+		d = time.Second
+	}
+	return d.Round(time.Second).String()
+}
+
+// update runs a read-change-commit loop on one document: read it, let
+// change compute the new bytes (nil: nothing to write), commit, and on a
+// lost race start again after a jittered pause, until the lock wait runs
+// out (coord.CodeLockTimeout).
+func (b *Backend) update(ctx context.Context, what string, read func(context.Context) (*doc, error), change func(*doc) ([]byte, error)) error {
+	start := time.Now()
+	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return b.ioErr(err, "")
+		}
+		d, err := read(ctx)
+		if err != nil {
+			return err
+		}
+		data, err := change(d)
+		if err != nil || data == nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return b.ioErr(err, "") // cancelled before the commit: nothing changed
+		}
+		_, err = b.commit(ctx, d, data, 0, nil)
+		if !errors.Is(err, errConflict) {
+			return err
+		}
+		if time.Since(start)+backoff(i) > b.lockWait {
+			return &coord.Error{Code: coord.CodeLockTimeout, Err: coord.ErrLockTimeout,
+				Msg:  fmt.Sprintf("%s: %s kept changing under concurrent writers for %s", b.url, what, coord.RoundDuration(b.lockWait)),
+				Hint: "retry, or raise --lock-wait"}
+		}
+		sleep(ctx, backoff(i))
+	}
+}
+
+// noHeaders is an empty header set for plain publishes.
+func noHeaders() gonats.Header { return gonats.Header{} }
+
+// change is what a keyed update decides: write data (a delete marker
+// with del) for ttl, or nothing.
+type change struct {
+	write bool
+	data  []byte
+	ttl   time.Duration
+	del   bool
+}
+
+// updateKey runs decide on key's last message (nil: none; markers
+// included) and the server's now, commits what it decides if the key is
+// still where decide saw it, and on a lost race runs it again, until the
+// lock wait. It returns the revision written (0: nothing written).
+func (b *Backend) updateKey(ctx context.Context, key, what string, decide func(m *msg, now time.Time) (change, error)) (uint64, error) {
+	start := time.Now()
+	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return 0, b.ioErr(err, "")
+		}
+		clock := b.srv.start(ctx, b)
+		var m *msg
+		_, err := b.retryRead(ctx, func(ctx context.Context) ([]*msg, error) {
+			var err error
+			m, err = b.readLast(ctx, b.names.pre+key)
+			return nil, err
+		})
+		cerr := clock()
+		if err != nil {
+			return 0, b.ioErr(err, "")
+		}
+		if cerr != nil {
+			return 0, b.ioErr(cerr, "")
+		}
+		c, err := decide(m, b.srv.now())
+		if err != nil || !c.write {
+			return 0, err
+		}
+		base := &doc{key: key}
+		if m != nil {
+			base.seq, base.txn, base.ring = m.seq, m.hdr.Get(hdrTxn), m.hdr.Get(hdrRecent)
+		}
+		var extra gonats.Header
+		if c.del {
+			extra = deleteHeader()
+		}
+		seq, err := b.commit(ctx, base, c.data, c.ttl, extra)
+		if !errors.Is(err, errConflict) {
+			return seq, err
+		}
+		if time.Since(start)+backoff(i) > b.lockWait {
+			return 0, &coord.Error{Code: coord.CodeLockTimeout, Err: coord.ErrLockTimeout,
+				Msg:  fmt.Sprintf("%s: %s kept changing under concurrent writers for %s", b.url, what, coord.RoundDuration(b.lockWait)),
+				Hint: "retry, or raise --lock-wait"}
+		}
+		sleep(ctx, backoff(i))
+	}
+}
+
+// deleteHeader marks a write as a KV delete.
+func deleteHeader() gonats.Header { return gonats.Header{hdrKVOperation: []string{"DEL"}} }

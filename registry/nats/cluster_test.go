@@ -1,0 +1,341 @@
+package nats_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	rotdtemplate "github.com/rotd/coord"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coord/registry/nats/hub"
+)
+
+// proxy forwards TCP connections to a target until stopped; restarted, it
+// listens on the same port again. Routes between the nodes of the test
+// cluster go through one proxy per direction, so a node is cut off by
+// stopping its proxies (as nats-server's own tests do with netProxy).
+type proxy struct {
+	target string
+	addr   string
+	mu     sync.Mutex
+	l      net.Listener
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	p := &proxy{target: target, addr: freeAddr(t)}
+	p.start(t)
+	t.Cleanup(p.stop)
+	return p
+}
+
+func (p *proxy) start(t *testing.T) {
+	var l net.Listener
+	var err error
+	for i := 0; i < 100; i++ { // the port may linger a moment after stop
+		if l, err = net.Listen("tcp", p.addr); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.l = l
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.DialTimeout("tcp", p.target, time.Second)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go func() { io.Copy(s, c); s.Close() }()
+			go func() { io.Copy(c, s); c.Close() }()
+		}
+	}()
+}
+
+func (p *proxy) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.l != nil {
+		p.l.Close()
+		p.l = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// testCluster is three hubs on loopback, routes through proxies.
+type testCluster struct {
+	t       *testing.T
+	opts    []hub.Options
+	hubs    []*hub.Hub
+	proxies [3][3]*proxy // [from][to]
+	clients []string     // client HOST:PORT per node
+}
+
+func startCluster(t *testing.T) *testCluster {
+	c := &testCluster{t: t, hubs: make([]*hub.Hub, 3)}
+	var routePorts []string
+	for i := 0; i < 3; i++ {
+		c.clients = append(c.clients, freeAddr(t))
+		routePorts = append(routePorts, freeAddr(t))
+	}
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 3; j++ {
+			if i != j {
+				c.proxies[i][j] = newProxy(t, routePorts[j])
+			}
+		}
+	}
+	for i := 0; i < 3; i++ {
+		var routes []string
+		for j := 0; j < 3; j++ {
+			if i != j {
+				routes = append(routes, c.proxies[i][j].addr)
+			}
+		}
+		c.opts = append(c.opts, hub.Options{Dir: t.TempDir(), Listen: c.clients[i], Cluster: "coordtest",
+			ClusterListen: routePorts[i], Routes: routes, Name: fmt.Sprintf("n%d", i),
+			// Nothing listens there: a node learns of the others only
+			// through its configured routes, the proxies.
+			ClusterAdvertise: "127.0.0.1:1"})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range c.opts {
+		wg.Add(1)
+		go func(i int) { defer wg.Done(); c.hubs[i], errs[i] = hub.Start(c.opts[i]) }(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := c.hubs[i]
+		t.Cleanup(func() {
+			if c.hubs[i] != nil {
+				c.hubs[i].Shutdown()
+			}
+		})
+		_ = h
+	}
+	for _, h := range c.hubs {
+		if err := h.WaitJetStream(60 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// url names the given nodes (all when none).
+func (c *testCluster) url(ns string, nodes ...int) string {
+	if len(nodes) == 0 {
+		nodes = []int{0, 1, 2}
+	}
+	var hs []string
+	for _, n := range nodes {
+		hs = append(hs, c.clients[n])
+	}
+	return "nats://" + strings.Join(hs, ",") + "/" + ns
+}
+
+// leader returns the node leading stream, waiting for one.
+func (c *testCluster) leader(stream string) int {
+	c.t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for i, h := range c.hubs {
+			if h != nil && h.Server().JetStreamIsStreamLeader("$G", stream) {
+				return i
+			}
+		}
+	}
+	c.t.Fatalf("no leader for %s", stream)
+	return -1
+}
+
+func (c *testCluster) stopNode(i int) {
+	c.hubs[i].Shutdown()
+	c.hubs[i] = nil
+}
+
+func (c *testCluster) startNode(i int) {
+	c.t.Helper()
+	h, err := hub.Start(c.opts[i])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.hubs[i] = h
+}
+
+// cut isolates node i from the others; heal reconnects it.
+func (c *testCluster) cut(i int) {
+	for j := 0; j < 3; j++ {
+		if j != i {
+			c.proxies[i][j].stop()
+			c.proxies[j][i].stop()
+		}
+	}
+}
+
+func (c *testCluster) heal(i int) {
+	for j := 0; j < 3; j++ {
+		if j != i {
+			c.proxies[i][j].start(c.t)
+			c.proxies[j][i].start(c.t)
+		}
+	}
+}
+
+// goWorkers runs n agents (goroutines, each with its own connection) on
+// url; wait returns what each printed.
+func goWorkers(url string, prefix string, n int) (outs []*syncBuffer, wait func() map[string]string) {
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		b := &syncBuffer{}
+		outs = append(outs, b)
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			work(url, fmt.Sprintf("%s%d", prefix, i), b, coordnats.Options{})
+		}(i)
+	}
+	return outs, func() map[string]string {
+		wg.Wait()
+		m := map[string]string{}
+		for i, b := range outs {
+			m[fmt.Sprintf("%s%d", prefix, i)] = b.String()
+		}
+		return m
+	}
+}
+
+func released(outs []*syncBuffer) int {
+	n := 0
+	for _, b := range outs {
+		n += strings.Count(b.String(), "released ")
+	}
+	return n
+}
+
+// A 3-node cluster with replicated streams: the stream leader is stopped
+// mid-run and brought back; then one node is cut off from the others. The
+// minority refuses writes (exit 2 or 4), the majority goes on, and no
+// acknowledged claim is lost or granted twice.
+func TestCluster(t *testing.T) {
+	manyProcesses(t)
+	c := startCluster(t)
+	ctx := context.Background()
+	url := c.url("cl")
+	if _, _, err := coordnats.Init(ctx, url, rotdtemplate.Coordination(), coordnats.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s := service(t, open(t, url, coordnats.Options{}))
+	// A replica may be an operation behind just after the namespace is
+	// made: doctor says so until it catches up, which it must within the
+	// bound.
+	d := open(t, url, coordnats.Options{})
+	var si []coord.Problem
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		si, err = d.Doctor(ctx, false)
+		if (err == nil && len(si) == 0) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || len(si) != 0 {
+		t.Fatalf("doctor on a healthy cluster: %+v %v", si, err)
+	}
+
+	t.Run("LeaderStopped", func(t *testing.T) {
+		const tasks = 60
+		seedN(t, s, tasks)
+		outs, wait := goWorkers(url, "a", 6)
+		waitFor(t, "work before the leader stops", func() bool { return released(outs) >= tasks/4 })
+		l := c.leader("KV_coord_cl")
+		c.stopNode(l)
+		waitFor(t, "work without the old leader", func() bool { return released(outs) >= tasks/2 })
+		c.startNode(l)
+		checkOutputs(t, wait(), s, tasks)
+		// The old leader caught up: a client of that node alone reads the
+		// same registry.
+		only := service(t, open(t, c.url("cl", l), coordnats.Options{}))
+		waitFor(t, "the restarted node to catch up", func() bool {
+			all, err := only.Tasks(ctx, app.ListRequest{})
+			done := 0
+			for _, tk := range all {
+				if tk.Status == coord.Done {
+					done++
+				}
+			}
+			return err == nil && done == tasks
+		})
+	})
+
+	t.Run("Partition", func(t *testing.T) {
+		url := c.url("part")
+		if _, _, err := coordnats.Init(ctx, url, rotdtemplate.Coordination(), coordnats.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		s := service(t, open(t, url, coordnats.Options{}))
+		const tasks = 40
+		seedN(t, s, tasks)
+		minority := 2
+		lonely, err := coordnats.Open(ctx, c.url("part", minority), coordnats.Options{LockWait: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lonely.Close()
+		ls := service(t, lonely)
+		c.cut(minority)
+		// The minority side refuses to grant anything.
+		got, err := claimTask(ls, ctx, app.ClaimRequest{Agent: coord.Agent{ID: "lonely"}})
+		if got != nil || (coord.CodeOf(err) != coord.CodeIO && coord.CodeOf(err) != coord.CodeLockTimeout) {
+			t.Fatalf("claim on the minority: %+v %v, want exit 2 or 4", got, err)
+		}
+		t.Logf("minority: %v", err)
+		// The majority goes on.
+		_, wait := goWorkers(c.url("part", 0, 1), "m", 4)
+		outs := wait()
+		c.heal(minority)
+		checkOutputs(t, outs, s, tasks)
+		all, _ := s.Tasks(ctx, app.ListRequest{})
+		for _, tk := range all {
+			if tk.ClaimedBy == "lonely" {
+				t.Fatalf("the minority granted task %s", tk.ID)
+			}
+		}
+	})
+}
+
+var _ = strconv.Itoa

@@ -1,0 +1,50 @@
+// Package nats is coord's engine on NATS JetStream (server 2.12 or
+// later): every store of coord.Backend for one namespace of one server or
+// cluster, named by nats://[user:pass@]host:port[,host:port…][/NAMESPACE]
+// (contract §5).
+//
+// What lives where (NS is the namespace):
+//
+//   - KV bucket coord_NS (stream KV_coord_NS, per-key TTL on from its
+//     creation): "registry", the registry document in exactly the file
+//     engine's format (registry/format: tasks, "last_epoch", "path_locks"),
+//     compressed with S2 above 32 KiB; "depmap", the dependency map;
+//     "config", config.json's content; "quota", quota.json's; "meta", the
+//     namespace's own record; "beat.<agent>" (a liveness tick) and
+//     "agent.<agent>" (the agent's description); "lease.<name>" and
+//     "kv.<key>", each with the server-side TTL of the lease or key.
+//     Names and keys are base64url in the subject, so any agent id, lease
+//     name or key is safe there.
+//   - stream coord_NS_log: the coordination log, one message per commit's
+//     lines; stream coord_NS_archive: archived tasks, one message per
+//     archive run.
+//
+// A commit of the registry is a compare-and-set on the key's revision
+// (Nats-Expected-Last-Subject-Sequence): it applies only if nothing
+// changed since the transaction read it, so a claim is atomic without a
+// lock; a commit that loses retries with jitter up to the lock wait, then
+// fails with coord.CodeLockTimeout. Path locks, the fencing counter and a
+// task's release are one document, hence one commit. The archive outbox is
+// stored before the commit that removes its tasks. A commit whose
+// acknowledgement is lost (a timeout, a leader failing over) is resolved,
+// never guessed: each commit names itself and the ones it follows in its
+// headers (Coord-Txn, Coord-Recent), and the writer reads them back to
+// learn whether it landed before it retries.
+//
+// Time: liveness (heartbeats), lease and key expiry and every instant
+// written into the registry are the server's clock: the engine learns it
+// from a stream info (which carries the server's time) and advances it
+// with the local monotonic clock, so no two hosts' wall clocks are ever
+// compared. A lease's epoch and a key's revision are the stream sequence
+// of their write plus the namespace's base (meta), strictly increasing.
+//
+// Limits: the registry is one document, so every commit moves all of it
+// (a claim at 1,000 tasks sends about 230 KB each way) and concurrent
+// committers serialise on one key; archive done tasks to keep it small. A
+// document must fit the server's max_payload (1 MB by default; the hub
+// sets 8 MB) after compression. Durability is the server's: only a
+// server that syncs every write (coord hub does; sync_interval: always)
+// keeps an acknowledged commit through a power cut, and only a replicated
+// (R3) stream survives the loss of a node. Doctor says what it can see of
+// both.
+package nats

@@ -1,0 +1,63 @@
+package nats_test
+
+import (
+	"context"
+	"testing"
+
+	rotdtemplate "github.com/rotd/coord"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coord/registry/nats/hub"
+	"github.com/rotd/coord/registry/nats/hubtest"
+)
+
+// startHub runs a single-node hub on a free loopback port in a temporary
+// directory for the test.
+func startHub(t testing.TB) *hub.Hub { return hubtest.StartHub(t) }
+
+// newProject creates a namespace on the hub and returns its URL.
+func newProject(t testing.TB, h *hub.Hub, ns string) string {
+	t.Helper()
+	url := h.URL() + "/" + ns
+	if _, _, err := coordnats.Init(context.Background(), url, rotdtemplate.Coordination(), coordnats.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
+
+func open(t testing.TB, url string, opt coordnats.Options) *coordnats.Backend {
+	t.Helper()
+	b, err := coordnats.Open(context.Background(), url, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func service(t testing.TB, b coord.Backend) *app.Service {
+	t.Helper()
+	s, err := app.New(context.Background(), b, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func seed(t testing.TB, s *app.Service, ids ...string) {
+	t.Helper()
+	var batch []coord.SeedLine
+	for _, id := range ids {
+		batch = append(batch, coord.SeedLine{Task: &coord.Task{ID: id, Title: "task " + id, Status: coord.Unclaimed}})
+	}
+	if _, err := s.Seed(context.Background(), app.SeedRequest{Name: "test", Batch: batch}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claimTask is Service.Claim's task (nil: nothing eligible).
+func claimTask(s *app.Service, ctx context.Context, r app.ClaimRequest) (*coord.Task, error) {
+	res, err := s.Claim(ctx, r)
+	return res.Task, err
+}

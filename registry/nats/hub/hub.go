@@ -1,0 +1,309 @@
+// Package hub runs the NATS server coord's NATS engine talks to, embedded
+// in the coord process ('coord hub'): JetStream on file storage with every
+// write synced to disk before it is acknowledged (Jepsen found
+// acknowledged writes lost under NATS's default of syncing every two
+// minutes), data kept in one directory across restarts, and with a
+// cluster name and routes one node of a cluster whose namespaces are
+// replicated three times.
+//
+// It is its own package so that only 'coord hub' and tests link the
+// server; the engine (package registry/nats) is a client only.
+//
+// Limits: no TLS and no authentication of its own (put it on a private
+// network, or run nats-server with a configuration of yours and point
+// coord at it); don't add or remove cluster nodes while agents run
+// (Jepsen lost acknowledged writes on membership changes during
+// partitions).
+package hub
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	gonats "github.com/nats-io/nats.go"
+
+	"github.com/rotd/coord/coord"
+)
+
+// InfoSubject is where the hub answers with Info as JSON (the engine's
+// doctor asks there: registry/nats.HubInfoSubject).
+const InfoSubject = "coord.hub.info"
+
+// Info is what a hub says about itself (registry/nats.HubInfo).
+type Info struct {
+	Version    string `json:"version"`     // the NATS server's
+	SyncAlways bool   `json:"sync_always"` // every write synced before it is acknowledged
+	Cluster    string `json:"cluster,omitempty"`
+	Nodes      int    `json:"nodes"` // configured cluster size (1: single node)
+	StoreDir   string `json:"store_dir"`
+}
+
+// DefaultListen is where a hub listens for clients unless told.
+const DefaultListen = "127.0.0.1:4222"
+
+// DefaultClusterPort is the route port of a clustered hub unless told.
+const DefaultClusterPort = 6222
+
+// MaxPayload is the largest message the hub accepts: a registry document
+// of about 40,000 tasks compressed. NATS warns above 8 MB.
+const MaxPayload = 8 << 20
+
+// Options say how to run a hub.
+type Options struct {
+	// Dir holds the data (DIR/jetstream) and the node's name; it is
+	// created if missing.
+	Dir string
+	// Listen is HOST:PORT for clients (port 0: a free one).
+	Listen string
+	// Cluster names the cluster this node joins ("": a single node).
+	Cluster string
+	// ClusterListen is HOST:PORT for routes (default: Listen's host,
+	// port 6222; port 0: a free one).
+	ClusterListen string
+	// Routes are the other nodes' route URLs (nats-route://host:port or
+	// host:port).
+	Routes []string
+	// ClusterAdvertise is the HOST:PORT this node tells the others to
+	// route to ("": ClusterListen's), for a node behind NAT or a proxy.
+	ClusterAdvertise string
+	// Name is the node's name; "" reads it from DIR/server_name, making
+	// one up the first time (a cluster knows its peers by name, so it
+	// must not change across restarts).
+	Name string
+	// Logf, if set, receives the server's notices and errors.
+	Logf func(format string, args ...any)
+}
+
+// Hub is a running server.
+type Hub struct {
+	s    *server.Server
+	nc   *gonats.Conn
+	opts Options
+	url  string
+}
+
+// Start starts a hub and returns once it accepts connections.
+func Start(o Options) (*Hub, error) {
+	if o.Dir == "" {
+		return nil, coord.Errorf(coord.CodeUsage, "hub: --dir is needed")
+	}
+	if o.Listen == "" {
+		o.Listen = DefaultListen
+	}
+	host, port, err := splitListen("--listen", o.Listen)
+	if err != nil {
+		return nil, err
+	}
+	if o.ClusterListen != "" {
+		if _, _, err := splitListen("--cluster-listen", o.ClusterListen); err != nil {
+			return nil, err
+		}
+	}
+	if o.Cluster == "" && len(o.Routes) > 0 {
+		return nil, coord.Errorf(coord.CodeUsage, "hub: --routes needs --cluster NAME")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
+	}
+	if o.Name == "" {
+		if o.Name, err = nodeName(dir); err != nil {
+			return nil, err
+		}
+	}
+	opts := &server.Options{
+		ServerName:   o.Name,
+		Host:         host,
+		Port:         port,
+		JetStream:    true,
+		StoreDir:     dir,
+		SyncAlways:   true,
+		SyncInterval: 2 * time.Minute,
+		MaxPayload:   MaxPayload,
+		NoSigs:       true,
+		NoLog:        o.Logf == nil,
+		// Heartbeats between client and server: a hub that vanished is
+		// noticed by long-running clients within seconds.
+		PingInterval: 10 * time.Second,
+	}
+	if o.Cluster != "" {
+		if o.ClusterListen == "" {
+			o.ClusterListen = net.JoinHostPort(host, strconv.Itoa(DefaultClusterPort))
+		}
+		ch, cp, err := splitListen("--cluster-listen", o.ClusterListen)
+		if err != nil {
+			return nil, err
+		}
+		opts.Cluster.Name, opts.Cluster.Host, opts.Cluster.Port = o.Cluster, ch, cp
+		opts.Cluster.Advertise = o.ClusterAdvertise
+		var routes []string
+		for _, r := range o.Routes {
+			r = strings.TrimSpace(r)
+			if r == "" {
+				continue
+			}
+			if !strings.Contains(r, "://") {
+				r = "nats-route://" + r
+			}
+			routes = append(routes, r)
+		}
+		opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+	} else if len(o.Routes) > 0 {
+		return nil, coord.Errorf(coord.CodeUsage, "hub: --routes needs --cluster NAME")
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
+	}
+	if o.Logf != nil {
+		s.SetLogger(logger{o.Logf}, false, false)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		s.Shutdown()
+		return nil, coord.Errorf(coord.CodeIO, "hub: the server did not start listening on %s", o.Listen).
+			WithHint("is the port taken, or the directory %s locked by another hub?", dir)
+	}
+	h := &Hub{s: s, opts: o}
+	h.url = "nats://" + advertised(host, s.Addr())
+	nc, err := gonats.Connect("", gonats.InProcessServer(s), gonats.Name("coord hub"), gonats.MaxReconnects(-1))
+	if err != nil {
+		s.Shutdown()
+		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
+	}
+	h.nc = nc
+	nodes := 1
+	if o.Cluster != "" {
+		nodes = len(opts.Routes) + 1
+	}
+	info, _ := json.Marshal(Info{Version: server.VERSION, SyncAlways: true, Cluster: o.Cluster, Nodes: nodes, StoreDir: dir})
+	if _, err := nc.Subscribe(InfoSubject, func(m *gonats.Msg) { m.Respond(info) }); err != nil {
+		h.Shutdown()
+		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
+	}
+	return h, nil
+}
+
+// URL is the hub's client URL, nats://HOST:PORT, with the port it got.
+func (h *Hub) URL() string { return h.url }
+
+// ClusterURL is the hub's route URL, nats-route://HOST:PORT ("" when not
+// clustered).
+func (h *Hub) ClusterURL() string {
+	a := h.s.ClusterAddr()
+	if a == nil {
+		return ""
+	}
+	return "nats-route://" + net.JoinHostPort(a.IP.String(), strconv.Itoa(a.Port))
+}
+
+// Server is the embedded server (tests find stream leaders through it).
+func (h *Hub) Server() *server.Server { return h.s }
+
+// Shutdown stops the server cleanly: every stream is flushed and closed.
+func (h *Hub) Shutdown() {
+	if h.nc != nil {
+		h.nc.Close()
+	}
+	h.s.Shutdown()
+	h.s.WaitForShutdown()
+}
+
+// WaitJetStream waits up to d for JetStream to take requests (a cluster
+// has elected its meta leader and every node is current).
+func (h *Hub) WaitJetStream(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if h.s.JetStreamIsCurrent() && (h.opts.Cluster == "" || h.metaLeaderKnown()) {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("hub: JetStream is not ready")
+}
+
+func (h *Hub) metaLeaderKnown() bool {
+	_, err := h.nc.Request("$JS.API.INFO", nil, time.Second)
+	return err == nil
+}
+
+// splitListen reads HOST:PORT; port 0 asks for a free one.
+func splitListen(flag, hp string) (string, int, error) {
+	host, p, err := net.SplitHostPort(hp)
+	n, perr := strconv.Atoi(p)
+	if err != nil || perr != nil || n < 0 || n > 65535 {
+		return "", 0, coord.Errorf(coord.CodeUsage, "hub: %s %q is not HOST:PORT", flag, hp)
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	if n == 0 {
+		n = server.RANDOM_PORT
+	}
+	return host, n, nil
+}
+
+// advertised is the HOST:PORT clients should use: the listen host, or
+// this machine's name for a wildcard address.
+func advertised(host string, addr net.Addr) string {
+	port := 0
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		port = ta.Port
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			host = h
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// nodeName reads DIR/server_name, making one up the first time.
+func nodeName(dir string) (string, error) {
+	p := filepath.Join(dir, "server_name")
+	data, err := os.ReadFile(p)
+	if err == nil {
+		if n := strings.TrimSpace(string(data)); n != "" {
+			return n, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", coord.Errorf(coord.CodeIO, "hub: %v", err)
+	}
+	var r [4]byte
+	rand.Read(r[:])
+	host, _ := os.Hostname()
+	host = strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' {
+			return c
+		}
+		return '-'
+	}, host)
+	name := "coord-" + host + "-" + hex.EncodeToString(r[:])
+	if err := os.WriteFile(p, []byte(name+"\n"), 0o644); err != nil {
+		return "", coord.Errorf(coord.CodeIO, "hub: %v", err)
+	}
+	return name, nil
+}
+
+// logger passes the server's notices, warnings and errors to Logf.
+type logger struct{ f func(string, ...any) }
+
+func (l logger) Noticef(format string, v ...any) { l.f("[INF] "+format, v...) }
+func (l logger) Warnf(format string, v ...any)   { l.f("[WRN] "+format, v...) }
+func (l logger) Fatalf(format string, v ...any)  { l.f("[FTL] "+format, v...) }
+func (l logger) Errorf(format string, v ...any)  { l.f("[ERR] "+format, v...) }
+func (l logger) Debugf(format string, v ...any)  {}
+func (l logger) Tracef(format string, v ...any)  {}

@@ -1,0 +1,248 @@
+package nats
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/format"
+)
+
+// MinServer is the oldest server the engine runs on: per-message TTL,
+// subject delete markers and the server's time in stream info.
+const MinServer = "2.12.0"
+
+// Template files Init seeds the namespace from (the coordination tree's
+// template built into coord).
+const (
+	tmplRegistry = "active_work_registry.json"
+	tmplConfig   = "config.json"
+	tmplDepMap   = "dependency_map.json"
+	tmplQuota    = "quota.json"
+)
+
+// Init creates the namespace raw names if it is missing: its bucket and
+// streams (file storage; replicated three times when the server is part of
+// a cluster), then its registry, config, dependency map and quota from
+// tmpl, and last its meta key (a namespace without one does not exist for
+// Open). It is idempotent and never overwrites anything; it returns what
+// it created.
+func Init(ctx context.Context, raw string, tmpl fs.FS, opt Options) (where string, created []string, err error) {
+	u, err := ParseURL(raw)
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := dial(ctx, u, opt)
+	if err != nil {
+		return "", nil, err
+	}
+	defer b.Close()
+	created, err = b.create(ctx, tmpl, 0)
+	return b.Where(), created, err
+}
+
+// create makes the streams and seeds the keys; base is the meta's base.
+func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string, error) {
+	if err := b.checkVersion(); err != nil {
+		return nil, err
+	}
+	// Creating a replicated stream waits for its three nodes to agree: a
+	// loaded cluster may take longer than one request's timeout.
+	js, err := jetstream.New(b.nc, jetstream.WithDefaultTimeout(30*time.Second))
+	if err != nil {
+		return nil, b.ioErr(err, "")
+	}
+	replicas := 1
+	if b.nc.ConnectedClusterName() != "" {
+		replicas = 3
+	}
+	var created []string
+	if _, err := b.w.streamInfo(ctx, b.names.kv); errors.Is(err, errNoStream) {
+		_, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:         b.names.bucket,
+			Description:    "coord namespace " + b.url.Namespace,
+			History:        1,
+			Storage:        jetstream.FileStorage,
+			Replicas:       replicas,
+			LimitMarkerTTL: time.Minute,
+		})
+		if err != nil {
+			return created, b.createErr(err, "bucket "+b.names.bucket, replicas)
+		}
+		created = append(created, "bucket "+b.names.bucket)
+	} else if err != nil {
+		return created, b.ioErr(err, "")
+	}
+	for _, s := range []struct{ name, subj, what string }{
+		{b.names.log, b.names.logSubj, "the coordination log"},
+		{b.names.arc, b.names.arcSubj, "archived tasks"},
+	} {
+		if _, err := b.w.streamInfo(ctx, s.name); !errors.Is(err, errNoStream) {
+			if err != nil {
+				return created, b.ioErr(err, "")
+			}
+			continue
+		}
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:        s.name,
+			Description: "coord namespace " + b.url.Namespace + ": " + s.what,
+			Subjects:    []string{s.subj},
+			Storage:     jetstream.FileStorage,
+			Replicas:    replicas,
+			AllowDirect: true,
+			Discard:     jetstream.DiscardOld,
+			MaxMsgs:     -1,
+			MaxBytes:    -1,
+			MaxAge:      0,
+		})
+		if err != nil && !strings.Contains(err.Error(), "already in use") {
+			return created, b.createErr(err, "stream "+s.name, replicas)
+		}
+		created = append(created, "stream "+s.name)
+	}
+	if _, err := b.w.streamInfo(ctx, b.names.mutex); errors.Is(err, errNoStream) {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:                 b.names.mutex,
+			Description:          "coord namespace " + b.url.Namespace + ": the commit mutex (advisory)",
+			Subjects:             []string{b.names.mutexSubject(">")},
+			Storage:              jetstream.MemoryStorage,
+			Replicas:             replicas,
+			MaxMsgsPerSubject:    1,
+			Discard:              jetstream.DiscardNew,
+			DiscardNewPerSubject: true,
+			AllowMsgTTL:          true,
+			AllowDirect:          true,
+			MaxMsgs:              -1,
+			MaxBytes:             -1,
+		})
+		if err != nil && !strings.Contains(err.Error(), "already in use") {
+			return created, b.createErr(err, "stream "+b.names.mutex, replicas)
+		}
+		created = append(created, "stream "+b.names.mutex)
+	} else if err != nil {
+		return created, b.ioErr(err, "")
+	}
+	for _, k := range []struct{ key, file string }{
+		{keyRegistry, tmplRegistry}, {keyConfig, tmplConfig}, {keyDepMap, tmplDepMap}, {keyQuota, tmplQuota},
+	} {
+		data, err := fs.ReadFile(tmpl, k.file)
+		if err != nil {
+			return created, coord.Errorf(coord.CodeIO, "the built-in template has no %s: %v", k.file, err)
+		}
+		ok, err := b.createKey(ctx, k.key, data)
+		if err != nil {
+			return created, err
+		}
+		if ok {
+			created = append(created, "key "+k.key)
+		}
+	}
+	m, _ := json.Marshal(meta{Version: 1, Base: base})
+	ok, err := b.createKey(ctx, keyMeta, m)
+	if err != nil {
+		return created, err
+	}
+	if ok {
+		created = append(created, "key "+keyMeta)
+		b.meta = meta{Version: 1, Base: base}
+	}
+	return created, nil
+}
+
+// createKey stores data under key if the key has never been written (or
+// holds only a marker); ok reports whether it did.
+func (b *Backend) createKey(ctx context.Context, key string, data []byte) (bool, error) {
+	m, err := b.readLast(ctx, b.names.pre+key)
+	if err != nil {
+		return false, b.ioErr(err, "")
+	}
+	if m != nil && !m.deleted() {
+		return false, nil
+	}
+	base := &doc{key: key}
+	if m != nil {
+		base.seq = m.seq
+	}
+	_, err = b.commit(ctx, base, data, 0, nil)
+	if errors.Is(err, errConflict) {
+		return false, nil // someone else created it meanwhile
+	}
+	return err == nil, err
+}
+
+func (b *Backend) createErr(err error, what string, replicas int) error {
+	if replicas > 1 && (strings.Contains(err.Error(), "insufficient resources") || strings.Contains(err.Error(), "replicas")) {
+		return coord.Errorf(coord.CodeIO, "%s: cannot create %s with %d replicas: %v", b.url, what, replicas, err).
+			WithHint("a cluster needs at least 3 JetStream nodes running for replicated storage")
+	}
+	return coord.Errorf(coord.CodeIO, "%s: cannot create %s: %s", b.url, what, coord.OneLine(err.Error())).
+		WithHint("check the account's JetStream limits and permissions")
+}
+
+// checkVersion refuses a server older than MinServer.
+func (b *Backend) checkVersion() error {
+	v := b.nc.ConnectedServerVersion()
+	if !versionAtLeast(v, MinServer) {
+		return coord.Errorf(coord.CodeIO, "%s: the server runs NATS %s; coord needs %s or later", b.url, v, MinServer).
+			WithHint("upgrade the server, or run 'coord hub'")
+	}
+	return nil
+}
+
+// versionAtLeast compares dotted versions ("2.12.1", "2.14.0-beta").
+func versionAtLeast(v, min string) bool {
+	parse := func(s string) [3]int {
+		var out [3]int
+		s, _, _ = strings.Cut(strings.TrimPrefix(s, "v"), "-")
+		for i, p := range strings.SplitN(s, ".", 3) {
+			out[i], _ = strconv.Atoi(p)
+		}
+		return out
+	}
+	a, m := parse(v), parse(min)
+	for i := range a {
+		if a[i] != m[i] {
+			return a[i] > m[i]
+		}
+	}
+	return true
+}
+
+// SetConfig replaces the namespace's settings with data, config.json's
+// content, after reading it strictly (a file that would not load is
+// refused, exit 2 naming it, and nothing is written). Commands that are
+// running keep the settings they read when they started.
+func (b *Backend) SetConfig(ctx context.Context, data []byte) error {
+	cfg, err := format.ParseConfig("config", data)
+	if err != nil {
+		return coord.Errorf(coord.CodeIO, "%v", err).WithHint("fix it and try again; nothing was written")
+	}
+	err = b.update(ctx, "the config", func(ctx context.Context) (*doc, error) {
+		docs, err := b.readDocs(ctx, keyConfig)
+		if err != nil {
+			return nil, err
+		}
+		return docs[keyConfig], nil
+	}, func(*doc) ([]byte, error) { return data, nil })
+	if err == nil {
+		b.cfg, b.cfgErr = cfg, nil
+	}
+	return err
+}
+
+// ConfigData returns the namespace's config key as it is stored (nil
+// when there is none).
+func (b *Backend) ConfigData(ctx context.Context) ([]byte, error) {
+	docs, err := b.readDocs(ctx, keyConfig)
+	if err != nil {
+		return nil, err
+	}
+	return docs[keyConfig].data, nil
+}

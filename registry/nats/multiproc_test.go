@@ -1,0 +1,401 @@
+package nats_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	rotdtemplate "github.com/rotd/coord"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coord/registry/nats/hub"
+)
+
+// The test binary doubles as the helper processes of these tests: a hub
+// (to be SIGKILLed) and agents (to race, or to be SIGSTOPped).
+const helperEnv = "COORD_NATS_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "hub":
+		os.Exit(runHub())
+	case "worker":
+		os.Exit(runWorker())
+	case "holder":
+		os.Exit(runHolder())
+	}
+	os.Exit(m.Run())
+}
+
+// manyProcesses skips a many-process test under -race.
+func manyProcesses(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("many processes: run without -race (make test's non-race pass runs it)")
+	}
+}
+
+// runHub runs a hub on COORD_NATS_DIR and COORD_NATS_LISTEN, prints its
+// URL and stops on SIGTERM.
+func runHub() int {
+	h, err := hub.Start(hub.Options{Dir: os.Getenv("COORD_NATS_DIR"), Listen: os.Getenv("COORD_NATS_LISTEN")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := h.WaitJetStream(60 * time.Second); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Println("URL " + h.URL())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	h.Shutdown()
+	return 0
+}
+
+// runWorker claims and releases until the registry is drained, printing
+// each acknowledged claim and release, and any error with its exit code.
+func runWorker() int {
+	return work(os.Getenv("COORD_NATS_URL"), os.Getenv("COORD_AGENT"), os.Stdout, coordnats.Options{})
+}
+
+func work(url, id string, out io.Writer, opt coordnats.Options) int {
+	ctx := context.Background()
+	agent := coord.Agent{ID: id}
+	deadline := time.Now().Add(3 * time.Minute)
+	var s *app.Service
+	for s == nil {
+		b, err := coordnats.Open(ctx, url, opt)
+		if err == nil {
+			if s, err = app.New(ctx, b, app.Options{}); err != nil {
+				b.Close()
+			} else {
+				defer b.Close()
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(out, "error %d %s\n", coord.CodeOf(err), coord.OneLine(err.Error()))
+			if time.Now().After(deadline) {
+				return 1
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for time.Now().Before(deadline) {
+		t, err := claimTask(s, ctx, app.ClaimRequest{Agent: agent})
+		if err != nil {
+			fmt.Fprintf(out, "error %d %s\n", coord.CodeOf(err), coord.OneLine(err.Error()))
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if t == nil {
+			drained := false
+			s.Backend().Tasks().View(ctx, func(tx *coord.Txn) error { drained = tx.Drained(); return nil })
+			if drained {
+				return 0
+			}
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		fmt.Fprintf(out, "claimed %s %d\n", t.ID, t.Epoch)
+		for {
+			_, err := s.Release(ctx, app.TaskRef{Agent: agent, TaskID: t.ID, Epoch: t.Epoch}, "")
+			if err == nil {
+				fmt.Fprintf(out, "released %s %d\n", t.ID, t.Epoch)
+				break
+			}
+			fmt.Fprintf(out, "error %d %s\n", coord.CodeOf(err), coord.OneLine(err.Error()))
+			if coord.CodeOf(err) == coord.CodeLost {
+				// Only possible if the release landed unseen: checked by
+				// the test against the registry.
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return 1
+}
+
+// runHolder claims one task, prints it, waits for a line on stdin, then
+// releases at its epoch and prints the exit code.
+func runHolder() int {
+	ctx := context.Background()
+	agent := coord.Agent{ID: os.Getenv("COORD_AGENT")}
+	b, err := coordnats.Open(ctx, os.Getenv("COORD_NATS_URL"), coordnats.Options{})
+	if err != nil {
+		fmt.Println("error", err)
+		return 2
+	}
+	s, _ := app.New(ctx, b, app.Options{})
+	t, err := claimTask(s, ctx, app.ClaimRequest{Agent: agent})
+	if err != nil || t == nil {
+		fmt.Println("error", err)
+		return 2
+	}
+	fmt.Printf("claimed %s %d\n", t.ID, t.Epoch)
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	_, err = s.Release(ctx, app.TaskRef{Agent: agent, TaskID: t.ID, Epoch: t.Epoch}, "late")
+	fmt.Printf("release %d %s\n", coord.CodeOf(err), coord.OneLine(fmt.Sprint(err)))
+	return int(coord.CodeOf(err))
+}
+
+type worker struct {
+	cmd *exec.Cmd
+	out syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer a process writes while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func startWorkers(t *testing.T, url string, n int) []*worker {
+	t.Helper()
+	var ws []*worker
+	for i := 0; i < n; i++ {
+		w := &worker{cmd: exec.Command(os.Args[0], "-test.run=^$")}
+		w.cmd.Env = append(os.Environ(), helperEnv+"=worker", "COORD_NATS_URL="+url, fmt.Sprintf("COORD_AGENT=w%02d", i))
+		w.cmd.Stdout, w.cmd.Stderr = &w.out, &w.out
+		if err := w.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// grant is one acknowledged claim.
+type grant struct {
+	agent, task string
+	epoch       int64
+	released    bool
+}
+
+// checkGrants waits for the workers and checks what they were told
+// against the registry: no task granted twice, no epoch given twice,
+// every acknowledged claim (and release) present.
+func checkGrants(t *testing.T, ws []*worker, s *app.Service, tasks int) {
+	t.Helper()
+	outs := map[string]string{}
+	for i, w := range ws {
+		if err := w.cmd.Wait(); err != nil {
+			t.Errorf("worker %d: %v\n%s", i, err, w.out.String())
+		}
+		outs[fmt.Sprintf("w%02d", i)] = w.out.String()
+	}
+	checkOutputs(t, outs, s, tasks)
+}
+
+// checkOutputs checks what each agent printed against the registry.
+func checkOutputs(t *testing.T, outs map[string]string, s *app.Service, tasks int) {
+	t.Helper()
+	byTask := map[string]*grant{}
+	epochs := map[int64]string{}
+	errs := 0
+	for agent, out := range outs {
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 3 {
+				continue
+			}
+			switch f[0] {
+			case "claimed":
+				ep, _ := strconv.ParseInt(f[2], 10, 64)
+				if g := byTask[f[1]]; g != nil {
+					t.Errorf("task %s granted twice: to %s (epoch %d) and %s (epoch %d)", f[1], g.agent, g.epoch, agent, ep)
+				}
+				if other, dup := epochs[ep]; dup {
+					t.Errorf("epoch %d given twice: %s and %s", ep, other, agent+"/"+f[1])
+				}
+				byTask[f[1]] = &grant{agent: agent, task: f[1], epoch: ep}
+				epochs[ep] = agent + "/" + f[1]
+			case "released":
+				if g := byTask[f[1]]; g != nil {
+					g.released = true
+				}
+			case "error":
+				errs++
+			}
+		}
+	}
+	if len(byTask) != tasks {
+		t.Errorf("%d tasks granted, want %d", len(byTask), tasks)
+	}
+	all, err := s.Tasks(context.Background(), app.ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range all {
+		g := byTask[tk.ID]
+		switch {
+		case g == nil:
+			t.Errorf("task %s (%s, %s, epoch %d) was never granted by an answer", tk.ID, tk.Status, tk.ClaimedBy, tk.Epoch)
+		case tk.ClaimedBy != g.agent || tk.Epoch != g.epoch:
+			t.Errorf("task %s: registry says %s at epoch %d, %s was told epoch %d", tk.ID, tk.ClaimedBy, tk.Epoch, g.agent, g.epoch)
+		case g.released && tk.Status != coord.Done:
+			t.Errorf("task %s: released by an answer, but %s", tk.ID, tk.Status)
+		}
+	}
+	t.Logf("%d grants, %d distinct epochs, %d errors retried", len(byTask), len(epochs), errs)
+}
+
+func seedN(t *testing.T, s *app.Service, n int) {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i + 1)
+	}
+	seed(t, s, ids...)
+}
+
+// 16 processes claim and release against one hub: no task granted twice,
+// no epoch repeated, every acknowledged claim present afterwards.
+func TestMultiProcessClaims(t *testing.T) {
+	manyProcesses(t)
+	h := startHub(t)
+	url := newProject(t, h, "race")
+	s := service(t, open(t, url, coordnats.Options{}))
+	const tasks = 160
+	seedN(t, s, tasks)
+	checkGrants(t, startWorkers(t, url, 16), s, tasks)
+}
+
+// hubProc is a hub in a process of its own.
+type hubProc struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func startHubProc(t *testing.T, dir, listen string) *hubProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=hub", "COORD_NATS_DIR="+dir, "COORD_NATS_LISTEN="+listen)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "URL ") {
+		cmd.Process.Kill()
+		t.Fatalf("hub: %q %v", line, err)
+	}
+	p := &hubProc{cmd: cmd, url: strings.TrimSpace(strings.TrimPrefix(line, "URL "))}
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	return p
+}
+
+// SIGKILL the hub process mid-run and restart it on the same directory:
+// every claim a worker got an answer for is still there.
+func TestHubCrash(t *testing.T) {
+	manyProcesses(t)
+	dir := t.TempDir()
+	hp := startHubProc(t, dir, "127.0.0.1:0")
+	listen := strings.TrimPrefix(hp.url, "nats://")
+	url := hp.url + "/crash"
+	ctx := context.Background()
+	{
+		_, _, err := coordnats.Init(ctx, url, rotdtemplate.Coordination(), coordnats.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	seeder := service(t, open(t, url, coordnats.Options{}))
+	const tasks = 120
+	seedN(t, seeder, tasks)
+	ws := startWorkers(t, url, 8)
+	// Kill it once a third of the work was answered.
+	waitFor(t, "claims before the crash", func() bool {
+		n := 0
+		for _, w := range ws {
+			n += strings.Count(w.out.String(), "released ")
+		}
+		return n >= tasks/3
+	})
+	hp.cmd.Process.Signal(syscall.SIGKILL)
+	hp.cmd.Wait()
+	startHubProc(t, dir, listen)
+	checkGrants(t, ws, service(t, open(t, url, coordnats.Options{})), tasks)
+}
+
+// A holder stopped (SIGSTOP) past stale_after is swept, its task given to
+// another agent at a new epoch, and its late release at its old epoch
+// exits 6, changing nothing.
+func TestFencedHolder(t *testing.T) {
+	manyProcesses(t)
+	h := startHub(t)
+	url := newProject(t, h, "fence")
+	b := open(t, url, coordnats.Options{})
+	if err := b.SetConfig(context.Background(), []byte(`{"stale_after":"2s","sweep_on_claim":false}`)); err != nil {
+		t.Fatal(err)
+	}
+	s := service(t, open(t, url, coordnats.Options{}))
+	seed(t, s, "1")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=holder", "COORD_NATS_URL="+url, "COORD_AGENT=sleepy")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	r := bufio.NewReader(stdout)
+	line, _ := r.ReadString('\n')
+	var id string
+	var epoch int64
+	if _, err := fmt.Sscanf(line, "claimed %s %d", &id, &epoch); err != nil {
+		t.Fatalf("holder: %q", line)
+	}
+	cmd.Process.Signal(syscall.SIGSTOP)
+	ctx := context.Background()
+	waitFor(t, "the sweep to free the stopped holder's task", func() bool {
+		freed, err := s.Sweep(ctx, app.SweepRequest{})
+		return err == nil && len(freed) == 1
+	})
+	got, err := claimTask(s, ctx, app.ClaimRequest{Agent: coord.Agent{ID: "fresh"}})
+	if err != nil || got == nil || got.Epoch <= epoch {
+		t.Fatalf("reclaim: %+v %v", got, err)
+	}
+	cmd.Process.Signal(syscall.SIGCONT)
+	fmt.Fprintln(stdin, "go")
+	line, _ = r.ReadString('\n')
+	if !strings.HasPrefix(line, "release 6 ") {
+		t.Fatalf("late release: %q", line)
+	}
+	cmd.Wait()
+	all, _ := s.Tasks(ctx, app.ListRequest{})
+	if all[0].ClaimedBy != "fresh" || all[0].Status != coord.Claimed || all[0].Epoch != got.Epoch {
+		t.Fatalf("after the late release: %+v", all[0])
+	}
+}
