@@ -155,7 +155,26 @@ func startCluster(t *testing.T) *testCluster {
 			t.Fatal(err)
 		}
 	}
+	c.waitPeers(3)
 	return c
+}
+
+// waitPeers waits until the meta leader counts n peers it may place
+// replicas on: a meta leader is elected before the last node's first
+// statistics reach it, and a stream created in between is refused ("no
+// suitable peers for placement, peer offline").
+func (c *testCluster) waitPeers(n int) {
+	c.t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		for _, h := range c.hubs {
+			if h != nil && len(h.Server().JetStreamClusterPeers()) >= n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the meta leader did not see %d peers within 60 s", n)
+		}
+	}
 }
 
 // url names the given nodes (all when none).
