@@ -5,6 +5,8 @@
 # times each in a fresh project, and prints wall and CPU medians. An
 # optional second binary (an older coord) adds its --version for
 # comparison. Usage: scripts/hook-latency.py [bin/coord [OLD_COORD]]
+# HOOK_RUNS=N changes the 300; with COORD_BACKEND=nats://HOST:PORT/NS
+# (a namespace not yet created) the project is on that hub instead.
 import subprocess, time, statistics, resource, os, tempfile, json
 import sys
 B=sys.argv[1] if len(sys.argv) > 1 else 'bin/coord'
@@ -24,7 +26,7 @@ cases['coord --version']=([B,'--version'],None)
 cases['hook PreToolUse (nothing held)']=([B,'hook','claude','PreToolUse'],edit)
 cases['hook PostToolUse (beat)']=([B,'hook','claude','PostToolUse'],post)
 res={k:[] for k in cases}; cpu={k:[] for k in cases}
-for i in range(300):
+for i in range(int(os.environ.get("HOOK_RUNS","300"))):
   for k,(argv,inp) in cases.items():
     r0=resource.getrusage(resource.RUSAGE_CHILDREN)
     t=time.perf_counter(); subprocess.run(argv,input=inp,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL,env=env); d=time.perf_counter()-t

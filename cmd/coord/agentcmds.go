@@ -115,6 +115,7 @@ func (e *env) cmdHook(c *cli.Context) error {
 	if len(a) == 2 {
 		event = a[1]
 	}
+	e.connectTimeout = hooks.ConnectTimeout
 	open := func(ctx context.Context, dir string) (*hooks.Project, error) {
 		if dir != "" {
 			e.cwd = dir

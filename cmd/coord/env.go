@@ -42,6 +42,9 @@ type env struct {
 	// ROTD_AGENT_ID, resolved and checked by open (so help works whatever
 	// the environment), "" when none is; who() adds the agent_id file.
 	explicitAgent string
+	// connectTimeout bounds connecting to a remote backend (0: the
+	// engine's default); the hooks set it shorter.
+	connectTimeout time.Duration
 }
 
 func (e *env) before(c *cli.Context) error {
@@ -109,13 +112,14 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 	e.root = root
 	warn := func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
 	opt := backend.Options{
-		URL:           url,
-		Root:          root,
-		Clock:         e.clock,
-		Warn:          warn,
-		Holder:        e.explicitAgent,
-		AllowUnsafeFS: e.allowUnsafeFS,
-		Lenient:       doctor,
+		URL:            url,
+		Root:           root,
+		Clock:          e.clock,
+		Warn:           warn,
+		Holder:         e.explicitAgent,
+		AllowUnsafeFS:  e.allowUnsafeFS,
+		Lenient:        doctor,
+		ConnectTimeout: e.connectTimeout,
 	}
 	if e.lockWaitSet {
 		opt.LockWait = e.lockWait

@@ -73,6 +73,8 @@ func installTestHooks() {
 //	gone PIDFILE          wait (up to 60 s) until the process whose pid
 //	                      PIDFILE holds has exited
 //	freeport VAR          set VAR to a free loopback port
+//	silentport VAR        set VAR to a loopback port that takes
+//	                      connections and never answers (a hung server)
 //	hubstart VAR          run a hub (in the test process, on a free
 //	                      loopback port, data in $WORK/.hubN) for the
 //	                      script and set VAR to its URL
@@ -110,16 +112,17 @@ func TestScript(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"code":      cmdCode,
-			"snapshot":  cmdSnapshot,
-			"unchanged": cmdUnchanged,
-			"age":       func(ts *testscript.TestScript, neg bool, args []string) { shiftMtime(ts, args, -1) },
-			"future":    func(ts *testscript.TestScript, neg bool, args []string) { shiftMtime(ts, args, +1) },
-			"lines":     cmdLines,
-			"waitfile":  cmdWaitFile,
-			"gone":      cmdGone,
-			"freeport":  cmdFreePort,
-			"hubstart":  cmdHubStart,
+			"code":       cmdCode,
+			"snapshot":   cmdSnapshot,
+			"unchanged":  cmdUnchanged,
+			"age":        func(ts *testscript.TestScript, neg bool, args []string) { shiftMtime(ts, args, -1) },
+			"future":     func(ts *testscript.TestScript, neg bool, args []string) { shiftMtime(ts, args, +1) },
+			"lines":      cmdLines,
+			"waitfile":   cmdWaitFile,
+			"gone":       cmdGone,
+			"freeport":   cmdFreePort,
+			"silentport": cmdSilentPort,
+			"hubstart":   cmdHubStart,
 		},
 	})
 }

@@ -64,7 +64,14 @@ func (c *counted) take() int {
 // SDK's client to it over the process's stdio.
 func mcpSession(t testing.TB, dir string, env []string, args ...string) (*mcp.ClientSession, *counted, func() error) {
 	t.Helper()
-	cmd := exec.Command("coord", append([]string{"mcp"}, args...)...)
+	return startMCP(t, dir, env, nil, append([]string{"mcp"}, args...)...)
+}
+
+// startMCP starts `coord args…` (args include mcp, after any global flag)
+// and connects the SDK's client, with copt, to it.
+func startMCP(t testing.TB, dir string, env []string, copt *mcp.ClientOptions, args ...string) (*mcp.ClientSession, *counted, func() error) {
+	t.Helper()
+	cmd := exec.Command("coord", args...)
 	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(), env...)
 	stdin, _ := cmd.StdinPipe()
@@ -75,7 +82,7 @@ func mcpSession(t testing.TB, dir string, env []string, args ...string) (*mcp.Cl
 		t.Fatal(err)
 	}
 	in := &counted{r: stdout}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, copt).
 		Connect(context.Background(), &mcp.IOTransport{Reader: in, Writer: stdin}, nil)
 	if err != nil {
 		cmd.Process.Kill()

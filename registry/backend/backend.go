@@ -40,6 +40,9 @@ type Options struct {
 	AllowUnsafeFS bool
 	// Lenient opens a tree other commands refuse, for doctor.
 	Lenient bool
+	// ConnectTimeout bounds connecting to a remote backend's servers; 0
+	// is the engine's default (see registry/nats.ConnectTimeout).
+	ConnectTimeout time.Duration
 }
 
 // Open opens the backend o names: o.URL, else the tree at o.Root, or
@@ -166,7 +169,7 @@ func isNATS(raw string) bool { return strings.HasPrefix(raw, "nats://") }
 // artifacts (when there is a root) are written by the file engine's
 // artifact writer.
 func natsOptions(o Options) coordnats.Options {
-	opt := coordnats.Options{Clock: o.Clock, LockWait: o.LockWait, Warn: o.Warn, Lenient: o.Lenient, Name: "coord " + o.Holder, Holder: o.Holder}
+	opt := coordnats.Options{Clock: o.Clock, LockWait: o.LockWait, Warn: o.Warn, Lenient: o.Lenient, Name: "coord " + o.Holder, Holder: o.Holder, ConnectTimeout: o.ConnectTimeout}
 	if o.Root != "" {
 		opt.Artifacts = file.Artifacts(filepath.Join(o.Root, ".rotd"), o.LockWait, o.Holder)
 	}

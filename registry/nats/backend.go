@@ -38,9 +38,15 @@ type Options struct {
 	// Holder names this process to a waiter that gives up on the commit
 	// mutex (--lock-diagnose).
 	Holder string
+	// ConnectTimeout bounds connecting to the servers, the TCP dial and
+	// the server's greeting each; 0 is ConnectTimeout. A caller that runs
+	// before every edit of an agent (coord hook) passes less.
+	ConnectTimeout time.Duration
 }
 
-// Time bounds. An unreachable server is reported within ConnectTimeout,
+// Time bounds. An unreachable server is reported within ConnectTimeout
+// (a host that swallows packets: the dial; a server that accepts and
+// never greets: handshakeTimeout, or Options.ConnectTimeout when less),
 // a request without an answer within RequestTimeout; a commit that finds
 // no server answering keeps trying (a cluster electing a leader) for at
 // most IOBudget in all.
@@ -48,6 +54,8 @@ const (
 	ConnectTimeout = 8 * time.Second
 	RequestTimeout = 4 * time.Second
 	IOBudget       = 9 * time.Second
+	// handshakeTimeout bounds the server's greeting once connected.
+	handshakeTimeout = 3 * time.Second
 )
 
 // Backend is the JetStream engine of one namespace. It implements
@@ -154,13 +162,17 @@ func dial(ctx context.Context, u *URL, opt Options) (*Backend, error) {
 	if name == "" {
 		name = "coord"
 	}
-	deadline := time.Now().Add(ConnectTimeout)
+	connect, greet := ConnectTimeout, handshakeTimeout
+	if opt.ConnectTimeout > 0 {
+		connect, greet = opt.ConnectTimeout, min(greet, opt.ConnectTimeout)
+	}
+	deadline := time.Now().Add(connect)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	opts := []gonats.Option{
 		gonats.Name(name),
-		gonats.Timeout(3 * time.Second),
+		gonats.Timeout(greet),
 		gonats.SetCustomDialer(&net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}),
 		gonats.ReconnectWait(100 * time.Millisecond),
 		gonats.MaxReconnects(-1),

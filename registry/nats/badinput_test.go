@@ -68,6 +68,21 @@ func TestUnreachable(t *testing.T) {
 	}
 }
 
+// TestSilentServer: a server that takes the connection and never greets
+// (a hung process, a proxy that drops) is "cannot reach the server",
+// exit 2, within the connect bound the caller chose (Options.
+// ConnectTimeout, what coord hook passes), not a hang.
+func TestSilentServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0") // never accepts: the kernel does, and nothing is said
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	url := "nats://" + l.Addr().String() + "/p"
+	_, err = coordnats.Open(context.Background(), url, coordnats.Options{ConnectTimeout: 200 * time.Millisecond})
+	wantOneLine(t, err, coord.CodeIO, url+": cannot reach the server")
+}
+
 func TestWrongNamespace(t *testing.T) {
 	h := startHub(t)
 	newProject(t, h, "right")

@@ -17,7 +17,9 @@
 // Promises: a hook never fails the agent's session on coord's own errors
 // (a bad payload, an unreadable registry, a lock timeout): it says so in
 // one line on stderr and exits 1, which all three agents treat as a
-// warning, and the tool runs. Only a real conflict on an edit exits 2. A
+// warning, and the tool runs; a NATS hub out of reach is reported so
+// within about ConnectTimeout (2 s), shorter than a command's 8 s, as a
+// hook runs before every edit. Only a real conflict on an edit exits 2. A
 // project without a coordination tree is not coord's: the hooks do
 // nothing there (session start says so on stderr). The edited files are
 // mapped to repository paths as every command maps them

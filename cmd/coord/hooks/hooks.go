@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -21,6 +22,14 @@ const (
 	ExitWarning = 1 // coord's own trouble: every agent shows it and goes on
 	ExitBlock   = 2 // the agents' blocking status: the edit is refused
 )
+
+// ConnectTimeout bounds a hook's connection to a remote backend (a NATS
+// hub), shorter than a command's: a hook runs before every edit, and a
+// hub that is down must cost each edit a short stall and a one-line
+// warning, not the 8 s a command allows. A hub answers a healthy
+// connection in milliseconds on a LAN and well under a second across
+// the world.
+const ConnectTimeout = 2 * time.Second
 
 // Agents are the agents coord has hooks for.
 var Agents = []string{"claude", "codex", "gemini"}
