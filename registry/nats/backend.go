@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gonats "github.com/nats-io/nats.go"
@@ -170,10 +171,12 @@ func dial(ctx context.Context, u *URL, opt Options) (*Backend, error) {
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
+	dialer := &firstDialer{d: net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}}
+	dialer.deadline.Store(&deadline)
 	opts := []gonats.Option{
 		gonats.Name(name),
 		gonats.Timeout(greet),
-		gonats.SetCustomDialer(&net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}),
+		gonats.SetCustomDialer(dialer),
 		gonats.ReconnectWait(100 * time.Millisecond),
 		gonats.MaxReconnects(-1),
 		gonats.NoCallbacksAfterClientClose(),
@@ -189,6 +192,7 @@ func dial(ctx context.Context, u *URL, opt Options) (*Backend, error) {
 		}
 	}
 	nc, err := gonats.Connect(u.serverURLs(), opts...)
+	dialer.deadline.Store(nil) // reconnections dial with the per-dial timeout only
 	if err != nil {
 		return nil, b.connectError(err)
 	}
@@ -201,6 +205,25 @@ func dial(ctx context.Context, u *URL, opt Options) (*Backend, error) {
 	b.w = &wire{nc: nc, timeout: RequestTimeout}
 	b.clustered = nc.ConnectedClusterName() != ""
 	return b, nil
+}
+
+// firstDialer bounds the first connection (every server of the URL in
+// turn) by one deadline, and each later dial (nats.go reconnecting after
+// the server restarted or a node failed) by the per-dial timeout alone:
+// a deadline left on the dialer would fail every reconnection once it had
+// passed, and a long-running process (watch, schedule, dashboard, mcp)
+// would never reach a restarted hub again.
+type firstDialer struct {
+	d        net.Dialer
+	deadline atomic.Pointer[time.Time]
+}
+
+func (f *firstDialer) Dial(network, address string) (net.Conn, error) {
+	d := f.d
+	if dl := f.deadline.Load(); dl != nil {
+		d.Deadline = *dl
+	}
+	return d.Dial(network, address)
 }
 
 // connectError maps a failed connection to one line naming the URL.
