@@ -57,8 +57,8 @@ procs:
 # The backend conformance suite (registry/conformance) against every
 # engine, without -race so that its multi-process check runs (the unit
 # pass skips it): one line per backend, "backend file: N passed, 0
-# failed" and "backend nats: …" (an embedded hub, a namespace per
-# check); the whole log on a failure.
+# failed" and "backend nats: N passed, 0 failed" (an embedded hub, a
+# namespace per check; no check skipped); the whole log on a failure.
 conformance:
 	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-conformance.XXXXXX") || exit 1; \
 	$(GO) test -count=1 -v -run '^TestConformance$$' ./registry/conformance >"$$log" 2>&1; s=$$?; \

@@ -27,7 +27,9 @@ type Options struct {
 	// .rotd/coordination), used when URL is ""; with a nats:// URL, the
 	// checkout whose .rotd/ artifacts are written ("" for none).
 	Root string
-	// Clock is the engine's clock; nil is the system clock.
+	// Clock is the engine's clock; nil is the system clock. The NATS
+	// engine judges on the server's clock, shifted only by a test's clock
+	// (anything but coord.SystemClock: registry/nats Options.Clock).
 	Clock coord.Clock
 	// LockWait bounds a wait for exclusion; 0 is the project's lock_wait.
 	LockWait time.Duration

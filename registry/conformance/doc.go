@@ -35,7 +35,9 @@
 //
 // Limits: checks that move time need an engine that honours an injected
 // coord.Clock for every instant it keeps and judges (Project.Clocked); on
-// an engine that judges by a server's clock they are skipped, and say so.
+// an engine that cannot they are skipped, and say so. Both engines honour
+// it (the NATS engine by shifting its server clock by the injected one's
+// offset; registry/nats's package doc).
 // The multi-process check is skipped under the race detector (it cannot
 // see across processes and slows each ~10×); make's non-race pass runs it.
 // A test binary that calls Run must route its TestMain through Main, which

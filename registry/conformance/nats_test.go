@@ -20,11 +20,11 @@ import (
 
 // natsHarness: one embedded hub for the whole run (every write synced, as
 // 'coord hub' runs it), a fresh namespace per project, laid down by
-// registry/backend.Init and opened by its nats:// URL. The engine judges
-// time on the server's clock, so it takes no injected clock (Clocked is
-// false: the checks that move time run on files only; registry/nats's own
-// tests cover TTLs and skew on the server's clock). Its log is one stream
-// (LogRotates false).
+// registry/backend.Init and opened by its nats:// URL. Opened on the
+// check's clock, the engine shifts its notion of the server's now by that
+// clock's offset (registry/nats's Options.Clock), so the checks that move
+// time run here as on files (Clocked). Its log is one stream (LogRotates
+// false).
 func natsHarness(t *testing.T) conformance.Harness {
 	h := hubtest.StartHub(t)
 	var n atomic.Int64
@@ -37,7 +37,8 @@ func natsHarness(t *testing.T) conformance.Harness {
 				t.Fatalf("init %s: %v", url, err)
 			}
 			return conformance.Project{
-				URL: url,
+				URL:     url,
+				Clocked: true,
 				Open: func(t *testing.T, clock coord.Clock) coord.Backend {
 					b, err := backend.Open(context.Background(), backend.Options{URL: url, Clock: clock})
 					if err != nil {

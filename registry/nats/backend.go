@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,9 +20,14 @@ import (
 
 // Options tune Open.
 type Options struct {
-	// Clock is the client's own clock. Nothing the engine judges depends
-	// on it (liveness, leases and kv expiry are judged on the server's
-	// clock); it is used only to measure how long a wait lasted.
+	// Clock is a test's clock. nil or coord.SystemClock (every production
+	// caller): the engine judges every instant on the server's clock
+	// (liveness, claims, leases, kv and path-lock expiry) and never reads
+	// this host's wall clock for it. Any other clock shifts the engine's
+	// notion of the server's now by that clock's offset from this host's
+	// wall clock (Clock() - time.Now(), read at each use), so a test that
+	// advances it ages beats, claims, leases, keys and path locks as it
+	// does on files; see "Time" in the package doc.
 	Clock coord.Clock
 	// LockWait bounds how long a commit keeps retrying against concurrent
 	// writers; 0 is the project's lock_wait.
@@ -159,6 +166,7 @@ func dial(ctx context.Context, u *URL, opt Options) (*Backend, error) {
 	if b.clock == nil {
 		b.clock = coord.SystemClock
 	}
+	b.srv.skew = skewOf(b.clock)
 	name := opt.Name
 	if name == "" {
 		name = "coord"
@@ -423,12 +431,37 @@ var errTooLarge = errors.New("document too large")
 // by the local monotonic clock, which measures elapsed time without
 // comparing this host's wall clock with the server's. It is re-learned
 // when older than resync.
+//
+// With an injected clock (a test's; skew non-nil) the engine's now is the
+// server's shifted by that clock's offset from this host's wall clock, and
+// the server timestamps it reads as instants (heartbeat ticks, agent
+// descriptions) are shifted by the offset their writer noted (hdrSkew):
+// every instant is then on the injected clock's timeline, as on files. On
+// the system clock (skew nil) nothing is shifted and hdrSkew is neither
+// written nor honoured, so no client can make a production reader judge
+// an instant other than by the server's clock.
 type serverClock struct {
 	mu     sync.Mutex
 	base   time.Time // the server's time …
 	mono   time.Time // … at this local instant (monotonic reading)
 	known  bool
 	resync time.Duration
+	// skew is the injected clock's offset from this host's wall clock,
+	// read at each use; nil on the system clock. Set once by dial.
+	skew func() time.Duration
+}
+
+// hdrSkew notes, on a write whose server timestamp is read back as an
+// instant, the writer's skew in nanoseconds. Only an engine on an injected
+// clock writes or reads it.
+const hdrSkew = "Coord-Skew"
+
+// skewOf is the skew of clock: nil for the system clock.
+func skewOf(clock coord.Clock) func() time.Duration {
+	if clock == nil || reflect.ValueOf(clock).Pointer() == reflect.ValueOf(coord.SystemClock).Pointer() {
+		return nil
+	}
+	return func() time.Duration { return clock().Sub(time.Now()) }
 }
 
 const clockResync = 30 * time.Second
@@ -462,14 +495,43 @@ func (c *serverClock) start(ctx context.Context, b *Backend) func() error {
 	return func() error { return <-done }
 }
 
-// now is the server's current time (start must have succeeded once).
+// now is the engine's current time: the server's, shifted by the skew of
+// an injected clock (start must have succeeded once).
 func (c *serverClock) now() time.Time {
+	t := c.server()
+	if c.skew != nil {
+		t = t.Add(c.skew())
+	}
+	return t
+}
+
+// server is the server's current time, never shifted.
+func (c *serverClock) server() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.base.Add(time.Since(c.mono)).UTC()
 }
 
-// serverNow returns the server's time, learning it if it is not fresh.
+// mark notes the skew on a write whose timestamp stamp will read back.
+func (c *serverClock) mark(hdr gonats.Header) {
+	if c.skew != nil {
+		hdr.Set(hdrSkew, strconv.FormatInt(int64(c.skew()), 10))
+	}
+}
+
+// stamp is the instant m was written, on the engine's timeline: the
+// server's timestamp, shifted by its writer's noted skew on an injected
+// clock (none noted: the server's own, unshifted).
+func (c *serverClock) stamp(m *msg) time.Time {
+	if c.skew == nil {
+		return m.at
+	}
+	d, _ := strconv.ParseInt(m.hdr.Get(hdrSkew), 10, 64)
+	return m.at.Add(time.Duration(d))
+}
+
+// serverNow returns the engine's now, learning the server's time if it is
+// not fresh.
 func (b *Backend) serverNow(ctx context.Context) (time.Time, error) {
 	if err := b.srv.start(ctx, b)(); err != nil {
 		return time.Time{}, b.ioErr(err, "")

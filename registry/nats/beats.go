@@ -58,6 +58,7 @@ func (h beats) Beat(ctx context.Context, agent string, info *coord.BeatInfo) err
 // again.
 func (b *Backend) put(ctx context.Context, key string, data []byte, ttl time.Duration, what string) error {
 	hdr := noHeaders()
+	b.srv.mark(hdr)
 	if ttl > 0 {
 		hdr.Set(hdrTTL, ttlHeader(ttl))
 	}
@@ -109,8 +110,8 @@ func (b *Backend) readBeats(ctx context.Context, filters []string) (map[string]*
 			s = &seen{}
 			out[agent] = s
 		}
-		if m.at.After(s.at) {
-			s.at = m.at
+		if at := b.srv.stamp(m); at.After(s.at) {
+			s.at = at
 		}
 		if desc {
 			var in coord.BeatInfo

@@ -35,8 +35,24 @@
 // written into the registry are the server's clock: the engine learns it
 // from a stream info (which carries the server's time) and advances it
 // with the local monotonic clock, so no two hosts' wall clocks are ever
-// compared. A lease's epoch and a key's revision are the stream sequence
-// of their write plus the namespace's base (meta), strictly increasing.
+// compared. A lease or key past the expiry its value records is absent to
+// every reader at once, and replaced by compare-and-set on its revision,
+// whether or not the server's TTL timer has dropped it yet. A lease's
+// epoch and a key's revision are the stream sequence of their write plus
+// the namespace's base (meta), strictly increasing.
+//
+// A test's clock (Options.Clock other than nil or coord.SystemClock,
+// which every production caller passes) shifts the engine's now by its
+// offset from this host's wall clock, read at each use, and each
+// heartbeat notes the offset at its write (header Coord-Skew) so that
+// its server timestamp is read back on the same timeline: advancing the
+// clock ages beats, claims, leases, keys and path locks exactly as on
+// files, and the conformance suite moves time here as there. The shift
+// is the test's own view: on the system clock the engine neither shifts
+// nor honours a note, so no client's clock decides what a production
+// reader judges. Exclusive locks (renewed in real time) are judged on the
+// server's clock even then. Instants a shifted client writes into the
+// registry are on its timeline: never open a shared namespace with one.
 //
 // Limits: the registry is one document, so every commit moves all of it
 // (a claim at 1,000 tasks sends about 230 KB each way) and concurrent

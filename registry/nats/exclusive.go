@@ -27,8 +27,10 @@ func (b *Backend) HoldExclusive(ctx context.Context, name string, holder []byte)
 	if len(holder) == 0 || !json.Valid(holder) {
 		holder, _ = json.Marshal(string(holder))
 	}
-	seq, err := b.updateKey(ctx, key, name+" lock", func(m *msg, now time.Time) (change, error) {
-		if m != nil && !m.deleted() && now.Sub(m.at) < ExclusiveTTL {
+	seq, err := b.updateKey(ctx, key, name+" lock", func(m *msg, _ time.Time) (change, error) {
+		// Renewed by a real-time ticker, the lock is judged on the server's
+		// own clock, never shifted by an injected one.
+		if m != nil && !m.deleted() && b.srv.server().Sub(m.at) < ExclusiveTTL {
 			return change{}, coord.Errorf(coord.CodeConflict, "%s: %s is held by %s", b.url, name, coord.OneLine(string(m.data))).
 				WithHint("one is enough; stop the other first (a holder that died lets go within %s)", ExclusiveTTL)
 		}

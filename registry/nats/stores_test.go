@@ -208,13 +208,26 @@ func TestWatch(t *testing.T) {
 	}
 }
 
-// Two clients whose clocks differ by ten minutes judge liveness the same:
-// the engine never reads the client's clock for it.
+// Two hosts whose wall clocks differ by twenty minutes judge liveness the
+// same. As in production (coord always passes coord.SystemClock), each
+// host's engine is on the system clock and its application reads the
+// host's own (skewed) clock: liveness and claim instants are the
+// server's. And the engine's test hook stays a test's: a client opened on
+// an injected clock an hour behind shifts only its own view, and the note
+// of that shift it leaves on its heartbeat is ignored by the hosts on the
+// system clock, which judge the beat by the server's timestamp.
 func TestClockSkew(t *testing.T) {
 	h := startHub(t)
 	url := newProject(t, h, "skew")
-	ahead := service(t, open(t, url, coordnats.Options{Clock: func() time.Time { return time.Now().Add(10 * time.Minute) }}))
-	behind := service(t, open(t, url, coordnats.Options{Clock: func() time.Time { return time.Now().Add(-10 * time.Minute) }}))
+	host := func(skew time.Duration) *app.Service {
+		b := open(t, url, coordnats.Options{Clock: coord.SystemClock})
+		s, err := app.New(context.Background(), b, app.Options{Clock: func() time.Time { return time.Now().Add(skew) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ahead, behind := host(10*time.Minute), host(-10*time.Minute)
 	ctx := context.Background()
 	seed(t, ahead, "1", "2")
 	if _, err := ahead.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "fast"}}); err != nil {
@@ -223,10 +236,19 @@ func TestClockSkew(t *testing.T) {
 	if _, err := behind.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "slow"}}); err != nil {
 		t.Fatal(err)
 	}
+	lagging := service(t, open(t, url, coordnats.Options{Clock: func() time.Time { return time.Now().Add(-time.Hour) }}))
+	if err := lagging.Beat(ctx, "lagging", nil); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []*app.Service{ahead, behind} {
 		ags, err := s.Agents(ctx, time.Minute)
-		if err != nil || len(ags) != 2 || !ags[0].Alive || !ags[1].Alive || *ags[0].AgeS > 30 || *ags[1].AgeS > 30 {
+		if err != nil || len(ags) != 3 {
 			t.Fatalf("agents: %+v %v", ags, err)
+		}
+		for _, a := range ags {
+			if !a.Alive || a.AgeS == nil || *a.AgeS > 30 {
+				t.Errorf("%s judged on a client's clock: %+v", a.Agent, a)
+			}
 		}
 		freed, err := s.Sweep(ctx, app.SweepRequest{Timeout: time.Minute, DryRun: true})
 		if err != nil || len(freed) != 0 {
@@ -244,12 +266,15 @@ func TestClockSkew(t *testing.T) {
 }
 
 // One holder of an exclusive lock at a time (the watcher's); released,
-// it can be taken again.
+// it can be taken again. The second client runs on an injected clock an
+// hour ahead: the lock, renewed by its holder in real time, is judged on
+// the server's own clock, which an injected one does not move.
 func TestExclusive(t *testing.T) {
 	h := startHub(t)
 	url := newProject(t, h, "excl")
 	ctx := context.Background()
-	a, b := open(t, url, coordnats.Options{}), open(t, url, coordnats.Options{})
+	a := open(t, url, coordnats.Options{})
+	b := open(t, url, coordnats.Options{Clock: func() time.Time { return time.Now().Add(time.Hour) }})
 	release, err := a.HoldExclusive(ctx, "watcher", []byte(`{"holder":"one"}`))
 	if err != nil {
 		t.Fatal(err)
