@@ -277,6 +277,9 @@ func (s *natsSuite) roundTrips(url string, n int) error {
 				kinds = append(kinds, "read")
 			case strings.HasPrefix(subj, "$JS.API."):
 				kinds = append(kinds, "api "+strings.TrimPrefix(subj, "$JS.API."))
+			case strings.Contains(subj, ".mutex.") || strings.Contains(subj, ".beats."):
+				// the commit mutex and the heartbeats: memory streams
+				kinds = append(kinds, "memory write "+subj)
 			default:
 				writes++
 				kinds = append(kinds, "write "+subj)

@@ -93,6 +93,8 @@ type names struct {
 	arc     string // the archive stream
 	arcSubj string
 	mutex   string // the commit mutex stream (memory)
+	beats   string // the heartbeat stream (memory)
+	beatPre string // its subject prefix, "coord.<ns>.beats."
 }
 
 func namesFor(ns string) names {
@@ -107,6 +109,8 @@ func namesFor(ns string) names {
 		arc:     b + "_archive",
 		arcSubj: "coord." + ns + ".archive",
 		mutex:   b + "_mutex",
+		beats:   b + "_beats",
+		beatPre: "coord." + ns + ".beats.",
 	}
 }
 
@@ -117,10 +121,15 @@ const (
 	keyConfig   = "config"
 	keyQuota    = "quota"
 	keyMeta     = "meta"
-	preBeat     = "beat."  // + agent: the liveness tick
-	preAgent    = "agent." // + agent: the agent's description (also a sign of life)
 	preLease    = "lease."
 	preKV       = "kv."
+)
+
+// Keys of the heartbeat stream (subjects beatPre + key).
+const (
+	preBeat  = "beat."  // + agent: the liveness tick
+	preAgent = "agent." // + agent: the agent's description (also a sign of life)
+	keyBoot  = "boot"   // since when the stream's heartbeats are complete
 )
 
 // Open connects to the servers u names and opens its namespace, which
@@ -239,7 +248,7 @@ func (b *Backend) Close() error {
 // Tasks is the registry document.
 func (b *Backend) Tasks() coord.TaskStore { return tasks{b} }
 
-// Beats are the beat. and agent. keys.
+// Beats are the heartbeat stream's beat. and agent. keys.
 func (b *Backend) Beats() coord.BeatStore { return beats{b} }
 
 // Leases are the lease. keys.
