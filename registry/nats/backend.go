@@ -295,7 +295,7 @@ type meta struct {
 // clock in a second one sent at the same time.
 func (b *Backend) load(ctx context.Context) error {
 	sync := b.srv.start(ctx, b)
-	msgs, err := b.w.multiLast(ctx, b.names.kv, []string{b.names.pre + keyConfig, b.names.pre + keyMeta})
+	msgs, err := b.w.lastEach(ctx, b.names.kv, []string{b.names.pre + keyConfig, b.names.pre + keyMeta}, nil)
 	if err != nil {
 		return b.ioErr(err, "")
 	}

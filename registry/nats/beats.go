@@ -223,6 +223,9 @@ func (b *Backend) lastAll(ctx context.Context, stream string, filters []string) 
 	for len(filters) > 0 {
 		n := min(len(filters), 500)
 		page, err := b.retryRead(ctx, func(ctx context.Context) ([]*msg, error) {
+			if literal(filters[:n]) {
+				return b.w.lastEach(ctx, stream, filters[:n], nil)
+			}
 			return b.w.multiLast(ctx, stream, filters[:n])
 		})
 		if err == errTooMany {
