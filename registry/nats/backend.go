@@ -109,6 +109,8 @@ type names struct {
 	arc     string // the archive stream
 	arcSubj string
 	mutex   string // the commit mutex stream (memory)
+	beats   string // the heartbeat stream (memory)
+	beatPre string // its subject prefix, "coord.<ns>.beats."
 }
 
 func namesFor(ns string) names {
@@ -123,6 +125,8 @@ func namesFor(ns string) names {
 		arc:     b + "_archive",
 		arcSubj: "coord." + ns + ".archive",
 		mutex:   b + "_mutex",
+		beats:   b + "_beats",
+		beatPre: "coord." + ns + ".beats.",
 	}
 }
 
@@ -133,10 +137,15 @@ const (
 	keyConfig   = "config"
 	keyQuota    = "quota"
 	keyMeta     = "meta"
-	preBeat     = "beat."  // + agent: the liveness tick
-	preAgent    = "agent." // + agent: the agent's description (also a sign of life)
 	preLease    = "lease."
 	preKV       = "kv."
+)
+
+// Keys of the heartbeat stream (subjects beatPre + key).
+const (
+	preBeat  = "beat."  // + agent: the liveness tick
+	preAgent = "agent." // + agent: the agent's description (also a sign of life)
+	keyBoot  = "boot"   // since when the stream's heartbeats are complete
 )
 
 // Open connects to the servers u names and opens its namespace, which
@@ -282,7 +291,7 @@ func (b *Backend) Close() error {
 // Tasks is the registry document.
 func (b *Backend) Tasks() coord.TaskStore { return tasks{b} }
 
-// Beats are the beat. and agent. keys.
+// Beats are the heartbeat stream's beat. and agent. keys.
 func (b *Backend) Beats() coord.BeatStore { return beats{b} }
 
 // Leases are the lease. keys.
@@ -329,7 +338,7 @@ type meta struct {
 // clock in a second one sent at the same time.
 func (b *Backend) load(ctx context.Context) error {
 	sync := b.srv.start(ctx, b)
-	msgs, err := b.w.multiLast(ctx, b.names.kv, []string{b.names.pre + keyConfig, b.names.pre + keyMeta})
+	msgs, err := b.w.lastEach(ctx, b.names.kv, []string{b.names.pre + keyConfig, b.names.pre + keyMeta}, nil)
 	if err != nil {
 		return b.ioErr(err, "")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"sort"
 	"strings"
@@ -16,6 +17,19 @@ import (
 // timestamp counts), "agent.<agent>" the agent's description, written
 // when the agent says what it is doing (itself a sign of life). An agent
 // was last seen at the later of the two timestamps, both the server's.
+//
+// They live in a stream of their own kept in memory (names.beats): a
+// claim writes two of them, and on disk each would be synced, in the
+// same stream as the registry, in turn with its commits. Memory is lost
+// when the server restarts (every node of a cluster at once), so the
+// stream's "boot" key says since when its heartbeats are complete: Init
+// writes it with the stream ({"lost":false}), and a reader that finds it
+// missing writes it again with {"lost":true}, its server timestamp then
+// standing for "heartbeats before this instant may be lost". While it
+// says so, an agent asked about that has no heartbeat counts as last
+// seen at the boot key's timestamp: a live holder whose beat the restart
+// lost is judged stale no sooner than stale_after after the restart was
+// noticed, never sooner than after the restart itself.
 
 type beats struct{ b *Backend }
 
@@ -34,7 +48,7 @@ func (h beats) Beat(ctx context.Context, agent string, info *coord.BeatInfo) err
 	}
 	b := h.b
 	if info == nil {
-		return b.put(ctx, preBeat+enc(agent), nil, 0, "a heartbeat")
+		return b.putBeat(ctx, preBeat+enc(agent), nil)
 	}
 	in := *info
 	in.AgentID = agent
@@ -50,7 +64,76 @@ func (h beats) Beat(ctx context.Context, agent string, info *coord.BeatInfo) err
 		in.Hostname, _ = os.Hostname()
 	}
 	data, _ := json.Marshal(in)
-	return b.put(ctx, preAgent+enc(agent), data, 0, "a heartbeat")
+	return b.putBeat(ctx, preAgent+enc(agent), data)
+}
+
+// putBeat stores a heartbeat key, retrying while no server answers; a
+// missing heartbeat stream is made again.
+func (b *Backend) putBeat(ctx context.Context, key string, data []byte) error {
+	start := time.Now()
+	for i := 0; ; i++ {
+		_, err := b.w.publish(ctx, b.names.beatPre+key, data, noHeaders())
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, errNoStream) && i == 0 {
+			if err := b.beatsMissing(ctx); err != nil {
+				return err
+			}
+		}
+		if !transient(err) || ctx.Err() != nil || time.Since(start)+backoff(i) > IOBudget {
+			return b.ioErr(err, "writing a heartbeat")
+		}
+		sleep(ctx, backoff(i))
+	}
+}
+
+// beatsMissing makes the heartbeat stream again when it is missing (a
+// single server restarted: it keeps no memory stream), or returns why
+// not.
+func (b *Backend) beatsMissing(ctx context.Context) error {
+	return b.ensureMemStream(ctx, b.names.beats)
+}
+
+// bootInfo is the boot key's value.
+type bootInfo struct {
+	// Lost: heartbeats before the key's timestamp may have been lost (the
+	// server restarted).
+	Lost bool `json:"lost"`
+}
+
+// bootMark writes the boot key if it is missing and returns it as
+// stored (the first writer's, when several race).
+func (b *Backend) bootMark(ctx context.Context, lost bool) (*msg, error) {
+	subject := b.names.beatPre + keyBoot
+	data, _ := json.Marshal(bootInfo{Lost: lost})
+	start := time.Now()
+	for i := 0; ; i++ {
+		_, err := b.w.publish(ctx, subject, data, casHeader(0))
+		if err == nil || errors.Is(err, errConflict) {
+			var m *msg
+			if b.clustered {
+				m, err = b.w.lastFromLeader(ctx, b.names.beats, subject)
+			} else {
+				m, err = b.w.last(ctx, b.names.beats, subject)
+			}
+			if err == nil && m != nil {
+				return m, nil
+			}
+			if err == nil {
+				err = errNoStream // written, then gone: the server restarted again
+			}
+		}
+		if errors.Is(err, errNoStream) && i == 0 {
+			if err := b.beatsMissing(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if !transient(err) || ctx.Err() != nil || time.Since(start)+backoff(i) > IOBudget {
+			return nil, b.ioErr(err, "writing the heartbeat stream's boot key")
+		}
+		sleep(ctx, backoff(i))
+	}
 }
 
 // put stores a value under key unconditionally (ttl > 0: expiring),
@@ -83,17 +166,24 @@ type seen struct {
 	tick *msg // the tick, to renew a future one
 }
 
-func (b *Backend) readBeats(ctx context.Context, filters []string) (map[string]*seen, error) {
-	msgs, err := b.lastAll(ctx, filters)
+// readBeats reads the heartbeat keys filters name, and the boot key if
+// they name it (nil: missing).
+func (b *Backend) readBeats(ctx context.Context, filters []string) (map[string]*seen, *msg, error) {
+	msgs, err := b.lastAll(ctx, b.names.beats, filters)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[string]*seen{}
+	var boot *msg
 	for _, m := range msgs {
 		if m.deleted() {
 			continue
 		}
-		key := strings.TrimPrefix(m.subject, b.names.pre)
+		key := strings.TrimPrefix(m.subject, b.names.beatPre)
+		if key == keyBoot {
+			boot = m
+			continue
+		}
 		var agent string
 		var ok, desc bool
 		if rest, isBeat := strings.CutPrefix(key, preBeat); isBeat {
@@ -122,21 +212,32 @@ func (b *Backend) readBeats(ctx context.Context, filters []string) (map[string]*
 			s.tick = m
 		}
 	}
-	return out, nil
+	return out, boot, nil
 }
 
 // lastAll returns the last message of every subject matching filters:
 // one multi-subject read, or past the server's 1,024 per read, by pages of
 // filters (each filter a single subject) or through a consumer.
-func (b *Backend) lastAll(ctx context.Context, filters []string) ([]*msg, error) {
+func (b *Backend) lastAll(ctx context.Context, stream string, filters []string) ([]*msg, error) {
 	var out []*msg
+	remade := false
 	for len(filters) > 0 {
 		n := min(len(filters), 500)
 		page, err := b.retryRead(ctx, func(ctx context.Context) ([]*msg, error) {
-			return b.w.multiLast(ctx, b.names.kv, filters[:n])
+			if literal(filters[:n]) {
+				return b.w.lastEach(ctx, stream, filters[:n], nil)
+			}
+			return b.w.multiLast(ctx, stream, filters[:n])
 		})
 		if err == errTooMany {
-			page, err = b.lastByConsumer(ctx, filters[:n])
+			page, err = b.lastByConsumer(ctx, stream, filters[:n])
+		}
+		if err != nil && stream == b.names.beats && errors.Is(err, errNoStream) && !remade {
+			if merr := b.beatsMissing(ctx); merr != nil {
+				return nil, merr
+			}
+			remade = true
+			continue // read again from the stream made now
 		}
 		if err != nil {
 			return nil, b.ioErr(err, "")
@@ -150,16 +251,19 @@ func (b *Backend) lastAll(ctx context.Context, filters []string) ([]*msg, error)
 // LastSeen returns when each agent last beat, on the server's clock, and
 // the server's now. A timestamp ahead of now (a cluster's leader changed
 // to a node whose clock is behind) is clamped to now, and the tick is
-// written again so it ages from now on.
+// written again so it ages from now on. After the heartbeat stream lost
+// its content (the boot key says so, or is missing and is written now),
+// an agent without a heartbeat counts as seen at the boot key's time.
 func (h beats) LastSeen(ctx context.Context, agents []string) (map[string]time.Time, time.Time, error) {
 	b := h.b
 	clock := b.srv.start(ctx, b)
-	filters := make([]string, 0, 2*len(agents))
+	filters := make([]string, 0, 2*len(agents)+1)
 	for _, a := range agents {
 		e := enc(a)
-		filters = append(filters, b.names.pre+preBeat+e, b.names.pre+preAgent+e)
+		filters = append(filters, b.names.beatPre+preBeat+e, b.names.beatPre+preAgent+e)
 	}
-	got, err := b.readBeats(ctx, filters)
+	filters = append(filters, b.names.beatPre+keyBoot)
+	got, boot, err := b.readBeats(ctx, filters)
 	cerr := clock()
 	if err != nil {
 		return nil, time.Time{}, err
@@ -167,17 +271,34 @@ func (h beats) LastSeen(ctx context.Context, agents []string) (map[string]time.T
 	if cerr != nil {
 		return nil, time.Time{}, b.ioErr(cerr, "")
 	}
+	if boot == nil {
+		if boot, err = b.bootMark(ctx, true); err != nil {
+			return nil, time.Time{}, err
+		}
+	}
 	now := b.srv.now()
 	out := make(map[string]time.Time, len(got))
 	for a, s := range got {
 		at := s.at
 		if at.After(now) {
-			if err := b.put(ctx, preBeat+enc(a), nil, 0, "a heartbeat"); err != nil {
+			if err := b.putBeat(ctx, preBeat+enc(a), nil); err != nil {
 				return nil, now, err
 			}
 			at = now
 		}
 		out[a] = at
+	}
+	var bi bootInfo
+	if json.Unmarshal(boot.data, &bi) == nil && bi.Lost {
+		since := boot.at
+		if since.After(now) {
+			since = now
+		}
+		for _, a := range agents {
+			if _, ok := out[a]; !ok {
+				out[a] = since
+			}
+		}
 	}
 	return out, now, nil
 }
@@ -187,7 +308,7 @@ func (h beats) LastSeen(ctx context.Context, agents []string) (map[string]time.T
 func (h beats) List(ctx context.Context) ([]coord.Beat, time.Time, error) {
 	b := h.b
 	clock := b.srv.start(ctx, b)
-	got, err := b.readBeats(ctx, []string{b.names.pre + preBeat + ">", b.names.pre + preAgent + ">"})
+	got, _, err := b.readBeats(ctx, []string{b.names.beatPre + preBeat + ">", b.names.beatPre + preAgent + ">"})
 	cerr := clock()
 	if err != nil {
 		return nil, time.Time{}, err

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -97,26 +96,9 @@ func (b *Backend) readDocs(ctx context.Context, keys ...string) (map[string]*doc
 	}
 	msgs, err := b.retryRead(ctx, func(ctx context.Context) ([]*msg, error) {
 		if !b.clustered {
-			return b.w.multiLast(ctx, b.names.kv, subjects)
+			return b.w.lastEach(ctx, b.names.kv, subjects, nil)
 		}
-		out := make([]*msg, len(subjects))
-		errs := make([]error, len(subjects))
-		var wg sync.WaitGroup
-		for i, s := range subjects {
-			wg.Add(1)
-			go func() { defer wg.Done(); out[i], errs[i] = b.w.lastFromLeader(ctx, b.names.kv, s) }()
-		}
-		wg.Wait()
-		var got []*msg
-		for i := range out {
-			if errs[i] != nil {
-				return nil, errs[i]
-			}
-			if out[i] != nil {
-				got = append(got, out[i])
-			}
-		}
-		return got, nil
+		return b.w.lastEach(ctx, b.names.kv, subjects, b.w.lastFromLeader)
 	})
 	if err != nil {
 		return nil, b.ioErr(err, "")

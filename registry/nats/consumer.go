@@ -14,14 +14,14 @@ import (
 // lastByConsumer reads the last message of every subject matching
 // filters with an ordered consumer: the fallback of a multi-subject read
 // past the server's per-read limit.
-func (b *Backend) lastByConsumer(ctx context.Context, filters []string) ([]*msg, error) {
+func (b *Backend) lastByConsumer(ctx context.Context, stream string, filters []string) ([]*msg, error) {
 	js, err := jetstream.New(b.nc)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, IOBudget)
 	defer cancel()
-	cons, err := js.OrderedConsumer(ctx, b.names.kv, jetstream.OrderedConsumerConfig{
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: filters,
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 	})

@@ -10,14 +10,21 @@
 //     engine's format (registry/format: tasks, "last_epoch", "path_locks"),
 //     compressed with S2 above 32 KiB; "depmap", the dependency map;
 //     "config", config.json's content; "quota", quota.json's; "meta", the
-//     namespace's own record; "beat.<agent>" (a liveness tick) and
-//     "agent.<agent>" (the agent's description); "lease.<name>" and
-//     "kv.<key>", each with the server-side TTL of the lease or key.
-//     Names and keys are base64url in the subject, so any agent id, lease
-//     name or key is safe there.
+//     namespace's own record; "lease.<name>" and "kv.<key>", each with
+//     the server-side TTL of the lease or key. Names and keys are
+//     base64url in the subject, so any agent id, lease name or key is safe
+//     there.
 //   - stream coord_NS_log: the coordination log, one message per commit's
 //     lines; stream coord_NS_archive: archived tasks, one message per
 //     archive run.
+//   - memory streams (not synced, lost when a single server restarts; the
+//     engine makes them again when it finds them missing): coord_NS_mutex,
+//     the advisory commit mutex; coord_NS_beats, the heartbeats,
+//     "beat.<agent>" (a liveness tick) and "agent.<agent>" (the agent's
+//     description), and "boot", which says since when they are complete.
+//     An agent asked about that lost its heartbeat in a restart counts as
+//     seen when the loss was noticed, so a live holder is judged stale no
+//     sooner than stale_after after the restart (beats.go).
 //
 // A commit of the registry is a compare-and-set on the key's revision
 // (Nats-Expected-Last-Subject-Sequence): it applies only if nothing

@@ -178,7 +178,7 @@ func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, e
 }
 
 func (b *Backend) checkKeys(ctx context.Context, add func(func() (string, error), string, ...any)) {
-	msgs, err := b.lastAll(ctx, []string{b.names.pre + preLease + ">", b.names.pre + preKV + ">"})
+	msgs, err := b.lastAll(ctx, b.names.kv, []string{b.names.pre + preLease + ">", b.names.pre + preKV + ">"})
 	if err != nil {
 		add(nil, "%v", err)
 		return

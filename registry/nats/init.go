@@ -29,7 +29,8 @@ const (
 )
 
 // Init creates the namespace raw names if it is missing: its bucket and
-// streams (file storage; replicated three times when the server is part of
+// streams (file storage, but for the commit mutex and the heartbeats,
+// which are in memory; replicated three times when the server is part of
 // a cluster), then its registry, config, dependency map and quota from
 // tmpl, and last its meta key (a namespace without one does not exist for
 // Open). It is idempotent and never overwrites anything; it returns what
@@ -107,27 +108,26 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 		}
 		created = append(created, "stream "+s.name)
 	}
-	if _, err := b.w.streamInfo(ctx, b.names.mutex); errors.Is(err, errNoStream) {
-		_, err := js.CreateStream(ctx, jetstream.StreamConfig{
-			Name:                 b.names.mutex,
-			Description:          "coord namespace " + b.url.Namespace + ": the commit mutex (advisory)",
-			Subjects:             []string{b.names.mutexSubject(">")},
-			Storage:              jetstream.MemoryStorage,
-			Replicas:             replicas,
-			MaxMsgsPerSubject:    1,
-			Discard:              jetstream.DiscardNew,
-			DiscardNewPerSubject: true,
-			AllowMsgTTL:          true,
-			AllowDirect:          true,
-			MaxMsgs:              -1,
-			MaxBytes:             -1,
-		})
-		if err != nil && !strings.Contains(err.Error(), "already in use") {
-			return created, b.createErr(err, "stream "+b.names.mutex, replicas)
+	for _, m := range []struct {
+		name string
+		cfg  jetstream.StreamConfig
+	}{{b.names.mutex, b.mutexConfig(replicas)}, {b.names.beats, b.beatsConfig(replicas)}} {
+		if _, err := b.w.streamInfo(ctx, m.name); errors.Is(err, errNoStream) {
+			_, err := js.CreateStream(ctx, m.cfg)
+			if err != nil && !strings.Contains(err.Error(), "already in use") {
+				return created, b.createErr(err, "stream "+m.name, replicas)
+			}
+			if err == nil && m.name == b.names.beats {
+				// A new stream misses nothing: no agent counts as seen at
+				// its creation.
+				if _, err := b.bootMark(ctx, false); err != nil {
+					return created, err
+				}
+			}
+			created = append(created, "stream "+m.name)
+		} else if err != nil {
+			return created, b.ioErr(err, "")
 		}
-		created = append(created, "stream "+b.names.mutex)
-	} else if err != nil {
-		return created, b.ioErr(err, "")
 	}
 	for _, k := range []struct{ key, file string }{
 		{keyRegistry, tmplRegistry}, {keyConfig, tmplConfig}, {keyDepMap, tmplDepMap}, {keyQuota, tmplQuota},
@@ -154,6 +154,75 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 		b.meta = meta{Version: 1, Base: base}
 	}
 	return created, nil
+}
+
+// The streams kept in memory: the commit mutex and the heartbeats. A
+// single server does not keep a memory stream over a restart (a cluster
+// does, empty): a client that finds one missing makes it again
+// (ensureMemStream).
+
+func (b *Backend) mutexConfig(replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:                 b.names.mutex,
+		Description:          "coord namespace " + b.url.Namespace + ": the commit mutex (advisory)",
+		Subjects:             []string{b.names.mutexSubject(">")},
+		Storage:              jetstream.MemoryStorage,
+		Replicas:             replicas,
+		MaxMsgsPerSubject:    1,
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		AllowMsgTTL:          true,
+		AllowDirect:          true,
+		MaxMsgs:              -1,
+		MaxBytes:             -1,
+	}
+}
+
+// beatsConfig: heartbeats in memory, so a beat is not synced to disk (a
+// claim writes two), and a restart loses them; the boot key then says
+// since when the stream is complete, and an agent without a beat counts as
+// seen then (beats.go).
+func (b *Backend) beatsConfig(replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              b.names.beats,
+		Description:       "coord namespace " + b.url.Namespace + ": heartbeats (lost on a restart: see its boot key)",
+		Subjects:          []string{b.names.beatPre + ">"},
+		Storage:           jetstream.MemoryStorage,
+		Replicas:          replicas,
+		MaxMsgsPerSubject: 1,
+		Discard:           jetstream.DiscardOld,
+		AllowDirect:       true,
+		MaxMsgs:           -1,
+		MaxBytes:          -1,
+	}
+}
+
+// ensureMemStream makes the memory stream name (b.names.mutex or
+// b.names.beats) if it is missing while the namespace exists: nil when it
+// is there now, the namespace's absence, or why it could not be made.
+func (b *Backend) ensureMemStream(ctx context.Context, name string) error {
+	if _, err := b.w.streamInfo(ctx, name); !errors.Is(err, errNoStream) {
+		return nil // there (or the server cannot tell now: the caller retries)
+	}
+	if b.streamsMissing() {
+		return b.noNamespace()
+	}
+	js, err := jetstream.New(b.nc, jetstream.WithDefaultTimeout(30*time.Second))
+	if err != nil {
+		return b.ioErr(err, "")
+	}
+	replicas := 1
+	if b.clustered {
+		replicas = 3
+	}
+	cfg := b.beatsConfig(replicas)
+	if name == b.names.mutex {
+		cfg = b.mutexConfig(replicas)
+	}
+	if _, err := js.CreateStream(ctx, cfg); err != nil && !strings.Contains(err.Error(), "already in use") {
+		return b.createErr(err, "stream "+name, replicas)
+	}
+	return nil
 }
 
 // createKey stores data under key if the key has never been written (or

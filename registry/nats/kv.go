@@ -80,7 +80,7 @@ type entryAt struct {
 // server's now.
 func (b *Backend) allEntries(ctx context.Context) ([]entryAt, time.Time, error) {
 	clock := b.srv.start(ctx, b)
-	msgs, err := b.lastAll(ctx, []string{b.names.pre + preKV + ">"})
+	msgs, err := b.lastAll(ctx, b.names.kv, []string{b.names.pre + preKV + ">"})
 	cerr := clock()
 	if err != nil {
 		return nil, time.Time{}, err

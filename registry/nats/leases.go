@@ -165,7 +165,7 @@ type leaseAt struct {
 // server's now. A value that does not parse is an error naming its key.
 func (b *Backend) allLeases(ctx context.Context) ([]leaseAt, time.Time, error) {
 	clock := b.srv.start(ctx, b)
-	msgs, err := b.lastAll(ctx, []string{b.names.pre + preLease + ">"})
+	msgs, err := b.lastAll(ctx, b.names.kv, []string{b.names.pre + preLease + ">"})
 	cerr := clock()
 	if err != nil {
 		return nil, time.Time{}, err

@@ -20,7 +20,9 @@ import (
 // all but one lose), so a committer first takes a mutex: a message in a
 // memory stream that keeps at most one per subject and refuses the next
 // (discard new per subject), with a short server-side TTL so a holder that
-// dies lets go. Taking it is one request, no disk write. Correctness never
+// dies lets go. Taking it is one request, no disk write. A single server
+// loses a memory stream when it restarts; the first committer to miss it
+// makes it again. Correctness never
 // rests on it: a holder whose mutex expired still commits only if the
 // registry did not change since it read it.
 
@@ -30,13 +32,15 @@ const mutexTTL = 5 * time.Second
 func (n names) mutexSubject(name string) string { return "coord." + n.ns + ".mutex." + name }
 
 // lock takes the named mutex, waiting (with jittered pauses) up to the
-// lock wait, then CodeLockTimeout naming the holder. A namespace created
-// before the mutex existed has none: lock then returns at once.
+// lock wait, then CodeLockTimeout naming the holder. A namespace whose
+// mutex stream is missing gets it again; if it cannot be made, lock
+// returns at once (commits stay correct without it).
 func (b *Backend) lock(ctx context.Context, name, holder string) (func(), error) {
 	subject := b.names.mutexSubject(name)
 	payload, _ := json.Marshal(map[string]any{"holder": holder, "pid": os.Getpid(), "host": hostname()})
 	hdr := gonats.Header{hdrTTL: []string{ttlHeader(mutexTTL)}}
 	start := time.Now()
+	remade := false
 	var released *gonats.Subscription // woken when a holder lets go
 	defer func() {
 		if released != nil {
@@ -52,7 +56,13 @@ func (b *Backend) lock(ctx context.Context, name, holder string) (func(), error)
 		held := asAPI(err, &ae) && strings.Contains(ae.Description, "maximum messages per subject")
 		if !held {
 			if errIsNoMutex(err) {
-				return func() {}, nil // no mutex stream: commit optimistically
+				// A single server keeps no memory stream over a restart:
+				// make it again once, or commit optimistically.
+				if remade || b.ensureMemStream(ctx, b.names.mutex) != nil {
+					return func() {}, nil
+				}
+				remade = true
+				continue
 			}
 			if !transient(err) || time.Since(start) > IOBudget {
 				return nil, b.ioErr(err, "taking the commit mutex")

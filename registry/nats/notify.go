@@ -9,8 +9,8 @@ import (
 
 // notifier wakes waiters through JetStream watches: ordered consumers,
 // headers only (a watcher never downloads the registry), from the end of
-// the namespace's bucket (the registry, heartbeats, leases, kv) and of
-// the log.
+// the namespace's bucket (the registry, leases, kv), of the heartbeats
+// and of the log.
 type notifier struct{ b *Backend }
 
 // Watch returns a channel that receives a value after changes, coalesced
@@ -46,7 +46,11 @@ func (n notifier) Watch(ctx context.Context) (<-chan coord.Change, error) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	p := b.names.pre
-	if err := b.watch(wctx, b.names.kv, []string{p + keyRegistry, p + keyDepMap, p + preBeat + ">", p + preAgent + ">", p + preLease + ">", p + preKV + ">"}, changed); err != nil {
+	if err := b.watch(wctx, b.names.kv, []string{p + keyRegistry, p + keyDepMap, p + preLease + ">", p + preKV + ">"}, changed); err != nil {
+		cancel()
+		return nil, b.ioErr(err, "watching")
+	}
+	if err := b.watch(wctx, b.names.beats, []string{b.names.beatPre + preBeat + ">", b.names.beatPre + preAgent + ">"}, changed); err != nil {
 		cancel()
 		return nil, b.ioErr(err, "watching")
 	}

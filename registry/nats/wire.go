@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	gonats "github.com/nats-io/nats.go"
@@ -220,6 +221,49 @@ var errTooMany = errors.New("too many subjects for one read")
 func (w *wire) multiLast(ctx context.Context, stream string, filters []string) ([]*msg, error) {
 	out, _, err := w.batch(ctx, stream, map[string]any{"multi_last": filters})
 	return out, err
+}
+
+// lastEach returns the last message of each subject (no wildcards),
+// skipping subjects that have none: one direct get per subject, all sent
+// at once. A multi-subject read is one request, but the server answers it
+// in 0.1 to 10 ms where a single get takes 0.1 ms; what it loses is the
+// one snapshot across subjects, which no caller of it needs.
+func (w *wire) lastEach(ctx context.Context, stream string, subjects []string, get func(ctx context.Context, stream, subject string) (*msg, error)) ([]*msg, error) {
+	if get == nil {
+		get = w.last
+	}
+	out := make([]*msg, len(subjects))
+	errs := make([]error, len(subjects))
+	var wg sync.WaitGroup
+	for i, s := range subjects {
+		wg.Add(1)
+		go func() { defer wg.Done(); out[i], errs[i] = get(ctx, stream, s) }()
+	}
+	wg.Wait()
+	var got []*msg
+	for i := range out {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if out[i] != nil {
+			got = append(got, out[i])
+		}
+	}
+	return got, nil
+}
+
+// literal reports whether every filter names one subject (no wildcard),
+// and there are few enough to read one by one.
+func literal(filters []string) bool {
+	if len(filters) > 64 {
+		return false
+	}
+	for _, f := range filters {
+		if strings.ContainsAny(f, "*>") {
+			return false
+		}
+	}
+	return true
 }
 
 // batchFrom returns up to n messages of stream from sequence seq on
