@@ -70,9 +70,11 @@ func (h beats) Beat(ctx context.Context, agent string, info *coord.BeatInfo) err
 // putBeat stores a heartbeat key, retrying while no server answers; a
 // missing heartbeat stream is made again.
 func (b *Backend) putBeat(ctx context.Context, key string, data []byte) error {
+	hdr := noHeaders()
+	b.srv.mark(hdr) // an injected clock's offset, read back by stamp
 	start := time.Now()
 	for i := 0; ; i++ {
-		_, err := b.w.publish(ctx, b.names.beatPre+key, data, noHeaders())
+		_, err := b.w.publish(ctx, b.names.beatPre+key, data, hdr)
 		if err == nil {
 			return nil
 		}
@@ -107,9 +109,11 @@ type bootInfo struct {
 func (b *Backend) bootMark(ctx context.Context, lost bool) (*msg, error) {
 	subject := b.names.beatPre + keyBoot
 	data, _ := json.Marshal(bootInfo{Lost: lost})
+	hdr := casHeader(0)
+	b.srv.mark(hdr)
 	start := time.Now()
 	for i := 0; ; i++ {
-		_, err := b.w.publish(ctx, subject, data, casHeader(0))
+		_, err := b.w.publish(ctx, subject, data, hdr)
 		if err == nil || errors.Is(err, errConflict) {
 			var m *msg
 			if b.clustered {
@@ -290,7 +294,7 @@ func (h beats) LastSeen(ctx context.Context, agents []string) (map[string]time.T
 	}
 	var bi bootInfo
 	if json.Unmarshal(boot.data, &bi) == nil && bi.Lost {
-		since := boot.at
+		since := b.srv.stamp(boot)
 		if since.After(now) {
 			since = now
 		}

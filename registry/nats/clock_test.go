@@ -59,7 +59,7 @@ func TestServerTimeNotHost(t *testing.T) {
 	if !alive {
 		t.Errorf("a beat judged on the host's clock: seen %v, now %v, %v", seen, now, err)
 	}
-	m, err := b.readLast(ctx, b.names.pre+preBeat+enc("a"))
+	m, err := b.w.last(ctx, b.names.beats, b.names.beatPre+preBeat+enc("a"))
 	if err != nil || m == nil || m.hdr.Get(hdrSkew) != "" {
 		t.Errorf("the system clock's beat: %+v %v", m, err)
 	}
