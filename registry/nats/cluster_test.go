@@ -347,8 +347,13 @@ func TestCluster(t *testing.T) {
 		_, wait := goWorkers(c.url("part", 0, 1), "m", 4)
 		outs := wait()
 		c.heal(minority)
-		checkOutputs(t, outs, s, tasks)
-		all, _ := s.Tasks(ctx, app.ListRequest{})
+		// Checked through the majority: a read through the healed node may
+		// be answered, for a moment, by its stream leader not yet deposed,
+		// with the state from before the cut (seen under load: every task
+		// unclaimed). No write is granted on it (README, "Many machines").
+		maj := service(t, open(t, c.url("part", 0, 1), coordnats.Options{}))
+		checkOutputs(t, outs, maj, tasks)
+		all, _ := maj.Tasks(ctx, app.ListRequest{})
 		for _, tk := range all {
 			if tk.ClaimedBy == "lonely" {
 				t.Fatalf("the minority granted task %s", tk.ID)
