@@ -8,7 +8,6 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	coordnats "github.com/rotd/coord/registry/nats"
-	"github.com/rotd/coord/registry/nats/hub"
 )
 
 // Heartbeats are kept in memory, so a hub restart loses them. A live
@@ -18,14 +17,7 @@ import (
 // engine makes the lost streams again by itself.
 func TestBeatsLostInRestart(t *testing.T) {
 	dir := t.TempDir()
-	h, err := hub.Start(hub.Options{Dir: dir, Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.WaitJetStream(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	listen := h.URL()[len("nats://"):]
+	h := diskHub(t, dir, "127.0.0.1:0")
 	url := newProject(t, h, "lost")
 	ctx := context.Background()
 	b := open(t, url, coordnats.Options{})
@@ -35,7 +27,7 @@ func TestBeatsLostInRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The claim is a day old: only its heartbeat keeps it alive.
-	err = b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err := b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		tk := tx.Task("T1")
 		tk.ClaimedAt = coord.FormatTime(tx.Now.Add(-24 * time.Hour))
 		tk.Dirty = true
@@ -56,14 +48,7 @@ func TestBeatsLostInRestart(t *testing.T) {
 		t.Fatalf("before the restart, with a fresh heartbeat: %+v", st)
 	}
 	h.Shutdown()
-	h2, err := hub.Start(hub.Options{Dir: dir, Listen: listen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h2.Shutdown)
-	if err := h2.WaitJetStream(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	diskHub(t, dir, hostPort(h))
 	s2 := service(t, open(t, url, coordnats.Options{}))
 	if st := stale(s2, time.Hour); len(st) != 0 {
 		t.Fatalf("after the restart lost the heartbeat, a holder claimed a day ago was judged stale at once: %+v", st)

@@ -2,14 +2,12 @@ package nats_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	coordnats "github.com/rotd/coord/registry/nats"
-	"github.com/rotd/coord/registry/nats/hub"
 )
 
 // A process that opened the project long ago (watch, schedule, the
@@ -21,26 +19,13 @@ import (
 // its run took longer than the bound).
 func TestReconnectAfterConnectTimeout(t *testing.T) {
 	dir := t.TempDir()
-	h, err := hub.Start(hub.Options{Dir: dir, Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.WaitJetStream(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	h := diskHub(t, dir, "127.0.0.1:0")
 	url := newProject(t, h, "re")
 	s := service(t, open(t, url, coordnats.Options{ConnectTimeout: 200 * time.Millisecond}))
 	seed(t, s, "a", "b")
 	time.Sleep(400 * time.Millisecond) // the first connection's bound has passed
 	h.Shutdown()
-	h, err = hub.Start(hub.Options{Dir: dir, Listen: strings.TrimPrefix(h.URL(), "nats://")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Shutdown)
-	if err := h.WaitJetStream(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	diskHub(t, dir, hostPort(h))
 	var last error
 	defer func() {
 		if t.Failed() {
