@@ -374,6 +374,25 @@ func TestCheckAddr(t *testing.T) {
 	}
 }
 
+// openEvents opens srv's event stream for the test (closed with ctx or
+// at the end), checks it is one, and returns its frames as events reads
+// them.
+func openEvents(t *testing.T, ctx context.Context, srv *httptest.Server) <-chan map[string]string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/events", nil)
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("GET /events = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	frames := make(chan map[string]string, 64)
+	go events(t, res.Body, frames)
+	return frames
+}
+
 // events reads the server-sent events of one stream, each frame's panels
 // by element id, until the stream ends.
 func events(t *testing.T, body io.Reader, out chan<- map[string]string) {
@@ -424,17 +443,7 @@ func TestEventsAfterClaim(t *testing.T) {
 	f := newFixture(t, dashboard.Options{}, sample()...)
 	ctx, cancel := context.WithCancel(f.ctx)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/events", nil)
-	res, err := f.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("GET /events = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
-	}
-	frames := make(chan map[string]string, 64)
-	go events(t, res.Body, frames)
+	frames := openEvents(t, ctx, f.srv)
 	waitFor(t, frames, "every panel first", func(p map[string]string) bool {
 		for _, id := range []string{"p-summary", "p-alerts", "p-agents", "p-thru", "p-queue", "p-blocked", "p-review", "p-locks", "p-log"} {
 			if _, ok := p[id]; !ok {
@@ -466,14 +475,7 @@ func TestHungClientDoesNotBlock(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(f.ctx)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/events", nil)
-	res, err := f.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	frames := make(chan map[string]string, 64)
-	go events(t, res.Body, frames)
+	frames := openEvents(t, ctx, f.srv)
 	// Many changes, each published while the hung clients hold theirs.
 	ids := []string{"1.1", "1.3", "1.5"}
 	for i, id := range ids {

@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -115,17 +114,7 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 		t.Errorf("where %q", where)
 	}
 
-	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/events", nil)
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("GET /events = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
-	}
-	frames := make(chan map[string]string, 64)
-	go events(t, res.Body, frames)
+	frames := openEvents(t, ctx, srv)
 	waitFor(t, frames, "every panel first", func(p map[string]string) bool {
 		_, ok := p["p-agents"]
 		return ok
