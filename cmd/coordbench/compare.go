@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -186,43 +185,9 @@ func drainRate(bin, base string, n, procs int) (rate, cpuPer float64, err error)
 	if err != nil {
 		return 0, 0, err
 	}
-	var mu sync.Mutex
-	claims := 0
-	cpu := 0.0
-	var firstErr error
-	t0 := time.Now()
-	var wg sync.WaitGroup
-	for p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				s, out, err := procRun(bin, "--root", root, "--agent", "d"+strconv.Itoa(p), "claim")
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				stop := err != nil || bytes.Contains(out, []byte("no_eligible_task"))
-				if !stop {
-					claims++
-					cpu += s.cpu
-				}
-				mu.Unlock()
-				if stop {
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	el := time.Since(t0).Seconds()
-	if firstErr != nil {
-		return 0, 0, firstErr
-	}
-	if claims != n {
-		return 0, 0, fmt.Errorf("drain: %d of %d claimed", claims, n)
-	}
-	return float64(claims) / el, cpu / float64(claims), nil
+	return drain(n, procs, func(agent string) []string {
+		return []string{bin, "--root", root, "--agent", agent, "claim"}
+	})
 }
 
 // drains: rounds drains by each binary, interleaved; every round's rate

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -127,44 +125,10 @@ func (s *natsSuite) claimSideBySide(label, url string, n, k int) error {
 // drainOne: procs processes claim until nothing is left; args name the
 // project. It returns claims per second.
 func (s *natsSuite) drainOne(args []string, n, procs int) (float64, error) {
-	var claims atomic.Int64
-	var mu sync.Mutex
-	var firstErr error
-	t0 := time.Now()
-	var wg sync.WaitGroup
-	for p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			agent := "d" + strconv.Itoa(p)
-			for {
-				cmd := exec.Command(s.bin, append(append([]string{}, args...), "--agent", agent, "claim")...)
-				var errb bytes.Buffer
-				cmd.Stderr = &errb
-				out, err := cmd.Output()
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("drain: %v: %s", err, errb.String())
-					}
-					mu.Unlock()
-					return
-				}
-				if bytes.Contains(out, []byte("no_eligible_task")) {
-					return
-				}
-				claims.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return 0, firstErr
-	}
-	if int(claims.Load()) != n {
-		return 0, fmt.Errorf("drain: %d of %d claimed", claims.Load(), n)
-	}
-	return float64(n) / time.Since(t0).Seconds(), nil
+	r, _, err := drain(n, procs, func(agent string) []string {
+		return append(append([]string{s.bin}, args...), "--agent", agent, "claim")
+	})
+	return r, err
 }
 
 // drainSideBySide drains twice on each side, in the order files, NATS,

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -123,49 +122,17 @@ func (s *suite) drain(base string, n, procs int) error {
 		if err != nil {
 			return err
 		}
-		var mu sync.Mutex
-		claims := 0
-		var firstErr error
-		t0 := time.Now()
-		var wg sync.WaitGroup
-		for p := range procs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				agent := "d" + strconv.Itoa(p)
-				for {
-					var cmd *exec.Cmd
-					if impl == 0 {
-						cmd = exec.Command(s.bin, "--root", root, "--agent", agent, "claim")
-					} else {
-						cmd = exec.Command(s.self, "-naive-claim", root, agent)
-					}
-					out, err := cmd.Output()
-					mu.Lock()
-					if err != nil && firstErr == nil {
-						firstErr = fmt.Errorf("drain: %v", err)
-					}
-					stop := err != nil || bytes.Contains(out, []byte("no_eligible_task"))
-					if !stop {
-						claims++
-					}
-					mu.Unlock()
-					if stop {
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		el := time.Since(t0).Seconds()
+		r, _, err := drain(n, procs, func(agent string) []string {
+			if impl == 0 {
+				return []string{s.bin, "--root", root, "--agent", agent, "claim"}
+			}
+			return []string{s.self, "-naive-claim", root, agent}
+		})
 		os.RemoveAll(root)
-		if firstErr != nil {
-			return firstErr
+		if err != nil {
+			return err
 		}
-		if claims != n {
-			return fmt.Errorf("drain: %d of %d claimed", claims, n)
-		}
-		rate[impl] = float64(claims) / el
+		rate[impl] = r
 	}
 	s.row(fmt.Sprintf("%d processes draining %d tasks, disk", procs, n),
 		f1(rate[0])+" claims/s", f1(rate[1])+" claims/s", f2(rate[0]/rate[1])+"× (throughput)")
