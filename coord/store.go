@@ -82,6 +82,11 @@ type BeatStore interface {
 	// instant in the future is clamped to now, in the store too, so it
 	// ages from now on and cannot pin a lock.
 	LastSeen(ctx context.Context, agents []string) (map[string]time.Time, time.Time, error)
+	// SeenAll is LastSeen for every agent with a heartbeat. A sweep reads
+	// it before its commit and re-reads under the commit's exclusion only
+	// the holders it shows silent (coord/app), so that a commit does not
+	// wait on every holder's heartbeat.
+	SeenAll(ctx context.Context) (map[string]time.Time, time.Time, error)
 }
 
 // LeaseStore keeps named auto-expiring locks with fencing epochs.

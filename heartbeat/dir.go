@@ -155,6 +155,22 @@ func (d *Dir) LastSeen(ctx context.Context, agents []string) (map[string]time.Ti
 	return out, now, nil
 }
 
+// SeenAll is LastSeen for every agent with a regular heartbeat file.
+func (d *Dir) SeenAll(ctx context.Context) (map[string]time.Time, time.Time, error) {
+	ents, err := d.Tree.ReadDir(DirName)
+	if err != nil {
+		return nil, d.Clock(), err
+	}
+	var agents []string
+	for _, e := range ents {
+		agent, ok := strings.CutSuffix(e.Name(), ".beat")
+		if ok && coord.ValidAgentID(agent) == nil && e.Type().IsRegular() {
+			agents = append(agents, agent)
+		}
+	}
+	return d.LastSeen(ctx, agents)
+}
+
 // List returns every agent with a heartbeat file, sorted by agent id,
 // with its mtime as it is (a list is a read: coord.Age counts one in the
 // future as now) and its description (nil if unreadable), and the Dir's

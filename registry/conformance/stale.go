@@ -263,4 +263,14 @@ func checkLiveness(t *testing.T, e *env) {
 	if len(freed) != 1 || freed[0].Agent != "mute" {
 		t.Errorf("the sweep would free %+v; the view says only mute is dead", freed)
 	}
+	// SeenAll (what a claim's sweep reads before its commit) is LastSeen
+	// for every agent with a heartbeat.
+	beats := s.Backend().Beats()
+	all, _, err := beats.SeenAll(e.ctx)
+	ok(t, "SeenAll", err)
+	named, _, err := beats.LastSeen(e.ctx, []string{"holder", "idle", "mute"})
+	ok(t, "LastSeen", err)
+	if len(all) != 2 || !equalMaps(all, named) {
+		t.Errorf("SeenAll %v, LastSeen of holder, idle and mute %v: want the same two", all, named)
+	}
 }

@@ -24,3 +24,8 @@ func (h beats) LastSeen(ctx context.Context, agents []string) (map[string]time.T
 	m, now, err := h.b.beats.LastSeen(ctx, agents)
 	return m, now, IOError(err, "")
 }
+
+func (h beats) SeenAll(ctx context.Context) (map[string]time.Time, time.Time, error) {
+	m, now, err := h.b.beats.SeenAll(ctx)
+	return m, now, IOError(err, "")
+}

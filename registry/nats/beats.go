@@ -260,12 +260,28 @@ func (b *Backend) lastAll(ctx context.Context, stream string, filters []string) 
 // an agent without a heartbeat counts as seen at the boot key's time.
 func (h beats) LastSeen(ctx context.Context, agents []string) (map[string]time.Time, time.Time, error) {
 	b := h.b
-	clock := b.srv.start(ctx, b)
 	filters := make([]string, 0, 2*len(agents)+1)
 	for _, a := range agents {
 		e := enc(a)
 		filters = append(filters, b.names.beatPre+preBeat+e, b.names.beatPre+preAgent+e)
 	}
+	return b.lastSeen(ctx, filters, agents)
+}
+
+// SeenAll is LastSeen for every agent with a heartbeat: one read of the
+// heartbeat stream. An agent without one is absent even after the stream
+// lost its content (the boot key's time is given to the agents LastSeen
+// names).
+func (h beats) SeenAll(ctx context.Context) (map[string]time.Time, time.Time, error) {
+	b := h.b
+	return b.lastSeen(ctx, []string{b.names.beatPre + preBeat + ">", b.names.beatPre + preAgent + ">"}, nil)
+}
+
+// lastSeen reads the heartbeat keys filters name, and the boot key, and
+// returns when each agent last beat and the server's now, as LastSeen
+// does; the boot key's time is given to each of agents without a beat.
+func (b *Backend) lastSeen(ctx context.Context, filters, agents []string) (map[string]time.Time, time.Time, error) {
+	clock := b.srv.start(ctx, b)
 	filters = append(filters, b.names.beatPre+keyBoot)
 	got, boot, err := b.readBeats(ctx, filters)
 	cerr := clock()
