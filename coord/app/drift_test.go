@@ -31,6 +31,13 @@ type project struct {
 // config (JSON members, "" for the template's) and opens the Service.
 func newProject(t *testing.T, config string) *project {
 	t.Helper()
+	return newProjectOn(t, config, nil)
+}
+
+// newProjectOn is newProject with the engine seen through wrap (nil: as
+// it is).
+func newProjectOn(t *testing.T, config string, wrap func(coord.Backend) coord.Backend) *project {
+	t.Helper()
 	root := t.TempDir()
 	ctx := context.Background()
 	dir, _, err := backend.Init(ctx, backend.Options{Root: root})
@@ -49,7 +56,11 @@ func newProject(t *testing.T, config string) *project {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	p.s, err = app.New(ctx, b, app.Options{Clock: clock})
+	var cb coord.Backend = b
+	if wrap != nil {
+		cb = wrap(b)
+	}
+	p.s, err = app.New(ctx, cb, app.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -110,8 +111,9 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 	if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
 		return res, interrupted(ctx, err)
 	}
+	early := s.seenEarly(ctx)
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
-		if err := s.sweepIn(ctx, tx); err != nil {
+		if err := s.sweepIn(ctx, tx, early); err != nil {
 			return err
 		}
 		t, err := tx.Claim(r.Agent, coord.ClaimOptions{TaskID: r.TaskID, Any: r.Any})
@@ -150,10 +152,38 @@ func (s *Service) Holds(ctx context.Context, r TaskRef) (string, error) {
 	return why, interrupted(ctx, err)
 }
 
+// early is every agent's last beat, read in the background before a
+// commit (seenEarly) for sweepIn.
+type early struct {
+	done chan struct{}
+	seen map[string]time.Time
+	now  time.Time
+	err  error
+}
+
+// seenEarly starts reading every agent's last beat (BeatStore.SeenAll)
+// while the caller goes on to its commit; nil when the commit sweeps
+// nothing (sweep_on_claim off).
+func (s *Service) seenEarly(ctx context.Context) *early {
+	if !s.cfg.SweepOnClaim {
+		return nil
+	}
+	e := &early{done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		e.seen, e.now, e.err = s.b.Beats().SeenAll(ctx)
+	}()
+	return e
+}
+
 // sweepIn frees, inside the caller's transaction, the locks whose agents
-// went stale (when sweep_on_claim is on): one pass over the holders'
-// heartbeats when nothing is stale.
-func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn) error {
+// went stale (when sweep_on_claim is on). Only a reading made under the
+// commit's exclusion frees a lock; a reading made before it (e, from
+// seenEarly; nil: none) can only be older, so a holder it shows alive at
+// the commit's now is alive, and only the holders it shows silent (or
+// does not show) are read again here. When nothing is stale, that is no
+// read at all inside the commit, however many agents hold locks.
+func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early) error {
 	if !s.cfg.SweepOnClaim {
 		return nil
 	}
@@ -161,14 +191,41 @@ func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn) error {
 	if len(holders) == 0 {
 		return nil
 	}
-	seen, now, err := s.b.Beats().LastSeen(ctx, holders)
+	suspects := holders
+	if e != nil {
+		<-e.done
+		if e.err == nil {
+			now := e.now
+			if tx.Now.After(now) {
+				now = tx.Now
+			}
+			suspects = staleAgents(tx.JudgeStale(e.seen, now, s.cfg.StaleAfter, s.cfg.OnStale))
+			if len(suspects) == 0 {
+				return nil
+			}
+		}
+		// An early reading that failed is no verdict: read every holder.
+	}
+	seen, now, err := s.b.Beats().LastSeen(ctx, suspects)
 	if err != nil {
 		return err
 	}
 	for _, st := range tx.JudgeStale(seen, now, s.cfg.StaleAfter, s.cfg.OnStale) {
-		tx.FreeStale(st.Ref(), s.cfg.OnStale)
+		if slices.Contains(suspects, st.Agent) {
+			tx.FreeStale(st.Ref(), s.cfg.OnStale)
+		}
 	}
 	return nil
+}
+
+// staleAgents are the agents of the judged locks, each once, sorted.
+func staleAgents(judged []coord.Stale) []string {
+	var out []string
+	for _, st := range judged {
+		out = append(out, st.Agent)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // beatHolding beats with a description of what the agent now holds; a
