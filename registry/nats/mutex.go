@@ -91,11 +91,16 @@ func (b *Backend) lock(ctx context.Context, name, holder string) (func(), error)
 			continue // it may have let go before the subscription started
 		}
 		wctx, cancel := context.WithTimeout(ctx, mutexPoll)
-		released.NextMsgWithContext(wctx)
+		_, werr := released.NextMsgWithContext(wctx)
 		cancel()
-		// Not all at once: one of the woken takes it, the others try
-		// again a moment later.
-		sleep(ctx, time.Duration(rand.Int64N(int64(time.Millisecond))))
+		if werr != nil {
+			// No word (the holder died, or the word went to another
+			// waiter of the queue group): not all at once, the waiters
+			// polling try again a moment apart. The one woken by the
+			// word tries at once: the handover is the commits' critical
+			// path.
+			sleep(ctx, time.Duration(rand.Int64N(int64(time.Millisecond))))
+		}
 	}
 }
 
