@@ -11,22 +11,40 @@ import (
 // drain runs procs agents ("d0", "d1", …) side by side, each running one
 // claim after another (argv, a fresh process per claim) until a claim
 // prints no_eligible_task, and checks that exactly n were claimed. It
-// returns claims per second and CPU milliseconds per claim. The first
-// failing process ends its agent's loop and is the error.
+// returns claims per second and CPU milliseconds per claim.
 func drain(n, procs int, argv func(agent string) []string) (rate, cpuPer float64, err error) {
+	claimers := make([]claimer, procs)
+	for p := range claimers {
+		args := argv("d" + strconv.Itoa(p))
+		claimers[p] = func() ([]byte, float64, error) {
+			s, out, err := procRun(args[0], args[1:]...)
+			return out, s.cpu, err
+		}
+	}
+	return drainBy(n, claimers)
+}
+
+// claimer makes one claim for its agent and returns what it printed and
+// the CPU milliseconds it cost (0 when not known).
+type claimer func() (out []byte, cpu float64, err error)
+
+// drainBy runs the claimers side by side, each claiming until it answers
+// no_eligible_task, and checks that exactly n were claimed. It returns
+// claims per second and CPU milliseconds per claim. The first error ends
+// its agent's loop and is the error.
+func drainBy(n int, claimers []claimer) (rate, cpuPer float64, err error) {
 	var mu sync.Mutex
 	claims := 0
 	cpu := 0.0
 	var firstErr error
 	t0 := time.Now()
 	var wg sync.WaitGroup
-	for p := range procs {
+	for _, claim := range claimers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			args := argv("d" + strconv.Itoa(p))
 			for {
-				s, out, err := procRun(args[0], args[1:]...)
+				out, c, err := claim()
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("drain: %v", err)
@@ -34,7 +52,7 @@ func drain(n, procs int, argv func(agent string) []string) (rate, cpuPer float64
 				stop := err != nil || bytes.Contains(out, []byte("no_eligible_task"))
 				if !stop {
 					claims++
-					cpu += s.cpu
+					cpu += c
 				}
 				mu.Unlock()
 				if stop {

@@ -122,20 +122,33 @@ func (s *natsSuite) claimSideBySide(label, url string, n, k int) error {
 	return nil
 }
 
-// drainOne: procs processes claim until nothing is left; args name the
-// project. It returns claims per second.
-func (s *natsSuite) drainOne(args []string, n, procs int) (float64, error) {
-	r, _, err := drain(n, procs, func(agent string) []string {
-		return append(append([]string{s.bin}, args...), "--agent", agent, "claim")
-	})
-	return r, err
+// drainSideBySide drains n tasks with procs agents, each a fresh process
+// per claim.
+func (s *natsSuite) drainSideBySide(label, url string, n, procs int) error {
+	return s.sideBySide(fmt.Sprintf("%d processes draining %d tasks, %s vs files on disk (files, NATS, NATS, files)", procs, n, label),
+		url, n, func(args []string) (float64, error) {
+			r, _, err := drain(n, procs, func(agent string) []string {
+				return append(append([]string{s.bin}, args...), "--agent", agent, "claim")
+			})
+			return r, err
+		})
 }
 
-// drainSideBySide drains twice on each side, in the order files, NATS,
-// NATS, files, so that a load that drifts during the run (a shared
-// machine) weighs on both sides alike; each side's rate is its claims
-// over its time in both drains.
-func (s *natsSuite) drainSideBySide(label, url string, n, procs int) error {
+// drainLiveSideBySide drains n tasks with procs long-lived agents
+// (drainLive): 'coord mcp' sessions, each opening the project once.
+func (s *natsSuite) drainLiveSideBySide(label, url string, n, procs int) error {
+	return s.sideBySide(fmt.Sprintf("%d long-lived processes ('coord mcp' sessions) draining %d tasks, %s vs files on disk (files, NATS, NATS, files)", procs, n, label),
+		url, n, func(args []string) (float64, error) {
+			return drainLive(n, procs, append([]string{s.bin}, args...))
+		})
+}
+
+// sideBySide runs drainOn (given the global flags that name a project of
+// n tasks) twice on each side, in the order files, NATS, NATS, files, so
+// that a load that drifts during the run (a shared machine) weighs on
+// both sides alike; each side's rate is its claims over its time in both
+// drains.
+func (s *natsSuite) sideBySide(row, url string, n int, drainOn func(args []string) (float64, error)) error {
 	var fileT, natsT float64 // seconds per claim, summed over both drains
 	for _, side := range []string{"files", "nats", "nats", "files"} {
 		var args []string
@@ -153,7 +166,7 @@ func (s *natsSuite) drainSideBySide(label, url string, n, procs int) error {
 			}
 			args = []string{"--backend", u}
 		}
-		rate, err := s.drainOne(args, n, procs)
+		rate, err := drainOn(args)
 		if err != nil {
 			return err
 		}
@@ -165,8 +178,7 @@ func (s *natsSuite) drainSideBySide(label, url string, n, procs int) error {
 		}
 	}
 	fileRate, natsRate := float64(2*n)/fileT, float64(2*n)/natsT
-	s.row(fmt.Sprintf("%d processes draining %d tasks, %s vs files on disk (files, NATS, NATS, files)", procs, n, label),
-		f1(natsRate)+" claims/s", f1(fileRate)+" claims/s", f2(natsRate/fileRate)+"× (throughput)")
+	s.row(row, f1(natsRate)+" claims/s", f1(fileRate)+" claims/s", f2(natsRate/fileRate)+"× (throughput)")
 	return nil
 }
 
@@ -299,6 +311,9 @@ func runNATSSuite(bin, self, disk string, quick, cluster bool, only string) erro
 	if only == "" || only == "drain" {
 		steps = append(steps, func() error { return s.drainSideBySide("hub on loopback", s.url, 1000, 16) })
 	}
+	if only == "" || only == "live" {
+		steps = append(steps, func() error { return s.drainLiveSideBySide("hub on loopback", s.url, 1000, 16) })
+	}
 	if only == "" || only == "rtt" {
 		steps = append(steps, func() error { return s.roundTrips(s.url, 1000) })
 	}
@@ -331,6 +346,9 @@ func runNATSSuite(bin, self, disk string, quick, cluster bool, only string) erro
 			func() error { return s.claimSideBySide("3-node cluster on loopback", s.cluster, 1000, k) },
 			func() error {
 				return s.drainSideBySide("3-node cluster on loopback", s.cluster, 1000, 16)
+			},
+			func() error {
+				return s.drainLiveSideBySide("3-node cluster on loopback", s.cluster, 1000, 16)
 			})
 	}
 	for _, st := range steps {
