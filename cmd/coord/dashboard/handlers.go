@@ -21,7 +21,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		p[id] = h
 	}
 	var b bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&b, "page", struct {
+	if err := tmpl().ExecuteTemplate(&b, "page", struct {
 		V *view
 		P map[string]template.HTML
 	}{snap.view, p}); err != nil {
@@ -252,7 +252,7 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) {
 		data.Next = page + 1
 	}
 	var b bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&b, "tasks", data); err != nil {
+	if err := tmpl().ExecuteTemplate(&b, "tasks", data); err != nil {
 		http.Error(w, "500 cannot render the page: "+err.Error(), http.StatusInternalServerError)
 		return
 	}

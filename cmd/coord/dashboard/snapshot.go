@@ -17,7 +17,11 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var tmpl = template.Must(template.New("").ParseFS(assets, "assets/*.html"))
+// tmpl is the page's templates, parsed on first use: every coord process
+// links the dashboard, and only 'coord dashboard' renders it.
+var tmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").ParseFS(assets, "assets/*.html"))
+})
 
 // panelIDs are the page's live parts, in page order: each is one
 // template and one element id, swapped whole when it changes.
@@ -55,7 +59,7 @@ func render(seq uint64, st *app.State, doc doctorResult, rows int, token, readEr
 	var b strings.Builder
 	for _, id := range panelIDs {
 		b.Reset()
-		if err := tmpl.ExecuteTemplate(&b, "p-"+id, s.view); err != nil {
+		if err := tmpl().ExecuteTemplate(&b, "p-"+id, s.view); err != nil {
 			return nil, err
 		}
 		s.panels[id] = template.HTML(strings.TrimSpace(b.String()))
