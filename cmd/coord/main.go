@@ -16,12 +16,16 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rotd/coord/cmd/coord/gcstart"
 	"github.com/rotd/coord/coord"
 )
 
 var version = "dev"
 
-func main() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	gcstart.Delay(gcstart.Limit) // a one-shot command ends before its first collection
+	os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
 
 // usageError marks errors that urfave reports about flags and arguments.
 type usageError struct{ error }
