@@ -64,6 +64,22 @@ func newWatched(t *testing.T) (*project, *watchedBeats) {
 	return p, w
 }
 
+// silentAndBeating seeds t1, t2 and t3, has silent claim t1 and beating
+// claim t2, moves the clock 20 minutes (past the 15m stale_after) and
+// has beating beat again. It returns the instant before the move.
+func silentAndBeating(t *testing.T, p *project, silent, beating string) time.Time {
+	t.Helper()
+	p.seed(&coord.Task{ID: "t1"}, &coord.Task{ID: "t2"}, &coord.Task{ID: "t3"})
+	p.claim(silent, "t1")
+	p.claim(beating, "t2")
+	then := p.now
+	p.now = p.now.Add(20 * time.Minute)
+	if err := p.s.Beat(p.ctx, beating, nil); err != nil {
+		t.Fatal(err)
+	}
+	return then
+}
+
 // With every holder alive, a claim reads no heartbeat inside its commit,
 // however many agents hold locks.
 func TestClaimReadsNoLiveHolderInItsCommit(t *testing.T) {
@@ -84,14 +100,7 @@ func TestClaimReadsNoLiveHolderInItsCommit(t *testing.T) {
 // commit's exclusion, and kept when it beat in between.
 func TestClaimRechecksUnderExclusion(t *testing.T) {
 	p, w := newWatched(t)
-	p.seed(&coord.Task{ID: "t1"}, &coord.Task{ID: "t2"}, &coord.Task{ID: "t3"})
-	p.claim("b", "t1")
-	p.claim("c", "t2")
-	then := p.now
-	p.now = p.now.Add(20 * time.Minute)
-	if err := p.s.Beat(p.ctx, "c", nil); err != nil {
-		t.Fatal(err)
-	}
+	then := silentAndBeating(t, p, "b", "c")
 	// The early reading was made before b's latest beat: b silent for
 	// 20 minutes then, c seen now.
 	w.early = func(ctx context.Context) (map[string]time.Time, time.Time, error) {
@@ -114,13 +123,7 @@ func TestClaimRechecksUnderExclusion(t *testing.T) {
 // commit, the live ones not.
 func TestClaimFreesTheDeadOnly(t *testing.T) {
 	p, w := newWatched(t)
-	p.seed(&coord.Task{ID: "t1"}, &coord.Task{ID: "t2"}, &coord.Task{ID: "t3"})
-	p.claim("dead", "t1")
-	p.claim("alive", "t2")
-	p.now = p.now.Add(20 * time.Minute)
-	if err := p.s.Beat(p.ctx, "alive", nil); err != nil {
-		t.Fatal(err)
-	}
+	silentAndBeating(t, p, "dead", "alive")
 	w.calls()
 	got := p.claim("a", "t1") // freed in the claim's own commit
 	if got.ClaimedBy != "a" {
@@ -138,13 +141,7 @@ func TestClaimFreesTheDeadOnly(t *testing.T) {
 // holder, as it would without one, and frees the dead.
 func TestClaimWithoutEarlyReadingReadsEveryHolder(t *testing.T) {
 	p, w := newWatched(t)
-	p.seed(&coord.Task{ID: "t1"}, &coord.Task{ID: "t2"}, &coord.Task{ID: "t3"})
-	p.claim("dead", "t1")
-	p.claim("alive", "t2")
-	p.now = p.now.Add(20 * time.Minute)
-	if err := p.s.Beat(p.ctx, "alive", nil); err != nil {
-		t.Fatal(err)
-	}
+	silentAndBeating(t, p, "dead", "alive")
 	w.early = func(ctx context.Context) (map[string]time.Time, time.Time, error) {
 		return nil, time.Time{}, errors.New("unreachable")
 	}
