@@ -264,13 +264,22 @@ func checkLiveness(t *testing.T, e *env) {
 		t.Errorf("the sweep would free %+v; the view says only mute is dead", freed)
 	}
 	// SeenAll (what a claim's sweep reads before its commit) is LastSeen
-	// for every agent with a heartbeat.
+	// for every agent with a heartbeat: the same agents at the same
+	// instants, but for the clamp of a beat stamped a moment ahead of the
+	// reader's now (NATS: the server's clock as a client estimates it),
+	// which one reading may write back as its now and the next read.
 	beats := s.Backend().Beats()
 	all, _, err := beats.SeenAll(e.ctx)
 	ok(t, "SeenAll", err)
 	named, _, err := beats.LastSeen(e.ctx, []string{"holder", "idle", "mute"})
 	ok(t, "LastSeen", err)
-	if len(all) != 2 || !equalMaps(all, named) {
+	same := len(all) == 2 && len(named) == 2
+	for a, at := range named {
+		if d := all[a].Sub(at).Abs(); d > 5*time.Second {
+			same = false
+		}
+	}
+	if !same {
 		t.Errorf("SeenAll %v, LastSeen of holder, idle and mute %v: want the same two", all, named)
 	}
 }
