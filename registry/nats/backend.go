@@ -208,6 +208,8 @@ func dial(ctx context.Context, u *URL, opt Options) (*Backend, error) {
 			opts = append(opts, gonats.Token(u.User))
 		}
 	}
+	w := &wire{timeout: RequestTimeout}
+	opts = append(opts, gonats.DisconnectErrHandler(func(*gonats.Conn, error) { w.disconnected() }))
 	nc, err := gonats.Connect(u.serverURLs(), opts...)
 	dialer.deadline.Store(nil) // reconnections dial with the per-dial timeout only
 	if err != nil {
@@ -219,7 +221,8 @@ func dial(ctx context.Context, u *URL, opt Options) (*Backend, error) {
 			WithHint("start it with JetStream on (nats-server -js, or 'coord hub'), or name a server that has it")
 	}
 	b.nc = nc
-	b.w = &wire{nc: nc, timeout: RequestTimeout}
+	w.nc = nc
+	b.w = w
 	b.clustered = nc.ConnectedClusterName() != ""
 	return b, nil
 }

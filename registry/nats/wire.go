@@ -88,11 +88,63 @@ func (m *msg) deleted() bool {
 type wire struct {
 	nc      *gonats.Conn
 	timeout time.Duration // per request
+
+	mu   sync.Mutex
+	gone chan struct{} // closed when the connection is lost (then a new one)
 }
 
-// withTimeout bounds one request.
+// errConnLost ends a request that was in flight when the connection was
+// lost: its answer will never come, and whether it was applied is
+// unknown (ambiguous).
+var errConnLost = fmt.Errorf("the connection to the server was lost: %w", gonats.ErrDisconnected)
+
+// disconnected ends every request in flight (the connection's
+// DisconnectErrHandler): nats.go would let each wait for its timeout
+// while others, reconnected, go on. A commit whose answer was lost reads
+// back at once whether it landed, while the commits that followed it are
+// still few enough to name it.
+func (w *wire) disconnected() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.gone != nil {
+		close(w.gone)
+	}
+	w.gone = make(chan struct{})
+}
+
+// withTimeout bounds one request, and ends it with errConnLost (as its
+// context's cause: see lostOr) if the connection is lost meanwhile.
 func (w *wire) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, w.timeout)
+	w.mu.Lock()
+	if w.gone == nil {
+		w.gone = make(chan struct{})
+	}
+	gone := w.gone
+	w.mu.Unlock()
+	ctx, cancelT := context.WithTimeout(ctx, w.timeout)
+	ctx, cancelC := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-gone:
+			cancelC(errConnLost)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancelC(nil)
+		cancelT()
+	}
+}
+
+// lostOr is errConnLost when the request was ended because the connection
+// was lost, else err.
+func lostOr(ctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), errConnLost) {
+		return errConnLost
+	}
+	return err
 }
 
 // request sends a JetStream API request and decodes the JSON answer into
@@ -109,7 +161,7 @@ func (w *wire) request(ctx context.Context, subject string, req, v any) error {
 	defer cancel()
 	resp, err := w.nc.RequestWithContext(ctx, subject, data)
 	if err != nil {
-		return err
+		return lostOr(ctx, err)
 	}
 	var env struct {
 		Error *apiError `json:"error"`
@@ -199,7 +251,7 @@ func (w *wire) last(ctx context.Context, stream, subject string) (*msg, error) {
 		return nil, errNoStream
 	}
 	if err != nil {
-		return nil, err
+		return nil, lostOr(ctx, err)
 	}
 	switch code, desc := status(resp); code {
 	case "":
@@ -321,7 +373,7 @@ func (w *wire) batch(ctx context.Context, stream string, req map[string]any) (ou
 			return nil, 0, gonats.ErrDisconnected
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, lostOr(ctx, err)
 		}
 		code, desc := status(m)
 		switch code {
@@ -366,7 +418,7 @@ func (w *wire) publish(ctx context.Context, subject string, data []byte, hdr gon
 		return 0, errNoStream
 	}
 	if err != nil {
-		return 0, err
+		return 0, lostOr(ctx, err)
 	}
 	var ack pubAck
 	if err := json.Unmarshal(resp.Data, &ack); err != nil {
