@@ -212,14 +212,12 @@ func (b *Backend) commit(ctx context.Context, base *doc, data []byte, ttl time.D
 			if rerr != nil {
 				return 0, rerr
 			}
-			switch {
-			case landed == yes:
+			switch afterReadBack(landed) {
+			case done:
 				return seq, nil
-			case landed == lost || errors.Is(err, errConflict):
+			case refused:
 				return 0, errConflict
 			}
-			// not there yet: sending it again is safe (the same
-			// expected revision).
 		}
 		if time.Since(start)+backoff(i) > IOBudget {
 			if unsure {
@@ -239,6 +237,32 @@ const (
 	yes                   // our commit landed
 	lost                  // another commit took the base: ours cannot land
 )
+
+// next is what a commit whose answer was lost does after reading back.
+type next int
+
+const (
+	done    next = iota // it landed
+	refused             // another commit took its base: the caller starts over
+	again               // send it again (the same expected revision) and read again
+)
+
+// afterReadBack decides on what the read-back found, and on nothing else.
+// Still at the base means "not yet", even when the last attempt was
+// refused because the key had moved: a read behind that write (a new
+// stream leader still applying its predecessor's log) must not be taken
+// for a loss, or a commit that did land is abandoned and its caller
+// starts over on a state that already holds it (TestCluster once ended
+// with a task claimed by a worker that was never told).
+func afterReadBack(o outcome) next {
+	switch o {
+	case yes:
+		return done
+	case lost:
+		return refused
+	}
+	return again
+}
 
 // landed reads key back to learn what became of commit id made on base,
 // and if it landed, its revision: the base named by the commit after it

@@ -322,6 +322,9 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("Partition", func(t *testing.T) {
+		// The node LeaderStopped restarted must count as online again
+		// before a bucket is placed on three nodes.
+		c.waitPeers(3)
 		url := c.url("part")
 		if _, _, err := coordnats.Init(ctx, url, rotdtemplate.Coordination(), coordnats.Options{}); err != nil {
 			t.Fatal(err)

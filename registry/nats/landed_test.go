@@ -60,3 +60,15 @@ func TestLanded(t *testing.T) {
 		t.Fatal("an unknowable outcome was guessed")
 	}
 }
+
+// After a lost answer, the read-back alone decides: landed, lost to
+// another commit on the same base, or (still at the base, even when the
+// last attempt was refused because the key had moved: a read behind the
+// write) send again and read again.
+func TestAfterReadBack(t *testing.T) {
+	for o, want := range map[outcome]next{yes: done, lost: refused, notYet: again} {
+		if got := afterReadBack(o); got != want {
+			t.Errorf("afterReadBack(%v) = %v, want %v", o, got, want)
+		}
+	}
+}
