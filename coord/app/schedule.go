@@ -282,6 +282,7 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 	var got *coord.Task
 	var m coord.Agent
 	early := s.seenEarly(ctx)
+	defer early.stop()
 	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx, early); err != nil {
 			return err

@@ -153,3 +153,27 @@ func TestClaimWithoutEarlyReadingReadsEveryHolder(t *testing.T) {
 		t.Fatalf("LastSeen calls %v, want one for every holder", c)
 	}
 }
+
+// Nothing of a claim outlives it: a commit that found no holder never
+// waits for the early reading, and the claim ends it before returning
+// (make test's race detector once caught one reading the test's clock
+// after the claim had returned).
+func TestClaimEndsItsEarlyReading(t *testing.T) {
+	p, w := newWatched(t)
+	p.seed(&coord.Task{ID: "t1"})
+	var mu sync.Mutex
+	ended := false
+	w.early = func(ctx context.Context) (map[string]time.Time, time.Time, error) {
+		<-ctx.Done() // a reading that would never end by itself
+		mu.Lock()
+		ended = true
+		mu.Unlock()
+		return nil, time.Time{}, ctx.Err()
+	}
+	p.claim("a", "t1") // no holder yet: the commit does not wait for it
+	mu.Lock()
+	defer mu.Unlock()
+	if !ended {
+		t.Fatal("the claim returned while its early reading went on")
+	}
+}

@@ -112,6 +112,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 		return res, interrupted(ctx, err)
 	}
 	early := s.seenEarly(ctx)
+	defer early.stop()
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx, early); err != nil {
 			return err
@@ -155,25 +156,38 @@ func (s *Service) Holds(ctx context.Context, r TaskRef) (string, error) {
 // early is every agent's last beat, read in the background before a
 // commit (seenEarly) for sweepIn.
 type early struct {
-	done chan struct{}
-	seen map[string]time.Time
-	now  time.Time
-	err  error
+	done   chan struct{}
+	cancel context.CancelFunc
+	seen   map[string]time.Time
+	now    time.Time
+	err    error
 }
 
 // seenEarly starts reading every agent's last beat (BeatStore.SeenAll)
 // while the caller goes on to its commit; nil when the commit sweeps
-// nothing (sweep_on_claim off).
+// nothing (sweep_on_claim off). The caller stops it before it returns.
 func (s *Service) seenEarly(ctx context.Context) *early {
 	if !s.cfg.SweepOnClaim {
 		return nil
 	}
-	e := &early{done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(ctx)
+	e := &early{done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(e.done)
 		e.seen, e.now, e.err = s.b.Beats().SeenAll(ctx)
 	}()
 	return e
+}
+
+// stop ends the reading if it is still under way (a commit that found no
+// holder never waited for it) and waits for its end: nothing of a call
+// outlives it.
+func (e *early) stop() {
+	if e == nil {
+		return
+	}
+	e.cancel()
+	<-e.done
 }
 
 // sweepIn frees, inside the caller's transaction, the locks whose agents
