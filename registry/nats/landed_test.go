@@ -10,11 +10,10 @@ import (
 	"github.com/rotd/coord/registry/nats/hubtest"
 )
 
-// A commit whose acknowledgement was lost is resolved by reading the
-// commit names back: landed (and at which revision), lost to another
-// commit on the same base, or not there yet.
-func TestLanded(t *testing.T) {
-	url := hubtest.Start(t) + "/landed"
+// initOpen makes the project at url and opens it, closed when the test
+// ends.
+func initOpen(t *testing.T, url string) *Backend {
+	t.Helper()
 	ctx := context.Background()
 	if _, _, err := Init(ctx, url, rotdtemplate.Coordination(), Options{}); err != nil {
 		t.Fatal(err)
@@ -23,7 +22,16 @@ func TestLanded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// A commit whose acknowledgement was lost is resolved by reading the
+// commit names back: landed (and at which revision), lost to another
+// commit on the same base, or not there yet.
+func TestLanded(t *testing.T) {
+	b := initOpen(t, hubtest.Start(t)+"/landed")
+	ctx := context.Background()
 	write := func(name string, base uint64, ring string) uint64 {
 		hdr := casHeader(base)
 		hdr.Set(hdrTxn, name+":"+strconv.FormatUint(base, 10))

@@ -8,7 +8,6 @@ import (
 
 	gonats "github.com/nats-io/nats.go"
 
-	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/registry/nats/hubtest"
 )
 
@@ -21,16 +20,8 @@ import (
 // more than the 128 names a document carries.)
 func TestRequestEndsWhenConnectionLost(t *testing.T) {
 	h := hubtest.StartHub(t)
-	url := h.URL() + "/lost"
+	b := initOpen(t, h.URL()+"/lost")
 	ctx := context.Background()
-	if _, _, err := Init(ctx, url, rotdtemplate.Coordination(), Options{}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := Open(ctx, url, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	// A responder that takes the request and never answers.
 	silent, err := gonats.Connect(h.URL())
 	if err != nil {
