@@ -72,22 +72,10 @@ func (h beats) Beat(ctx context.Context, agent string, info *coord.BeatInfo) err
 func (b *Backend) putBeat(ctx context.Context, key string, data []byte) error {
 	hdr := noHeaders()
 	b.srv.mark(hdr) // an injected clock's offset, read back by stamp
-	start := time.Now()
-	for i := 0; ; i++ {
+	return b.retryWrite(ctx, "a heartbeat", b.beatsMissing, func() error {
 		_, err := b.w.publish(ctx, b.names.beatPre+key, data, hdr)
-		if err == nil {
-			return nil
-		}
-		if errors.Is(err, errNoStream) && i == 0 {
-			if err := b.beatsMissing(ctx); err != nil {
-				return err
-			}
-		}
-		if !transient(err) || ctx.Err() != nil || time.Since(start)+backoff(i) > IOBudget {
-			return b.ioErr(err, "writing a heartbeat")
-		}
-		sleep(ctx, backoff(i))
-	}
+		return err
+	})
 }
 
 // beatsMissing makes the heartbeat stream again when it is missing (a
@@ -95,6 +83,11 @@ func (b *Backend) putBeat(ctx context.Context, key string, data []byte) error {
 // not.
 func (b *Backend) beatsMissing(ctx context.Context) error {
 	return b.ensureMemStream(ctx, b.names.beats)
+}
+
+// everyBeat are the filters of every agent's tick and description.
+func (n names) everyBeat() []string {
+	return []string{n.beatPre + preBeat + ">", n.beatPre + preAgent + ">"}
 }
 
 // bootInfo is the boot key's value.
@@ -111,33 +104,23 @@ func (b *Backend) bootMark(ctx context.Context, lost bool) (*msg, error) {
 	data, _ := json.Marshal(bootInfo{Lost: lost})
 	hdr := casHeader(0)
 	b.srv.mark(hdr)
-	start := time.Now()
-	for i := 0; ; i++ {
+	var m *msg
+	err := b.retryWrite(ctx, "the heartbeat stream's boot key", b.beatsMissing, func() error {
 		_, err := b.w.publish(ctx, subject, data, hdr)
-		if err == nil || errors.Is(err, errConflict) {
-			var m *msg
-			if b.clustered {
-				m, err = b.w.lastFromLeader(ctx, b.names.beats, subject)
-			} else {
-				m, err = b.w.last(ctx, b.names.beats, subject)
-			}
-			if err == nil && m != nil {
-				return m, nil
-			}
-			if err == nil {
-				err = errNoStream // written, then gone: the server restarted again
-			}
+		if err != nil && !errors.Is(err, errConflict) {
+			return err
 		}
-		if errors.Is(err, errNoStream) && i == 0 {
-			if err := b.beatsMissing(ctx); err != nil {
-				return nil, err
-			}
+		if b.clustered {
+			m, err = b.w.lastFromLeader(ctx, b.names.beats, subject)
+		} else {
+			m, err = b.w.last(ctx, b.names.beats, subject)
 		}
-		if !transient(err) || ctx.Err() != nil || time.Since(start)+backoff(i) > IOBudget {
-			return nil, b.ioErr(err, "writing the heartbeat stream's boot key")
+		if err == nil && m == nil {
+			err = errNoStream // written, then gone: the server restarted again
 		}
-		sleep(ctx, backoff(i))
-	}
+		return err
+	})
+	return m, err
 }
 
 // put stores a value under key unconditionally (ttl > 0: expiring),
@@ -149,17 +132,10 @@ func (b *Backend) put(ctx context.Context, key string, data []byte, ttl time.Dur
 	if ttl > 0 {
 		hdr.Set(hdrTTL, ttlHeader(ttl))
 	}
-	start := time.Now()
-	for i := 0; ; i++ {
+	return b.retryWrite(ctx, what, nil, func() error {
 		_, err := b.w.publish(ctx, b.names.pre+key, data, hdr)
-		if err == nil {
-			return nil
-		}
-		if !transient(err) || ctx.Err() != nil || time.Since(start)+backoff(i) > IOBudget {
-			return b.ioErr(err, "writing "+what)
-		}
-		sleep(ctx, backoff(i))
-	}
+		return err
+	})
 }
 
 // seen gathers, per agent, the latest server timestamp of its tick and
@@ -274,7 +250,7 @@ func (h beats) LastSeen(ctx context.Context, agents []string) (map[string]time.T
 // names).
 func (h beats) SeenAll(ctx context.Context) (map[string]time.Time, time.Time, error) {
 	b := h.b
-	return b.lastSeen(ctx, []string{b.names.beatPre + preBeat + ">", b.names.beatPre + preAgent + ">"}, nil)
+	return b.lastSeen(ctx, b.names.everyBeat(), nil)
 }
 
 // lastSeen reads the heartbeat keys filters name, and the boot key, and
@@ -328,7 +304,7 @@ func (b *Backend) lastSeen(ctx context.Context, filters, agents []string) (map[s
 func (h beats) List(ctx context.Context) ([]coord.Beat, time.Time, error) {
 	b := h.b
 	clock := b.srv.start(ctx, b)
-	got, _, err := b.readBeats(ctx, []string{b.names.beatPre + preBeat + ">", b.names.beatPre + preAgent + ">"})
+	got, _, err := b.readBeats(ctx, b.names.everyBeat())
 	cerr := clock()
 	if err != nil {
 		return nil, time.Time{}, err

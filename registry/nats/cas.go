@@ -131,6 +131,29 @@ func (b *Backend) retryRead(ctx context.Context, read func(context.Context) ([]*
 	}
 }
 
+// retryWrite runs write, trying again while no server answers (a cluster
+// electing a leader, a reconnect) for at most IOBudget in all; a missing
+// stream is made again once by remake (nil: never). what names the
+// write in the error.
+func (b *Backend) retryWrite(ctx context.Context, what string, remake func(context.Context) error, write func() error) error {
+	start := time.Now()
+	for i := 0; ; i++ {
+		err := write()
+		if err == nil {
+			return nil
+		}
+		if remake != nil && errors.Is(err, errNoStream) && i == 0 {
+			if err := remake(ctx); err != nil {
+				return err
+			}
+		}
+		if !transient(err) || ctx.Err() != nil || time.Since(start)+backoff(i) > IOBudget {
+			return b.ioErr(err, "writing "+what)
+		}
+		sleep(ctx, backoff(i))
+	}
+}
+
 // transient reports whether an error may go away by itself: no answer, no
 // stream leader, a connection being re-established.
 func transient(err error) bool {

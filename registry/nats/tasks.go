@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry/format"
@@ -190,17 +189,10 @@ func (b *Backend) publishAppend(ctx context.Context, subject string, data []byte
 	if max := b.nc.MaxPayload(); int64(len(data))+1024 > max {
 		return b.ioErr(fmt.Errorf("%w: %s message is %d bytes, more than the server's max_payload of %d", errTooLarge, what, len(data), max), "")
 	}
-	start := time.Now()
-	for i := 0; ; i++ {
+	return b.retryWrite(ctx, what, nil, func() error {
 		_, err := b.w.publish(ctx, subject, data, noHeaders())
-		if err == nil {
-			return nil
-		}
-		if !transient(err) || time.Since(start)+backoff(i) > IOBudget {
-			return b.ioErr(err, "writing "+what)
-		}
-		sleep(ctx, backoff(i))
-	}
+		return err
+	})
 }
 
 // archivedTasks reads the whole archive stream, oldest first; an id
