@@ -89,8 +89,9 @@ type wire struct {
 	nc      *gonats.Conn
 	timeout time.Duration // per request
 
-	mu   sync.Mutex
-	gone chan struct{} // closed when the connection is lost (then a new one)
+	mu       sync.Mutex
+	next     uint64
+	inflight map[uint64]context.CancelCauseFunc // the requests under way
 }
 
 // errConnLost ends a request that was in flight when the connection was
@@ -102,37 +103,34 @@ var errConnLost = fmt.Errorf("the connection to the server was lost: %w", gonats
 // DisconnectErrHandler): nats.go would let each wait for its timeout
 // while others, reconnected, go on. A commit whose answer was lost reads
 // back at once whether it landed, while the commits that followed it are
-// still few enough to name it.
+// still few enough to name it. Requests sent later wait for the
+// reconnection as usual.
 func (w *wire) disconnected() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.gone != nil {
-		close(w.gone)
+	for id, cancel := range w.inflight {
+		cancel(errConnLost)
+		delete(w.inflight, id)
 	}
-	w.gone = make(chan struct{})
 }
 
 // withTimeout bounds one request, and ends it with errConnLost (as its
 // context's cause: see lostOr) if the connection is lost meanwhile.
 func (w *wire) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	w.mu.Lock()
-	if w.gone == nil {
-		w.gone = make(chan struct{})
-	}
-	gone := w.gone
-	w.mu.Unlock()
 	ctx, cancelT := context.WithTimeout(ctx, w.timeout)
 	ctx, cancelC := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-gone:
-			cancelC(errConnLost)
-		case <-done:
-		}
-	}()
+	w.mu.Lock()
+	if w.inflight == nil {
+		w.inflight = map[uint64]context.CancelCauseFunc{}
+	}
+	id := w.next
+	w.next++
+	w.inflight[id] = cancelC
+	w.mu.Unlock()
 	return ctx, func() {
-		close(done)
+		w.mu.Lock()
+		delete(w.inflight, id)
+		w.mu.Unlock()
 		cancelC(nil)
 		cancelT()
 	}
