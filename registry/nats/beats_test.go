@@ -8,6 +8,7 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coord/registry/nats/hubtest"
 )
 
 // Heartbeats are kept in memory, so a hub restart loses them. A live
@@ -17,7 +18,7 @@ import (
 // engine makes the lost streams again by itself.
 func TestBeatsLostInRestart(t *testing.T) {
 	dir := t.TempDir()
-	h := diskHub(t, dir, "127.0.0.1:0")
+	h := hubtest.StartAt(t, dir, "127.0.0.1:0")
 	url := newProject(t, h, "lost")
 	ctx := context.Background()
 	b := open(t, url, coordnats.Options{})
@@ -48,7 +49,7 @@ func TestBeatsLostInRestart(t *testing.T) {
 		t.Fatalf("before the restart, with a fresh heartbeat: %+v", st)
 	}
 	h.Shutdown()
-	diskHub(t, dir, hostPort(h))
+	hubtest.StartAt(t, dir, hostPort(h))
 	s2 := service(t, open(t, url, coordnats.Options{}))
 	if st := stale(s2, time.Hour); len(st) != 0 {
 		t.Fatalf("after the restart lost the heartbeat, a holder claimed a day ago was judged stale at once: %+v", st)

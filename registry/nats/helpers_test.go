@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
@@ -62,23 +61,6 @@ func seed(t testing.TB, s *app.Service, ids ...string) {
 func claimTask(s *app.Service, ctx context.Context, r app.ClaimRequest) (*coord.Task, error) {
 	res, err := s.Claim(ctx, r)
 	return res.Task, err
-}
-
-// diskHub runs a single-node hub on dir, listening on listen
-// ("127.0.0.1:0": a free port), stopped at the end of the test; a test
-// restarts it by Shutdown and diskHub again on the same dir and
-// h.Listen().
-func diskHub(t testing.TB, dir, listen string) *hub.Hub {
-	t.Helper()
-	h, err := hub.Start(hub.Options{Dir: dir, Listen: listen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Shutdown)
-	if err := h.WaitJetStream(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 // hostPort is the HOST:PORT a hub listens on, to restart it there.

@@ -8,6 +8,7 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coord/registry/nats/hubtest"
 )
 
 // A process that opened the project long ago (watch, schedule, the
@@ -19,13 +20,13 @@ import (
 // its run took longer than the bound).
 func TestReconnectAfterConnectTimeout(t *testing.T) {
 	dir := t.TempDir()
-	h := diskHub(t, dir, "127.0.0.1:0")
+	h := hubtest.StartAt(t, dir, "127.0.0.1:0")
 	url := newProject(t, h, "re")
 	s := service(t, open(t, url, coordnats.Options{ConnectTimeout: 200 * time.Millisecond}))
 	seed(t, s, "a", "b")
 	time.Sleep(400 * time.Millisecond) // the first connection's bound has passed
 	h.Shutdown()
-	diskHub(t, dir, hostPort(h))
+	hubtest.StartAt(t, dir, hostPort(h))
 	var last error
 	defer func() {
 		if t.Failed() {

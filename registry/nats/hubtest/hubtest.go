@@ -15,7 +15,15 @@ func Start(t testing.TB) string { return StartHub(t).URL() }
 // StartHub runs a single-node hub for t.
 func StartHub(t testing.TB) *hub.Hub {
 	t.Helper()
-	h, err := hub.Start(hub.Options{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	return StartAt(t, t.TempDir(), "127.0.0.1:0")
+}
+
+// StartAt runs a single-node hub for t keeping its data in dir and
+// listening on listen (HOST:PORT; port 0: a free one): a test restarts a
+// hub on the same directory and address with it.
+func StartAt(t testing.TB, dir, listen string) *hub.Hub {
+	t.Helper()
+	h, err := hub.Start(hub.Options{Dir: dir, Listen: listen})
 	if err != nil {
 		t.Fatal(err)
 	}
