@@ -3,7 +3,6 @@ package nats
 import (
 	"context"
 	"encoding/json"
-	"sort"
 	"strings"
 	"time"
 
@@ -71,49 +70,16 @@ func (k kvStore) Get(ctx context.Context, key string) (coord.KVEntry, bool, erro
 	return *e, true, nil
 }
 
-type entryAt struct {
-	e *coord.KVEntry
-	m *msg
-}
-
-// allEntries reads every kv key (expired ones too), sorted, and the
-// server's now.
-func (b *Backend) allEntries(ctx context.Context) ([]entryAt, time.Time, error) {
-	clock := b.srv.start(ctx, b)
-	msgs, err := b.lastAll(ctx, b.names.kv, []string{b.names.pre + preKV + ">"})
-	cerr := clock()
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	if cerr != nil {
-		return nil, time.Time{}, b.ioErr(cerr, "")
-	}
-	var out []entryAt
-	for _, m := range msgs {
-		key, ok := dec(strings.TrimPrefix(m.subject, b.names.pre+preKV))
-		if !ok || m.deleted() {
-			continue
-		}
-		e, err := b.entryFrom(key, m)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		out = append(out, entryAt{e, m})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].e.Key < out[j].e.Key })
-	return out, b.srv.now(), nil
-}
-
 // List returns the keys in force under prefix, sorted.
 func (k kvStore) List(ctx context.Context, prefix string) ([]coord.KVEntry, error) {
-	all, now, err := k.b.allEntries(ctx)
+	all, now, err := kvSpace.all(ctx, k.b)
 	if err != nil {
 		return nil, err
 	}
 	var out []coord.KVEntry
-	for _, x := range all {
-		if strings.HasPrefix(x.e.Key, prefix) && x.e.Live(now) {
-			out = append(out, *x.e)
+	for _, e := range all {
+		if strings.HasPrefix(e.Key, prefix) && e.Live(now) {
+			out = append(out, *e)
 		}
 	}
 	return out, nil
@@ -134,7 +100,7 @@ func (k kvStore) Set(ctx context.Context, key string, value json.RawMessage, ttl
 	b := k.b
 	// The key space is one part, as kv.json is on files: a damaged key
 	// refuses every write until doctor --repair removes it.
-	if _, _, err := b.allEntries(ctx); err != nil {
+	if _, _, err := kvSpace.all(ctx, b); err != nil {
 		return coord.KVEntry{}, err
 	}
 	var got coord.KVEntry
@@ -166,7 +132,7 @@ func (k kvStore) Delete(ctx context.Context, key string) (bool, error) {
 		return false, err
 	}
 	b := k.b
-	if _, _, err := b.allEntries(ctx); err != nil {
+	if _, _, err := kvSpace.all(ctx, b); err != nil {
 		return false, err
 	}
 	found := false
@@ -187,30 +153,4 @@ func (k kvStore) Delete(ctx context.Context, key string) (bool, error) {
 
 // Sweep removes keys past their expiry that the server has not dropped
 // yet; readers ignore them already.
-func (k kvStore) Sweep(ctx context.Context) (int, error) {
-	b := k.b
-	all, now, err := b.allEntries(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, x := range all {
-		if x.e.Live(now) {
-			continue
-		}
-		seq, err := b.updateKey(ctx, preKV+enc(x.e.Key), "key "+x.e.Key, func(m *msg, now time.Time) (change, error) {
-			cur, err := b.entryFrom(x.e.Key, m)
-			if err != nil || cur == nil || cur.Live(now) {
-				return change{}, err
-			}
-			return change{write: true, del: true, ttl: markerTTL}, nil
-		})
-		if err != nil {
-			return n, err
-		}
-		if seq > 0 {
-			n++
-		}
-	}
-	return n, nil
-}
+func (k kvStore) Sweep(ctx context.Context) (int, error) { return kvSpace.sweep(ctx, k.b) }

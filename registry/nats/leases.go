@@ -3,8 +3,6 @@ package nats
 import (
 	"context"
 	"encoding/json"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -59,7 +57,7 @@ func (l leases) Acquire(ctx context.Context, req coord.LeaseRequest) (coord.Leas
 	b := l.b
 	// The leases are one part, as leases.json is on files: a damaged
 	// lease refuses every acquisition until doctor --repair removes it.
-	if _, _, err := b.allLeases(ctx); err != nil {
+	if _, _, err := leaseSpace.all(ctx, b); err != nil {
 		return coord.Lease{}, err
 	}
 	var got coord.Lease
@@ -143,79 +141,19 @@ const markerTTL = time.Hour
 
 // List returns the leases in force, by name.
 func (l leases) List(ctx context.Context) ([]coord.Lease, error) {
-	all, now, err := l.b.allLeases(ctx)
+	all, now, err := leaseSpace.all(ctx, l.b)
 	if err != nil {
 		return nil, err
 	}
 	out := []coord.Lease{}
 	for _, x := range all {
-		if x.l.Live(now) {
-			out = append(out, *x.l)
+		if x.Live(now) {
+			out = append(out, *x)
 		}
 	}
 	return out, nil
 }
 
-type leaseAt struct {
-	l *coord.Lease
-	m *msg
-}
-
-// allLeases reads every lease key (expired ones too), by name, and the
-// server's now. A value that does not parse is an error naming its key.
-func (b *Backend) allLeases(ctx context.Context) ([]leaseAt, time.Time, error) {
-	clock := b.srv.start(ctx, b)
-	msgs, err := b.lastAll(ctx, b.names.kv, []string{b.names.pre + preLease + ">"})
-	cerr := clock()
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	if cerr != nil {
-		return nil, time.Time{}, b.ioErr(cerr, "")
-	}
-	var out []leaseAt
-	for _, m := range msgs {
-		name, ok := dec(strings.TrimPrefix(m.subject, b.names.pre+preLease))
-		if !ok || m.deleted() {
-			continue
-		}
-		l, err := b.leaseFrom(name, m)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		out = append(out, leaseAt{l, m})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].l.Name < out[j].l.Name })
-	return out, b.srv.now(), nil
-}
-
 // Sweep removes leases past their expiry that the server has not dropped
-// yet (its TTL timer runs about once a second); readers ignore them
-// already.
-func (l leases) Sweep(ctx context.Context) (int, error) {
-	b := l.b
-	all, now, err := b.allLeases(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, x := range all {
-		if x.l.Live(now) {
-			continue
-		}
-		seq, err := b.updateKey(ctx, preLease+enc(x.l.Name), "lease "+x.l.Name, func(m *msg, now time.Time) (change, error) {
-			cur, err := b.leaseFrom(x.l.Name, m)
-			if err != nil || cur == nil || cur.Live(now) {
-				return change{}, err
-			}
-			return change{write: true, del: true, ttl: markerTTL}, nil
-		})
-		if err != nil {
-			return n, err
-		}
-		if seq > 0 {
-			n++
-		}
-	}
-	return n, nil
-}
+// yet; readers ignore them already.
+func (l leases) Sweep(ctx context.Context) (int, error) { return leaseSpace.sweep(ctx, l.b) }
