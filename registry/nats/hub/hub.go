@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -168,14 +169,12 @@ func Start(o Options) (*Hub, error) {
 	if err != nil {
 		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
 	}
-	if o.Logf != nil {
-		s.SetLogger(logger{o.Logf}, false, false)
-	}
+	fatal := make(chan string, 8)
+	s.SetLogger(logger{o.Logf, fatal}, false, false)
 	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
+	if err := ready(s, fatal, o.Listen, dir); err != nil {
 		s.Shutdown()
-		return nil, coord.Errorf(coord.CodeIO, "hub: the server did not start listening on %s", o.Listen).
-			WithHint("is the port taken, or the directory %s locked by another hub?", dir)
+		return nil, err
 	}
 	h := &Hub{s: s, opts: o}
 	h.url = "nats://" + advertised(host, s.Addr())
@@ -298,12 +297,52 @@ func nodeName(dir string) (string, error) {
 	return name, nil
 }
 
-// logger passes the server's notices, warnings and errors to Logf.
-type logger struct{ f func(string, ...any) }
+// ready waits until the server accepts connections, up to 30 s, or until
+// it reports that it cannot start (a port taken, a store it cannot use):
+// that is one line at once, not a wait for the bound.
+func ready(s *server.Server, fatal <-chan string, listen, dir string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for !s.ReadyForConnections(50 * time.Millisecond) {
+		select {
+		case msg := <-fatal:
+			err := coord.Errorf(coord.CodeIO, "hub: cannot start: %s", coord.OneLine(msg))
+			if strings.Contains(msg, "address already in use") {
+				return err.WithHint("another process (another hub?) listens there: stop it, or choose another port with --listen or --cluster-listen")
+			}
+			return err.WithHint("check that %s is a writable directory no other hub uses", dir)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return coord.Errorf(coord.CodeIO, "hub: the server did not start listening on %s within 30 s", listen).
+				WithHint("is the machine overloaded, or the directory %s locked by another hub?", dir)
+		}
+	}
+	return nil
+}
 
-func (l logger) Noticef(format string, v ...any) { l.f("[INF] "+format, v...) }
-func (l logger) Warnf(format string, v ...any)   { l.f("[WRN] "+format, v...) }
-func (l logger) Fatalf(format string, v ...any)  { l.f("[FTL] "+format, v...) }
-func (l logger) Errorf(format string, v ...any)  { l.f("[ERR] "+format, v...) }
+// logger passes the server's notices, warnings and errors to f (nil:
+// nowhere) and its fatal errors, which stop it from starting, to fatal as
+// well.
+type logger struct {
+	f     func(string, ...any)
+	fatal chan<- string
+}
+
+func (l logger) log(format string, v ...any) {
+	if l.f != nil {
+		l.f(format, v...)
+	}
+}
+
+func (l logger) Noticef(format string, v ...any) { l.log("[INF] "+format, v...) }
+func (l logger) Warnf(format string, v ...any)   { l.log("[WRN] "+format, v...) }
+func (l logger) Errorf(format string, v ...any)  { l.log("[ERR] "+format, v...) }
 func (l logger) Debugf(format string, v ...any)  {}
 func (l logger) Tracef(format string, v ...any)  {}
+func (l logger) Fatalf(format string, v ...any) {
+	l.log("[FTL] "+format, v...)
+	select {
+	case l.fatal <- fmt.Sprintf(format, v...):
+	default:
+	}
+}

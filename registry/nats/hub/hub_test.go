@@ -1,0 +1,49 @@
+package hub_test
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/nats/hub"
+)
+
+// A port another process listens on: Start refuses with one line naming
+// the address and the flag that chooses another (not a wait for its 30 s
+// bound ending in a guess), and the directory is left usable.
+func TestPortTaken(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		opts hub.Options
+		flag string
+	}{
+		{"clients", hub.Options{Dir: dir, Listen: addr}, "--listen"},
+		{"routes", hub.Options{Dir: dir, Listen: "127.0.0.1:0", Cluster: "c", ClusterListen: addr}, "--cluster-listen"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, err := hub.Start(c.opts)
+			if err == nil {
+				h.Shutdown()
+				t.Fatalf("started on a taken port %s", addr)
+			}
+			msg := err.Error()
+			if coord.CodeOf(err) != coord.CodeIO || strings.ContainsAny(msg, "\n\r") ||
+				!strings.Contains(msg, "address already in use") || !strings.Contains(msg, strings.Split(addr, ":")[1]) || !strings.Contains(msg, c.flag) {
+				t.Fatalf("exit %d, %q: want one line naming the port, the cause and %s", coord.CodeOf(err), msg, c.flag)
+			}
+		})
+	}
+	h, err := hub.Start(hub.Options{Dir: dir, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatalf("the directory after the refusals: %v", err)
+	}
+	h.Shutdown()
+}
