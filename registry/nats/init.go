@@ -66,13 +66,16 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 	}
 	var created []string
 	if _, err := b.w.streamInfo(ctx, b.names.kv); errors.Is(err, errNoStream) {
-		_, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:         b.names.bucket,
-			Description:    "coord namespace " + b.url.Namespace,
-			History:        1,
-			Storage:        jetstream.FileStorage,
-			Replicas:       replicas,
-			LimitMarkerTTL: time.Minute,
+		err := b.ensureStream(ctx, b.names.kv, func(ctx context.Context) error {
+			_, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+				Bucket:         b.names.bucket,
+				Description:    "coord namespace " + b.url.Namespace,
+				History:        1,
+				Storage:        jetstream.FileStorage,
+				Replicas:       replicas,
+				LimitMarkerTTL: time.Minute,
+			})
+			return err
 		})
 		if err != nil {
 			return created, b.createErr(err, "bucket "+b.names.bucket, replicas)
@@ -91,17 +94,20 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 			}
 			continue
 		}
-		_, err := js.CreateStream(ctx, jetstream.StreamConfig{
-			Name:        s.name,
-			Description: "coord namespace " + b.url.Namespace + ": " + s.what,
-			Subjects:    []string{s.subj},
-			Storage:     jetstream.FileStorage,
-			Replicas:    replicas,
-			AllowDirect: true,
-			Discard:     jetstream.DiscardOld,
-			MaxMsgs:     -1,
-			MaxBytes:    -1,
-			MaxAge:      0,
+		err := b.ensureStream(ctx, s.name, func(ctx context.Context) error {
+			_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+				Name:        s.name,
+				Description: "coord namespace " + b.url.Namespace + ": " + s.what,
+				Subjects:    []string{s.subj},
+				Storage:     jetstream.FileStorage,
+				Replicas:    replicas,
+				AllowDirect: true,
+				Discard:     jetstream.DiscardOld,
+				MaxMsgs:     -1,
+				MaxBytes:    -1,
+				MaxAge:      0,
+			})
+			return err
 		})
 		if err != nil && !strings.Contains(err.Error(), "already in use") {
 			return created, b.createErr(err, "stream "+s.name, replicas)
@@ -113,7 +119,10 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 		cfg  jetstream.StreamConfig
 	}{{b.names.mutex, b.mutexConfig(replicas)}, {b.names.beats, b.beatsConfig(replicas)}} {
 		if _, err := b.w.streamInfo(ctx, m.name); errors.Is(err, errNoStream) {
-			_, err := js.CreateStream(ctx, m.cfg)
+			err := b.ensureStream(ctx, m.name, func(ctx context.Context) error {
+				_, err := js.CreateStream(ctx, m.cfg)
+				return err
+			})
 			if err != nil && !strings.Contains(err.Error(), "already in use") {
 				return created, b.createErr(err, "stream "+m.name, replicas)
 			}
@@ -253,6 +262,59 @@ func (b *Backend) createErr(err error, what string, replicas int) error {
 	}
 	return coord.Errorf(coord.CodeIO, "%s: cannot create %s: %s", b.url, what, coord.OneLine(err.Error())).
 		WithHint("check the account's JetStream limits and permissions")
+}
+
+// Creating one stream may take createBudget in all, each attempt
+// createAttempt. A replicated stream is answered once its nodes agree,
+// which a loaded cluster or a leader election can delay past one
+// request's timeout, and the answer can be lost while the stream is made.
+const (
+	createBudget  = 2 * time.Minute
+	createAttempt = 30 * time.Second
+)
+
+// ensureStream runs create, which makes the stream name and is accepted
+// again with the same configuration, until it is answered or the stream
+// is found.
+func (b *Backend) ensureStream(ctx context.Context, name string, create func(context.Context) error) error {
+	return ensure(ctx, createBudget, createAttempt, create, func(ctx context.Context) bool {
+		_, err := b.w.streamInfo(ctx, name)
+		return err == nil
+	})
+}
+
+// ensure runs create, each attempt bounded by attempt, until it is
+// answered, refused, or exists finds what it makes: an attempt that got no
+// answer (unanswered) may have landed, so exists is asked before create is
+// sent again. After budget, the last attempt's error.
+func ensure(ctx context.Context, budget, attempt time.Duration, create func(context.Context) error, exists func(context.Context) bool) error {
+	start := time.Now()
+	for i := 0; ; i++ {
+		actx, cancel := context.WithTimeout(ctx, attempt)
+		err := create(actx)
+		cancel()
+		if err == nil || !unanswered(err) || ctx.Err() != nil {
+			return err
+		}
+		if exists(ctx) {
+			return nil
+		}
+		if time.Since(start)+backoff(i) > budget {
+			return err
+		}
+		sleep(ctx, backoff(i))
+	}
+}
+
+// unanswered reports whether a JetStream API request may have been carried
+// out without its answer reaching us: no answer in time, a lost
+// connection, or JetStream busy electing a leader.
+func unanswered(err error) bool {
+	var ae *jetstream.APIError
+	if errors.As(err, &ae) && ae.ErrorCode == 10008 {
+		return true
+	}
+	return ambiguous(err)
 }
 
 // checkVersion refuses a server older than MinServer.
