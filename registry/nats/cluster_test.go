@@ -21,20 +21,32 @@ import (
 // proxy forwards TCP connections to a target until stopped; restarted, it
 // listens on the same port again. Routes between the nodes of the test
 // cluster go through one proxy per direction, so a node is cut off by
-// stopping its proxies (as nats-server's own tests do with netProxy).
+// stopping its proxies (as nats-server's own tests do with netProxy). It
+// listens from its creation, on a port the kernel picks; its target is
+// set once the node behind it has started, and connections wait for it.
 type proxy struct {
-	target string
 	addr   string
+	ready  chan struct{} // closed once target is set
+	target string
 	mu     sync.Mutex
 	l      net.Listener
 	conns  []net.Conn
 }
 
-func newProxy(t *testing.T, target string) *proxy {
-	p := &proxy{target: target, addr: freeAddr(t)}
-	p.start(t)
+func newProxy(t *testing.T) *proxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{addr: l.Addr().String(), ready: make(chan struct{})}
+	p.serve(l)
 	t.Cleanup(p.stop)
 	return p
+}
+
+func (p *proxy) setTarget(addr string) {
+	p.target = addr
+	close(p.ready)
 }
 
 func (p *proxy) start(t *testing.T) {
@@ -49,6 +61,10 @@ func (p *proxy) start(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.serve(l)
+}
+
+func (p *proxy) serve(l net.Listener) {
 	p.mu.Lock()
 	p.l = l
 	p.mu.Unlock()
@@ -58,18 +74,29 @@ func (p *proxy) start(t *testing.T) {
 			if err != nil {
 				return
 			}
-			s, err := net.DialTimeout("tcp", p.target, time.Second)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() { io.Copy(c, s); c.Close() }()
+			go p.forward(c)
 		}
 	}()
+}
+
+func (p *proxy) forward(c net.Conn) {
+	<-p.ready
+	s, err := net.DialTimeout("tcp", p.target, time.Second)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.l == nil { // stopped meanwhile
+		p.mu.Unlock()
+		c.Close()
+		s.Close()
+		return
+	}
+	p.conns = append(p.conns, c, s)
+	p.mu.Unlock()
+	go func() { io.Copy(s, c); s.Close() }()
+	go func() { io.Copy(c, s); c.Close() }()
 }
 
 func (p *proxy) stop() {
@@ -85,16 +112,6 @@ func (p *proxy) stop() {
 	p.conns = nil
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // testCluster is three hubs on loopback, routes through proxies.
 type testCluster struct {
 	t       *testing.T
@@ -105,19 +122,17 @@ type testCluster struct {
 }
 
 func startCluster(t *testing.T) *testCluster {
-	c := &testCluster{t: t, hubs: make([]*hub.Hub, 3)}
-	var routePorts []string
-	for i := 0; i < 3; i++ {
-		c.clients = append(c.clients, freeAddr(t))
-		routePorts = append(routePorts, freeAddr(t))
-	}
+	c := &testCluster{t: t, hubs: make([]*hub.Hub, 3), clients: make([]string, 3)}
 	for i := 0; i < 3; i++ {
 		for j := 0; j < 3; j++ {
 			if i != j {
-				c.proxies[i][j] = newProxy(t, routePorts[j])
+				c.proxies[i][j] = newProxy(t)
 			}
 		}
 	}
+	// Every port is one the kernel picks as it binds (port 0): a port
+	// picked in advance and freed could be taken in between by another
+	// test's connection. Restarts bind the ports the nodes got.
 	for i := 0; i < 3; i++ {
 		var routes []string
 		for j := 0; j < 3; j++ {
@@ -125,8 +140,8 @@ func startCluster(t *testing.T) *testCluster {
 				routes = append(routes, c.proxies[i][j].addr)
 			}
 		}
-		c.opts = append(c.opts, hub.Options{Dir: t.TempDir(), Listen: c.clients[i], Cluster: "coordtest",
-			ClusterListen: routePorts[i], Routes: routes, Name: fmt.Sprintf("n%d", i),
+		c.opts = append(c.opts, hub.Options{Dir: t.TempDir(), Listen: "127.0.0.1:0", Cluster: "coordtest",
+			ClusterListen: "127.0.0.1:0", Routes: routes, Name: fmt.Sprintf("n%d", i),
 			// Nothing listens there: a node learns of the others only
 			// through its configured routes, the proxies.
 			ClusterAdvertise: "127.0.0.1:1"})
@@ -142,13 +157,21 @@ func startCluster(t *testing.T) *testCluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := c.hubs[i]
 		t.Cleanup(func() {
 			if c.hubs[i] != nil {
 				c.hubs[i].Shutdown()
 			}
 		})
-		_ = h
+	}
+	for i, h := range c.hubs {
+		c.clients[i] = strings.TrimPrefix(h.URL(), "nats://")
+		route := strings.TrimPrefix(h.ClusterURL(), "nats-route://")
+		c.opts[i].Listen, c.opts[i].ClusterListen = c.clients[i], route
+		for j := 0; j < 3; j++ {
+			if j != i {
+				c.proxies[j][i].setTarget(route)
+			}
+		}
 	}
 	for _, h := range c.hubs {
 		if err := h.WaitJetStream(60 * time.Second); err != nil {
@@ -208,13 +231,21 @@ func (c *testCluster) stopNode(i int) {
 	c.hubs[i] = nil
 }
 
+// startNode brings node i back on the ports it had. One of them may have
+// been given meanwhile to another test's outgoing connection, which holds
+// it a moment: that refusal is tried again for up to a minute.
 func (c *testCluster) startNode(i int) {
 	c.t.Helper()
-	h, err := hub.Start(c.opts[i])
-	if err != nil {
-		c.t.Fatal(err)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		h, err := hub.Start(c.opts[i])
+		if err == nil {
+			c.hubs[i] = h
+			return
+		}
+		if !strings.Contains(err.Error(), "address already in use") || time.Now().After(deadline) {
+			c.t.Fatal(err)
+		}
 	}
-	c.hubs[i] = h
 }
 
 // cut isolates node i from the others; heal reconnects it.
