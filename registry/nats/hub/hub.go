@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -169,13 +170,14 @@ func Start(o Options) (*Hub, error) {
 	if err != nil {
 		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
 	}
-	fatal := make(chan string, 8)
-	s.SetLogger(logger{o.Logf, fatal}, false, false)
+	lg := &logger{f: o.Logf, fatal: make(chan string, 8)}
+	s.SetLogger(lg, false, false)
 	go s.Start()
-	if err := ready(s, fatal, o.Listen, dir); err != nil {
+	if err := ready(s, lg.fatal, o.Listen, dir); err != nil {
 		s.Shutdown()
 		return nil, err
 	}
+	lg.started.Store(true)
 	h := &Hub{s: s, opts: o}
 	h.url = "nats://" + advertised(host, s.Addr())
 	nc, err := gonats.Connect("", gonats.InProcessServer(s), gonats.Name("coord hub"), gonats.MaxReconnects(-1))
@@ -321,28 +323,32 @@ func ready(s *server.Server, fatal <-chan string, listen, dir string) error {
 }
 
 // logger passes the server's notices, warnings and errors to f (nil:
-// nowhere) and its fatal errors, which stop it from starting, to fatal as
-// well.
+// nowhere). A fatal error before the server is started goes to fatal
+// instead, for Start to return as its error; after, to f.
 type logger struct {
-	f     func(string, ...any)
-	fatal chan<- string
+	f       func(string, ...any)
+	fatal   chan string
+	started atomic.Bool
 }
 
-func (l logger) log(format string, v ...any) {
+func (l *logger) log(format string, v ...any) {
 	if l.f != nil {
 		l.f(format, v...)
 	}
 }
 
-func (l logger) Noticef(format string, v ...any) { l.log("[INF] "+format, v...) }
-func (l logger) Warnf(format string, v ...any)   { l.log("[WRN] "+format, v...) }
-func (l logger) Errorf(format string, v ...any)  { l.log("[ERR] "+format, v...) }
-func (l logger) Debugf(format string, v ...any)  {}
-func (l logger) Tracef(format string, v ...any)  {}
-func (l logger) Fatalf(format string, v ...any) {
-	l.log("[FTL] "+format, v...)
-	select {
-	case l.fatal <- fmt.Sprintf(format, v...):
-	default:
+func (l *logger) Noticef(format string, v ...any) { l.log("[INF] "+format, v...) }
+func (l *logger) Warnf(format string, v ...any)   { l.log("[WRN] "+format, v...) }
+func (l *logger) Errorf(format string, v ...any)  { l.log("[ERR] "+format, v...) }
+func (l *logger) Debugf(format string, v ...any)  {}
+func (l *logger) Tracef(format string, v ...any)  {}
+func (l *logger) Fatalf(format string, v ...any) {
+	if !l.started.Load() {
+		select {
+		case l.fatal <- fmt.Sprintf(format, v...):
+			return
+		default:
+		}
 	}
+	l.log("[FTL] "+format, v...)
 }
