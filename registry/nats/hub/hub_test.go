@@ -2,6 +2,8 @@ package hub_test
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,4 +48,28 @@ func TestPortTaken(t *testing.T) {
 		t.Fatalf("the directory after the refusals: %v", err)
 	}
 	h.Shutdown()
+}
+
+// A store the server cannot use (a file where its directory goes): Start
+// refuses at once with the server's reason and the directory to check,
+// and the file is left as it was.
+func TestStoreUnusable(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "jetstream")
+	if err := os.WriteFile(store, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := hub.Start(hub.Options{Dir: dir, Listen: "127.0.0.1:0"})
+	if err == nil {
+		h.Shutdown()
+		t.Fatal("started on a store that is a file")
+	}
+	msg := err.Error()
+	if coord.CodeOf(err) != coord.CodeIO || strings.ContainsAny(msg, "\n\r") ||
+		!strings.Contains(msg, "Can't start JetStream") || !strings.Contains(msg, dir) {
+		t.Fatalf("exit %d, %q: want one line with the server's reason and %s", coord.CodeOf(err), msg, dir)
+	}
+	if data, err := os.ReadFile(store); err != nil || string(data) != "mine" {
+		t.Fatalf("the file in the way: %q %v", data, err)
+	}
 }
