@@ -1,0 +1,164 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// pairUp makes tasks whose texts nearly match share their best file:
+// two tasks saying the same thing ("Fix X", "Fix X (contd.)", "Revert
+// \\"Fix X\\"") touch the same files far more often than the evidence
+// for any one file shows. For each pair whose similarity reaches
+// PairSim, the file with the best combined score that either has is
+// given to both.
+func (m *Model) pairUp(tasks []Task, ev []map[int]*evidence) {
+	vecs := make([][]term, len(tasks))
+	unseen := map[string]int{}
+	for i, t := range tasks {
+		vecs[i] = m.taskVector(t, unseen)
+	}
+	for i := range tasks {
+		for j := i + 1; j < len(tasks); j++ {
+			if cosine(vecs[i], vecs[j]) < m.p.PairSim {
+				continue
+			}
+			best, bs := -1, 0.0
+			for _, pair := range [2]map[int]*evidence{ev[i], ev[j]} {
+				for f := range pair {
+					s := score(ev[i], f) + score(ev[j], f)
+					if s > bs || s == bs && best >= 0 && m.paths[f] < m.paths[best] {
+						best, bs = f, s
+					}
+				}
+			}
+			if best < 0 {
+				continue
+			}
+			for _, k := range [2]int{i, j} {
+				other := tasks[i+j-k]
+				e := ev[k][best]
+				if e == nil {
+					e = &evidence{}
+					ev[k][best] = e
+				}
+				if !e.paired {
+					e.paired = true
+					e.pairWhy = fmt.Sprintf("task %s, which says nearly the same (%s), is predicted to touch it", other.ID, quote(other.Title))
+				}
+			}
+		}
+	}
+}
+
+func score(ev map[int]*evidence, f int) float64 {
+	if e := ev[f]; e != nil {
+		return e.score
+	}
+	return 0
+}
+
+// taskVector is a task's text as a normalised tf-idf vector for
+// comparing tasks with one another: words the history never used count
+// too, with the highest weight (two tasks naming a new thing share it),
+// numbered past the vocabulary in unseen, which the batch shares.
+func (m *Model) taskVector(t Task, unseen map[string]int) []term {
+	counts := map[string]float64{}
+	for _, w := range words(t.Title, nil) {
+		counts[w] += m.p.SubjectWeight
+	}
+	for _, w := range words(t.Description, nil) {
+		counts[w]++
+	}
+	maxIDF := math.Log(float64(len(m.docs)+1) / 0.5)
+	var q []term
+	var norm float64
+	for w, c := range counts {
+		id, ok := m.vocab[w]
+		idf := maxIDF
+		if ok {
+			idf = m.idf[id]
+		} else {
+			if _, ok := unseen[w]; !ok {
+				unseen[w] = len(m.vocab) + len(unseen)
+			}
+			id = unseen[w]
+		}
+		v := (1 + math.Log(c)) * idf
+		q = append(q, term{id, v})
+		norm += v * v
+	}
+	if norm == 0 {
+		return nil
+	}
+	norm = math.Sqrt(norm)
+	for i := range q {
+		q[i].v /= norm
+	}
+	slices.SortFunc(q, func(a, b term) int { return a.w - b.w })
+	return q
+}
+
+// cosine of two normalised vectors sorted by word id.
+func cosine(a, b []term) float64 {
+	var s float64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i].w == b[j].w:
+			s += a[i].v * b[j].v
+			i++
+			j++
+		case a[i].w < b[j].w:
+			i++
+		default:
+			j++
+		}
+	}
+	return s
+}
+
+// capFiles limits how many tasks of the batch a file is predicted for:
+// at most Cap times the number its recency-weighted share of past
+// changes would have touched, plus CapSlack, the tasks with the
+// strongest evidence keeping it. This is the policy for hot files (a
+// changelog, a central module): predicting one for every task that
+// might touch it would serialise most of the batch, so it goes to the
+// tasks most likely to touch it, about as many as really will.
+func (m *Model) capFiles(ev []map[int]*evidence) {
+	if m.totalW == 0 {
+		return
+	}
+	type ts struct {
+		task int
+		s    float64
+	}
+	by := map[int][]ts{}
+	for i, e := range ev {
+		for f, x := range e {
+			if x.declared || x.score < m.p.MinScore && !x.paired {
+				continue
+			}
+			by[f] = append(by[f], ts{i, x.score})
+		}
+	}
+	n := float64(len(ev))
+	for f, l := range by {
+		k := int(math.Ceil(m.p.Cap*n*m.fileW[f]/m.totalW + m.p.CapSlack))
+		if len(l) <= k {
+			continue
+		}
+		slices.SortFunc(l, func(a, b ts) int {
+			if a.s != b.s {
+				if a.s > b.s {
+					return -1
+				}
+				return 1
+			}
+			return a.task - b.task
+		})
+		for _, x := range l[k:] {
+			ev[x.task][f].cut = true
+		}
+	}
+}

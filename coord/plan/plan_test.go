@@ -1,0 +1,380 @@
+package plan
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// history builds a small synthetic history: commits with a subject and
+// the paths they modified ("A:path" adds, "D:path" deletes,
+// "R:old>new" renames).
+func history(entries ...[]string) []Commit {
+	var out []Commit
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, e := range entries {
+		c := Commit{Hash: fmt.Sprintf("%040x", i+1), Time: t0.Add(time.Duration(i) * time.Hour), Subject: e[0]}
+		for _, p := range e[1:] {
+			switch {
+			case strings.HasPrefix(p, "A:"):
+				c.Changes = append(c.Changes, Change{Status: 'A', Path: p[2:]})
+			case strings.HasPrefix(p, "D:"):
+				c.Changes = append(c.Changes, Change{Status: 'D', Path: p[2:]})
+			case strings.HasPrefix(p, "R:"):
+				from, to, _ := strings.Cut(p[2:], ">")
+				c.Changes = append(c.Changes, Change{Status: 'R', Path: to, From: from})
+			default:
+				c.Changes = append(c.Changes, Change{Status: 'M', Path: p})
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// sample is a few dozen commits of a project with a printer, a searcher,
+// docs and a changelog.
+func sample() []Commit {
+	var e [][]string
+	for i := range 8 {
+		e = append(e, []string{fmt.Sprintf("printer: fix column %d", i), "crates/printer/src/util.rs", "crates/printer/src/standard.rs"})
+		e = append(e, []string{fmt.Sprintf("searcher: speed up line buffer %d", i), "crates/searcher/src/line_buffer.rs"})
+		e = append(e, []string{fmt.Sprintf("Add option --flag-%d to the command line", i), "crates/core/flags/defs.rs", "crates/core/flags/defs_test.rs", "CHANGELOG.md"})
+		e = append(e, []string{fmt.Sprintf("docs: typo %d", i), "docs/guide.md"})
+	}
+	e = append(e, []string{"Update README", "README.md"})
+	return history(e...)
+}
+
+func tree(cs []Commit) []string {
+	have := map[string]bool{}
+	for _, c := range cs {
+		for _, ch := range c.Changes {
+			switch ch.Status {
+			case 'D':
+				delete(have, ch.Path)
+			case 'R':
+				delete(have, ch.From)
+				have[ch.Path] = true
+			default:
+				have[ch.Path] = true
+			}
+		}
+	}
+	var out []string
+	for p := range have {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// testParams keep every path with any evidence, the better to see what
+// each signal finds.
+func testParams() Params {
+	p := DefaultParams
+	p.Cap = 0
+	p.MinScore = 0.05
+	p.RelScore = 0
+	p.MaxPaths = 10
+	return p
+}
+
+func find(p Prediction, path string) *Path {
+	for i := range p.Paths {
+		if p.Paths[i].Path == path {
+			return &p.Paths[i]
+		}
+	}
+	return nil
+}
+
+func TestPredict_Prefix(t *testing.T) {
+	cs := sample()
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, testParams())
+	got := m.Predict(Task{ID: "1", Title: "printer: handle wide characters"})
+	p := find(got, "crates/printer/src/util.rs")
+	if p == nil || got.Paths[0].Path != "crates/printer/src/util.rs" && got.Paths[0].Path != "crates/printer/src/standard.rs" {
+		t.Fatalf("the printer's files are not first: %+v", got.Paths)
+	}
+	if !slices.ContainsFunc(p.Why, func(s string) bool { return strings.Contains(s, `prefixed "printer:"`) }) {
+		t.Errorf("no prefix reason: %q", p.Why)
+	}
+	if find(got, "docs/guide.md") != nil {
+		t.Errorf("docs/guide.md predicted for a printer task: %+v", got.Paths)
+	}
+}
+
+func TestPredict_CoChange(t *testing.T) {
+	cs := sample()
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, testParams())
+	// The text names defs.rs; its test changes with it every time.
+	got := m.Predict(Task{ID: "1", Title: "Rework crates/core/flags/defs.rs"})
+	if got.Paths[0].Path != "crates/core/flags/defs.rs" {
+		t.Fatalf("the named file is not first: %+v", got.Paths)
+	}
+	p := find(got, "crates/core/flags/defs_test.rs")
+	if p == nil {
+		t.Fatalf("the co-changed test is missing: %+v", got.Paths)
+	}
+	if !slices.ContainsFunc(p.Why, func(s string) bool {
+		return strings.Contains(s, "changes with crates/core/flags/defs.rs in 100% of its changes")
+	}) {
+		t.Errorf("no co-change reason: %q", p.Why)
+	}
+}
+
+func TestPredict_NamedPath(t *testing.T) {
+	cs := sample()
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, testParams())
+	for _, c := range []struct{ text, want, why string }{
+		{"Fix a broken link in docs/guide.md", "docs/guide.md", "the text names docs/guide.md"},
+		{"Clarify line_buffer.rs comments", "crates/searcher/src/line_buffer.rs", "the text names line_buffer.rs"},
+		{"Tidy the README", "README.md", `the title names "readme"`},
+	} {
+		got := m.Predict(Task{ID: "1", Title: c.text})
+		if len(got.Paths) == 0 || got.Paths[0].Path != c.want {
+			t.Errorf("%q: want %s first, got %+v", c.text, c.want, got.Paths)
+			continue
+		}
+		if !slices.Contains(got.Paths[0].Why, c.why) {
+			t.Errorf("%q: why %q, want %q among them", c.text, got.Paths[0].Why, c.why)
+		}
+	}
+}
+
+func TestPredict_Renames(t *testing.T) {
+	cs := history(
+		[]string{"parser: handle quotes", "src/parse.go"},
+		[]string{"parser: handle escapes", "src/parse.go"},
+		[]string{"parser: handle nesting", "src/parse.go"},
+		[]string{"move the parser", "R:src/parse.go>internal/parser/parse.go"},
+		[]string{"drop the lexer", "D:src/lex.go"},
+		[]string{"a new lexer", "A:src/lex.go"},
+	)
+	// src/lex.go was touched by the old lexer's commits: those are a
+	// different file and must not count for the new one.
+	cs = append(history([]string{"lexer: tokens", "A:src/lex.go"}, []string{"lexer: more tokens", "src/lex.go"}), cs...)
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, testParams())
+	got := m.Predict(Task{ID: "1", Title: "parser: handle comments"})
+	if len(got.Paths) == 0 || got.Paths[0].Path != "internal/parser/parse.go" {
+		t.Fatalf("want the parser under its current name first, got %+v", got.Paths)
+	}
+	if !slices.ContainsFunc(got.Paths[0].Why, func(s string) bool { return strings.HasPrefix(s, `3 of 3 changes prefixed "parser:"`) }) {
+		t.Errorf("the commits made under the old name do not count: %q", got.Paths[0].Why)
+	}
+	if find(got, "src/parse.go") != nil {
+		t.Errorf("the old name is predicted: %+v", got.Paths)
+	}
+	got = m.Predict(Task{ID: "2", Title: "lexer: more tokens again"})
+	if p := find(got, "src/lex.go"); p != nil && slices.ContainsFunc(p.Why, func(s string) bool {
+		return strings.Contains(s, "lexer: more tokens") || strings.Contains(s, `prefixed "lexer:"`)
+	}) {
+		t.Errorf("the deleted lexer's commits count for the new file: %+v", got.Paths)
+	}
+}
+
+func TestPredict_OnlyTreeOrDeclared(t *testing.T) {
+	cs := history(
+		[]string{"cache: evict", "cache.go", "cache_old.go"},
+		[]string{"cache: resize", "cache.go", "cache_old.go"},
+		[]string{"remove the old cache", "D:cache_old.go"},
+	)
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, testParams())
+	got := m.Predict(Task{ID: "1", Title: "cache: evict faster", Files: []string{"gen/new_cache.go", "cache.go", "docs/*.md"}})
+	var paths []string
+	for _, p := range got.Paths {
+		paths = append(paths, p.Path)
+	}
+	if !reflect.DeepEqual(paths, []string{"gen/new_cache.go", "cache.go"}) {
+		t.Fatalf("got %q, want the declared literal paths first, then nothing that left the tree", paths)
+	}
+	if got.Paths[0].Why[0] != "declared" {
+		t.Errorf("why %q", got.Paths[0].Why)
+	}
+}
+
+func TestPredict_Finished(t *testing.T) {
+	cs := sample()
+	in := Input{Commits: cs, Tree: append(tree(cs), "web/app.tsx"), Finished: []Finished{
+		{Title: "Dashboard: dark mode", Description: "colours", Touched: []string{"web/app.tsx", "./web/app.tsx", "gone.txt"}},
+	}}
+	m := NewModel(in, testParams())
+	got := m.Predict(Task{ID: "1", Title: "Dashboard: light mode"})
+	if len(got.Paths) == 0 || got.Paths[0].Path != "web/app.tsx" {
+		t.Fatalf("a finished task's touched file is not predicted: %+v", got.Paths)
+	}
+}
+
+func TestPredict_Idents(t *testing.T) {
+	cs := sample()
+	tr := append(tree(cs), "src/widget.go", "src/other.go")
+	idents := map[string][]string{
+		"src/widget.go": Identifiers([]byte("package src\nfunc parseWidget(s string) {}\n"), 100),
+		"src/other.go":  Identifiers([]byte("package src\nfunc other() {}\n"), 100),
+	}
+	m := NewModel(Input{Commits: cs, Tree: tr, Idents: idents}, testParams())
+	got := m.Predict(Task{ID: "1", Title: "Fix a crash", Description: "parseWidget panics on an empty string"})
+	p := find(got, "src/widget.go")
+	if p == nil || p.Why[0] != "it holds parseWidget, which the text names" {
+		t.Fatalf("the file holding the named identifier is missing: %+v", got.Paths)
+	}
+	if find(got, "src/other.go") != nil {
+		t.Errorf("src/other.go predicted: %+v", got.Paths)
+	}
+}
+
+func TestPlan_PairsNearDuplicates(t *testing.T) {
+	cs := sample()
+	p := testParams()
+	p.PairSim = 0.6
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, p)
+	tasks := []Task{
+		{ID: "a", Title: "Tweak flaky snapshot expectations on tiny terminals", Description: "See docs/guide.md"},
+		{ID: "b", Title: "Tweak flaky snapshot expectations on tiny terminals (contd.)"},
+	}
+	got := m.Plan(tasks)
+	b := find(got[1], "docs/guide.md")
+	if b == nil || !strings.Contains(b.Why[0], "task a, which says nearly the same") {
+		t.Fatalf("the near-duplicate does not share a's best file: %+v", got[1].Paths)
+	}
+	p.PairSim = 0
+	if got := NewModel(Input{Commits: cs, Tree: tree(cs)}, p).Plan(tasks); find(got[1], "docs/guide.md") != nil {
+		t.Fatalf("without pairing the file is predicted anyway (the test proves nothing): %+v", got[1].Paths)
+	}
+}
+
+func TestPlan_Cap(t *testing.T) {
+	cs := sample()
+	p := testParams()
+	var tasks []Task
+	for i := range 20 {
+		tasks = append(tasks, Task{ID: fmt.Sprint(i), Title: fmt.Sprintf("Add option --more-%d to the command line", i)})
+	}
+	count := func(p Params) int {
+		n := 0
+		for _, pr := range NewModel(Input{Commits: cs, Tree: tree(cs)}, p).Plan(tasks) {
+			if find(pr, "CHANGELOG.md") != nil {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(p); n != 20 {
+		t.Fatalf("without a cap CHANGELOG.md is predicted for %d of 20 tasks, want 20", n)
+	}
+	// CHANGELOG.md is in 8 of 33 changes: Cap 1 allows 20×8/33 (weighted
+	// by recency) + 1.
+	p.Cap, p.CapSlack = 1, 1
+	if n := count(p); n < 5 || n > 7 {
+		t.Fatalf("with Cap 1 CHANGELOG.md is predicted for %d of 20 tasks, want about 6", n)
+	}
+}
+
+func TestPlan_Deterministic(t *testing.T) {
+	cs := sample()
+	tasks := []Task{
+		{ID: "1", Title: "printer: handle wide characters"},
+		{ID: "2", Title: "Add option --color to the command line"},
+		{ID: "3", Title: "searcher: speed up"},
+		{ID: "4", Title: "docs: explain --color"},
+	}
+	var first []Prediction
+	for i := range 20 {
+		got := NewModel(Input{Commits: cs, Tree: tree(cs)}, DefaultParams).Plan(tasks)
+		if i == 0 {
+			first = got
+			continue
+		}
+		if !reflect.DeepEqual(got, first) {
+			t.Fatalf("run %d differs:\n%+v\n%+v", i, got, first)
+		}
+	}
+}
+
+func TestScopes(t *testing.T) {
+	for _, c := range []struct {
+		subject string
+		kind    string
+		scopes  []string
+	}{
+		{"printer: fix …", "", []string{"printer"}},
+		{"fix(config): accept 0", "fix", []string{"config"}},
+		{"feat(s3)!: breaking", "feat", []string{"s3"}},
+		{"ignore,globset: increase pool capacity", "", []string{"ignore", "globset"}},
+		{"docs: typo", "docs", nil},
+		{"Fix CI: Pin nushell", "", nil},
+		{"Merge pull request #12 from x/y: z", "", nil},
+		{"no prefix here", "", nil},
+	} {
+		k, s := scopes(c.subject)
+		if k != c.kind || !reflect.DeepEqual(s, c.scopes) {
+			t.Errorf("scopes(%q) = %q, %q; want %q, %q", c.subject, k, s, c.kind, c.scopes)
+		}
+	}
+}
+
+func TestWords(t *testing.T) {
+	got := words("Fix parseWidget's tests for v0.74.3 (#4630) in the LineBuffer", nil)
+	want := []string{versionWord, "fix", "parse", "widget", "test", "line", "buffer"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("words = %q, want %q", got, want)
+	}
+}
+
+func TestIndex_SaveLoad(t *testing.T) {
+	cs := sample()
+	cs[3].Body = strings.Repeat("é", maxBody) // cut at a rune boundary
+	cs[5].Changes = append(cs[5].Changes, Change{Status: 'R', Path: "new.go", From: "old.go"})
+	ix := NewIndex("abc", 0, cs)
+	var buf bytes.Buffer
+	if err := ix.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, ix) {
+		t.Fatalf("the loaded index differs from the saved one")
+	}
+	if len(got.Commits[3].Body) > maxBody {
+		t.Errorf("body of %d bytes kept", len(got.Commits[3].Body))
+	}
+}
+
+func TestIndex_UpdateEqualsRebuild(t *testing.T) {
+	cs := sample()
+	for _, max := range []int{0, 10} {
+		whole := NewIndex("h2", max, cs)
+		part := NewIndex("h1", max, cs[:20])
+		part.Update("h2", cs[20:])
+		if !reflect.DeepEqual(part, whole) {
+			t.Fatalf("max %d: an updated index differs from a rebuilt one", max)
+		}
+		if max > 0 && len(whole.Commits) != max {
+			t.Errorf("max %d: %d commits kept", max, len(whole.Commits))
+		}
+	}
+}
+
+func TestLoad_Damaged(t *testing.T) {
+	for _, s := range []string{
+		``,
+		`{"version":2,"head":"","paths":[],"commits":[]}`,
+		`{"version":1,"head":"","paths":["a"],"commits":[{"h":"x","t":0,"s":"","c":[[77,1]]}]}`,
+		`{"version":1,"head":"","paths":["a"],"commits":[{"h":"x","t":0,"s":"","c":[[1,0]]}]}`,
+		`{"version":1,"head":"","paths":["a"],"commits":[{"h":"x","t":0,"s":"","c":[[77]]}]}`,
+		`{"version":1,"head":"","paths":[""],"commits":[{"h":"x","t":0,"s":"","c":[[77,0]]}]}`,
+		`{"version":1,"head":"","max":-1,"paths":[],"commits":[]}`,
+		`{"version":1,"head":"","paths":[],"commits":[],"extra":1}`,
+	} {
+		if _, err := Load(strings.NewReader(s)); err == nil {
+			t.Errorf("Load(%q) accepted", s)
+		}
+	}
+}
