@@ -1,0 +1,195 @@
+package gitlog
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rotd/coord/coord/plan"
+)
+
+// repo is a scratch git repository for a test.
+type repo struct {
+	t   *testing.T
+	dir string
+}
+
+func newRepo(t *testing.T) *repo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	r := &repo{t, t.TempDir()}
+	r.git("init", "-q", "-b", "main")
+	return r
+}
+
+func (r *repo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", r.dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t.invalid")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (r *repo) write(path, content string) {
+	r.t.Helper()
+	p := filepath.Join(r.dir, path)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *repo) commit(msg string) string {
+	r.t.Helper()
+	r.git("add", "-A")
+	r.git("commit", "-q", "--allow-empty", "-m", msg)
+	return r.git("rev-parse", "HEAD")
+}
+
+// changes lists a commit's changes as "M path" or "R old>new".
+func changes(c plan.Commit) []string {
+	var out []string
+	for _, ch := range c.Changes {
+		if ch.From != "" {
+			out = append(out, string(ch.Status)+" "+ch.From+">"+ch.Path)
+		} else {
+			out = append(out, string(ch.Status)+" "+ch.Path)
+		}
+	}
+	return out
+}
+
+func TestLogAndTree(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.write("src/parse.go", strings.Repeat("package src // a parser\n", 20))
+	r.write("docs/a guide.md", "hello\n")
+	r.commit("parser: first\n\nThe body.\n\nMore body.")
+	if err := os.Mkdir(filepath.Join(r.dir, "internal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.git("mv", "src/parse.go", "internal/parse.go")
+	r.write("docs/a guide.md", "hello again\n")
+	r.commit("move the parser")
+	r.git("rm", "-q", "docs/a guide.md")
+	head := r.commit("drop the guide")
+
+	got, err := Head(ctx, r.dir)
+	if err != nil || got != head {
+		t.Fatalf("Head = %q, %v; want %q", got, err, head)
+	}
+	cs, err := Log(ctx, r.dir, "", head, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"A docs/a guide.md", "A src/parse.go"},
+		{"M docs/a guide.md", "R src/parse.go>internal/parse.go"},
+		{"D docs/a guide.md"},
+	}
+	if len(cs) != 3 {
+		t.Fatalf("%d commits, want 3", len(cs))
+	}
+	for i := range cs {
+		if !reflect.DeepEqual(changes(cs[i]), want[i]) {
+			t.Errorf("commit %d: %q, want %q", i, changes(cs[i]), want[i])
+		}
+	}
+	if cs[0].Subject != "parser: first" || cs[0].Body != "The body.\n\nMore body." {
+		t.Errorf("message: %q / %q", cs[0].Subject, cs[0].Body)
+	}
+	if cs[2].Hash != head {
+		t.Errorf("the newest commit is %s, want %s last", cs[2].Hash, head)
+	}
+	last, err := Log(ctx, r.dir, "", head, 1)
+	if err != nil || len(last) != 1 || last[0].Hash != head {
+		t.Errorf("Log with max 1: %v, %v", last, err)
+	}
+	tree, err := Tree(ctx, r.dir, head)
+	if err != nil || !reflect.DeepEqual(tree, []string{"internal/parse.go"}) {
+		t.Errorf("Tree = %q, %v", tree, err)
+	}
+}
+
+func TestHead_NoRepo(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ctx := context.Background()
+	if _, err := Head(ctx, t.TempDir()); !errors.Is(err, ErrNoRepo) {
+		t.Errorf("a directory without git: %v, want ErrNoRepo", err)
+	}
+	r := newRepo(t)
+	if _, err := Head(ctx, r.dir); !errors.Is(err, ErrNoRepo) {
+		t.Errorf("a repository without commits: %v, want ErrNoRepo", err)
+	}
+}
+
+func TestRefresh(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	for i, p := range []string{"a.go", "b.go", "c.go"} {
+		r.write(p, p+"\n")
+		r.commit("add " + p + strings.Repeat("!", i))
+	}
+	var ix plan.Index
+	head, changed, err := Refresh(ctx, r.dir, &ix)
+	if err != nil || !changed || ix.Head != head || len(ix.Commits) != 3 {
+		t.Fatalf("first refresh: %v %v %v, %d commits", head, changed, err, len(ix.Commits))
+	}
+	if _, changed, err := Refresh(ctx, r.dir, &ix); changed || err != nil {
+		t.Fatalf("a refresh with nothing new changed the index (%v, %v)", changed, err)
+	}
+	r.write("a.go", "changed\n")
+	r.commit("change a")
+	r.write("d.go", "new\n")
+	head, _, err = Refresh(ctx, r.dir, &ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.commit("add d")
+	if _, _, err = Refresh(ctx, r.dir, &ix); err != nil {
+		t.Fatal(err)
+	}
+	var full plan.Index
+	if _, _, err := Refresh(ctx, r.dir, &full); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ix, full) {
+		t.Fatalf("incremental refreshes differ from a rebuild:\n%+v\n%+v", ix, full)
+	}
+
+	// A rewritten branch: the index's head is no longer an ancestor.
+	r.git("reset", "-q", "--hard", head)
+	r.git("commit", "-q", "--amend", "-m", "change a, reworded")
+	r.write("e.go", "e\n")
+	r.commit("add e")
+	if _, changed, err := Refresh(ctx, r.dir, &ix); !changed || err != nil {
+		t.Fatalf("refresh after a rewrite: %v %v", changed, err)
+	}
+	var again plan.Index
+	if _, _, err := Refresh(ctx, r.dir, &again); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ix, again) {
+		t.Fatalf("after a rewrite the index keeps commits no longer on the branch")
+	}
+	for _, c := range ix.Commits {
+		if c.Subject == "add d" {
+			t.Fatalf("the dropped commit %q is still indexed", c.Subject)
+		}
+	}
+}
