@@ -11,7 +11,7 @@ FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./gitlog:FuzzParse
 
-.PHONY: build demo demo-hub test vet fmt-check unit procs conformance fuzz bench bench-compare stress install-rotd clean mcp-smoke
+.PHONY: build demo demo-hub test vet fmt-check unit procs conformance fuzz bench bench-plan bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -tags urfave_cli_no_docs -o $(BIN)/coord ./cmd/coord
@@ -92,6 +92,19 @@ bench: build
 	$(BIN)/coordbench -suite -bin $(BIN)/coord
 	@echo "--- NATS beside files, same run: a coord hub on loopback, then a 3-node cluster of hubs"
 	$(BIN)/coordbench -nats -cluster -bin $(BIN)/coord
+
+# coord's planner (coord/plan, issue 26) measured on real histories
+# replayed as work: the four histories of ../shared/data/histories (beside
+# the main worktree; a user's clone has none, and the target then says it
+# skipped), each built into a git repository (fast-import) whose last 200
+# commits become tasks drained by 4 and 8 simulated agents through coord's
+# own claims. Prints a table per history: conflicts against first come,
+# first served, makespan against the oracle that declares each task's
+# real files, recall, precision, plan time. About a minute.
+PLAN_DATA ?= $(shell d=$$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) && echo "$$(dirname "$$d")/../shared/data/histories" || echo ../shared/data/histories)
+bench-plan:
+	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
+	$(BIN)/coordbench -plan "$(PLAN_DATA)"
 
 # The current coord against the binaries of earlier revisions, interleaved
 # run by run on one machine (scripts/bench-compare.sh, coordbench

@@ -45,7 +45,23 @@ func main() {
 	naive := flag.Bool("naive-claim", false, "internal: run one naive reference claim: -naive-claim ROOT AGENT")
 	natsFlag := flag.Bool("nats", false, "run the NATS figures beside the file engine's (a coord hub on loopback) and print a markdown table")
 	cluster := flag.Bool("cluster", false, "with -nats: also on a 3-node cluster of hubs")
+	var pf planFlags
+	flag.StringVar(&pf.dir, "plan", "", "instead: replay the histories in this directory as work and measure coord's planner (issue 26; make bench-plan)")
+	flag.IntVar(&pf.replan, "plan-replan", 10, "with -plan: also plan again after every N landings (0: only once, at seeding)")
+	flag.BoolVar(&pf.direct, "plan-direct", false, "with -plan: feed the commits to the predictor directly instead of through a git repository")
+	flag.IntVar(&pf.skip, "plan-skip", 0, "with -plan: replay an earlier window (skip the newest N×200 commits), for tuning on other data")
+	flag.StringVar(&pf.params, "plan-params", "", "with -plan: JSON overriding the predictor's parameters")
+	flag.BoolVar(&pf.ablate, "plan-ablate", false, "with -plan: measure the model with each signal off in turn")
+	flag.StringVar(&pf.only, "plan-only", "", "with -plan: only these histories (comma-separated)")
+	flag.StringVar(&pf.agents, "plan-agents", "", "with -plan: numbers of agents (comma-separated; default 4,8)")
 	flag.Parse()
+	if pf.dir != "" {
+		if err := runPlan(pf); err != nil {
+			fmt.Fprintln(os.Stderr, "coordbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *naive {
 		if err := naiveClaim(flag.Arg(0), flag.Arg(1)); err != nil {
 			fmt.Fprintln(os.Stderr, "naive claim:", err)

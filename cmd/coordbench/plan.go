@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rotd/coord/cmd/coordbench/replay"
+	"github.com/rotd/coord/coord/plan"
+)
+
+// planFlags are the options of -plan.
+type planFlags struct {
+	dir      string // the histories
+	replan   int
+	direct   bool
+	skip     int
+	params   string // JSON overriding plan.DefaultParams
+	ablate   bool
+	only     string
+	agents   string
+	parallel bool
+}
+
+// runPlan replays the histories as work (issue 26) and prints the
+// figures. It reports a skip, not an error, when the data is absent (a
+// user's clone has none).
+func runPlan(pf planFlags) error {
+	if _, err := os.Stat(pf.dir); err != nil {
+		fmt.Printf("plan replay skipped: no histories at %s (they live beside the repository, in ../shared/data/histories)\n", pf.dir)
+		return nil
+	}
+	p := plan.DefaultParams
+	if pf.params != "" {
+		dec := json.NewDecoder(strings.NewReader(pf.params))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return fmt.Errorf("-plan-params: %v", err)
+		}
+	}
+	opt := replay.BenchOptions{Dir: pf.dir, ReplanEvery: pf.replan, Direct: pf.direct, Skip: pf.skip, Params: p}
+	if pf.only != "" {
+		opt.Histories = strings.Split(pf.only, ",")
+	}
+	if pf.agents != "" {
+		for _, a := range strings.Split(pf.agents, ",") {
+			var n int
+			if _, err := fmt.Sscan(a, &n); err != nil || n < 1 {
+				return fmt.Errorf("-plan-agents: %q is not a number of agents", a)
+			}
+			opt.Agents = append(opt.Agents, n)
+		}
+	}
+	ctx := context.Background()
+	if pf.ablate {
+		return ablate(ctx, opt)
+	}
+	mode := "a git repository built from the earlier commits (git fast-import), read back with package gitlog"
+	if pf.direct {
+		mode = "the earlier commits fed to the predictor directly"
+	}
+	fmt.Printf("## Planning: real histories replayed as work\n\nHistories from %s; the predictor runs on %s. Durations: %s.\n",
+		abs(pf.dir), mode, replay.DurationRule)
+	fs, err := replay.Bench(ctx, opt)
+	if err != nil {
+		return err
+	}
+	replay.Print(os.Stdout, fs, pf.replan)
+	return nil
+}
+
+// ablate measures the model with each signal switched off in turn.
+func ablate(ctx context.Context, opt replay.BenchOptions) error {
+	base := opt.Params
+	variants := []struct {
+		name string
+		set  func(*plan.Params)
+	}{
+		{"all signals", func(*plan.Params) {}},
+		{"no similar messages (text)", func(p *plan.Params) { p.WText = 0 }},
+		{"no prefix (scope)", func(p *plan.Params) { p.WScope = 0 }},
+		{"no named paths", func(p *plan.Params) { p.WName = 0 }},
+		{"no co-change", func(p *plan.Params) { p.WCo = 0 }},
+		{"no recency (half-life off)", func(p *plan.Params) { p.HalfLife = 1e12 }},
+		{"no pairing of near-identical tasks", func(p *plan.Params) { p.PairSim = 0 }},
+		{"no cap on hot files", func(p *plan.Params) { p.Cap = 0 }},
+	}
+	fmt.Printf("## Ablation (each signal off in turn; %d histories, agents %v)\n\n", len(opt.Histories), opt.Agents)
+	fmt.Printf("| model | once: conflicts | once: makespan | re-plan: conflicts | re-plan: makespan | recall | precision |\n|---|---|---|---|---|---|---|\n")
+	for _, v := range variants {
+		o := opt
+		o.Params = base
+		v.set(&o.Params)
+		fs, err := replay.Bench(ctx, o)
+		if err != nil {
+			return err
+		}
+		once := replay.Summarise(fs, func(f *replay.Figures) replay.Result { return f.Once })
+		re := replay.Summarise(fs, func(f *replay.Figures) replay.Result { return f.Replan })
+		var rec, prec float64
+		for _, f := range fs {
+			rec += f.Recall
+			prec += f.Prec
+		}
+		n := float64(len(fs))
+		rs := "-"
+		rm := "-"
+		if opt.ReplanEvery > 0 {
+			rs = fmt.Sprintf("%.2fx (worst %.2fx)", re.Conflicts, re.WorstConflicts)
+			rm = fmt.Sprintf("%.2fx (worst %.2fx)", re.Makespan, re.WorstMakespan)
+		}
+		fmt.Printf("| %s | %.2fx (worst %.2fx) | %.2fx (worst %.2fx) | %s | %s | %.0f%% | %.0f%% |\n", v.name,
+			once.Conflicts, once.WorstConflicts, once.Makespan, once.WorstMakespan, rs, rm, 100*rec/n, 100*prec/n)
+	}
+	return nil
+}
+
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

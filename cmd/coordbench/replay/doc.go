@@ -1,0 +1,31 @@
+// Package replay measures coord's planner (coord/plan) on real histories
+// replayed as work (issue 26): the commit metadata of public repositories
+// (../shared/data/histories: subject, body, date, paths, hunk ranges; no
+// contents), each history's last commits seeded as tasks (title = subject,
+// description = body) in commit order, and drained by N simulated agents.
+//
+// The simulation is event-driven in simulated time and uses coord's own
+// domain: each task is a coord.Task whose Files are the paths a policy
+// declares, and an idle agent claims with coord.Txn.Claim (coord's
+// eligibility and priority rules: a task whose files meet a claimed
+// task's waits, later ones go ahead) and releases with coord.Txn.Release.
+// A task lasts Duration(lines changed). Two tasks in flight at once whose
+// real changes meet (see Meet: overlapping or adjacent hunks of a file, or
+// a file one adds, deletes or renames) are one merge conflict.
+//
+// Policies: first come, first served (no files), the oracle (each task's
+// real files: no conflict, the best makespan a file-level scheduler
+// reaches), the naive word-overlap predictor of issue 26, coord's planner
+// run once when the tasks are seeded, and the planner run again after
+// every few landings (the landed commits join the history and the
+// unclaimed tasks are predicted again), as coord could on each landing.
+// Options.WriteClaims is the hook for claims taken at first write (issue
+// 24), in a first model where a task writes its files when it starts.
+//
+// By default the planner runs exactly as on a user's repository: the
+// earlier commits are written into a git repository with git fast-import
+// (real paths, messages and dates, synthetic contents that keep renames
+// detectable) and read back with package gitlog; re-plans append the
+// landed commits and refresh the index incrementally. Direct feeds the
+// commits as data instead (faster, for tests and sweeps).
+package replay

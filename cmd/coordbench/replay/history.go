@@ -1,0 +1,111 @@
+package replay
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/rotd/coord/coord/plan"
+)
+
+// A FileChange is what one commit of a history did to one file, with the
+// changed ranges (../shared/data/histories/README.md).
+type FileChange struct {
+	Path   string `json:"path"`
+	From   string `json:"from,omitempty"`
+	Status string `json:"status"`
+	Add    *int   `json:"add,omitempty"`
+	Del    *int   `json:"del,omitempty"`
+	// Hunks are [start, length] of each changed range on the old side of
+	// the diff (git show -U0); nil when the history has none for the file
+	// (a binary file, a deletion, a pure rename).
+	Hunks [][2]int `json:"hunks,omitempty"`
+}
+
+// A Commit is one line of a history file.
+type Commit struct {
+	Sha     string       `json:"sha"`
+	Parents []string     `json:"parents"`
+	Date    string       `json:"date"`
+	Subject string       `json:"subject"`
+	Body    string       `json:"body"`
+	Files   []FileChange `json:"files"`
+}
+
+// Time is the commit's date (the zero time when it does not parse).
+func (c *Commit) Time() time.Time {
+	t, _ := time.Parse(time.RFC3339, c.Date)
+	return t
+}
+
+// Lines is the number of lines the commit added and deleted (binary
+// files count nothing).
+func (c *Commit) Lines() int {
+	n := 0
+	for _, f := range c.Files {
+		if f.Add != nil {
+			n += *f.Add
+		}
+		if f.Del != nil {
+			n += *f.Del
+		}
+	}
+	return n
+}
+
+// ForPlan is the commit as the predictor sees history: message, date and
+// paths with their status.
+func (c *Commit) ForPlan() plan.Commit {
+	pc := plan.Commit{Hash: c.Sha, Time: c.Time(), Subject: c.Subject, Body: c.Body}
+	for _, f := range c.Files {
+		st := byte('M')
+		if len(f.Status) > 0 {
+			st = f.Status[0]
+		}
+		pc.Changes = append(pc.Changes, plan.Change{Status: st, Path: f.Path, From: f.From})
+	}
+	return pc
+}
+
+// LoadFile reads a history file (gzip-compressed JSON Lines, oldest
+// first).
+func LoadFile(name string) ([]Commit, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	cs, err := Read(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return cs, nil
+}
+
+// Read reads a history in JSON Lines (oldest first).
+func Read(r io.Reader) ([]Commit, error) {
+	var out []Commit
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var c Commit
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			return nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		out = append(out, c)
+	}
+	return out, sc.Err()
+}
