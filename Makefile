@@ -92,6 +92,8 @@ bench: build
 	$(BIN)/coordbench -suite -bin $(BIN)/coord
 	@echo "--- NATS beside files, same run: a coord hub on loopback, then a 3-node cluster of hubs"
 	$(BIN)/coordbench -nats -cluster -bin $(BIN)/coord
+	@echo "--- planning: real histories replayed as work (make bench-plan; skipped without the data)"
+	$(BIN)/coordbench -plan "$(PLAN_DATA)"
 
 # coord's planner (coord/plan, issue 26) measured on real histories
 # replayed as work: the four histories of ../shared/data/histories (beside

@@ -143,8 +143,16 @@ func (m *Model) capFiles(ev []map[int]*evidence) {
 		}
 	}
 	n := float64(len(ev))
+	maxShare := 0.0
+	for _, w := range m.fileW {
+		maxShare = max(maxShare, w/m.totalW)
+	}
 	for f, l := range by {
-		k := int(math.Ceil(m.p.Cap*n*m.fileW[f]/m.totalW + m.p.CapSlack))
+		share := m.p.Cap * m.fileW[f] / m.totalW
+		if m.p.HotCap > 0 {
+			share = min(share, m.p.HotCap*maxShare)
+		}
+		k := int(math.Ceil(share*n + m.p.CapSlack))
 		if len(l) <= k {
 			continue
 		}

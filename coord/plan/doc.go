@@ -22,10 +22,15 @@
 //
 // Hot files (a changelog, a central module) get a policy of their own: a
 // file is predicted for at most Cap times as many of a batch's tasks as
-// its share of recent changes warrants (plus CapSlack), the tasks with the
-// strongest evidence keeping it. Predicting a changelog for every task
-// that might touch it would serialise most of the work; predicting it for
-// none would leave its conflicts.
+// its share of recent changes warrants (plus CapSlack), and never for more
+// than HotCap times the largest share any file has; the tasks with the
+// strongest evidence keep it. Predicting a changelog for every task that
+// might touch it would serialise most of the work (every task predicted to
+// touch a file waits for the others), predicting it for none would leave
+// its conflicts; the bounds keep each predicted chain of tasks near the
+// length of the real one. Since the bound is over a batch, planning the
+// unclaimed tasks again as work lands also relieves a file whose waiting
+// tasks pile up: the weakest predictions of it are dropped.
 //
 // Promises: only paths of the current tree (or declared by the task) are
 // predicted; a path renamed in the history counts under its current name,

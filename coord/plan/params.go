@@ -1,7 +1,8 @@
 package plan
 
 // Params are the predictor's weights and thresholds. DefaultParams holds
-// the values chosen by measurement (cmd/coordbench -plan); the fields
+// the values chosen by measurement (coordbench -plan, on earlier windows
+// of the replayed histories as well as the reported one); the fields
 // exist so that the benchmark can switch each signal off in turn.
 type Params struct {
 	// HalfLife is the age, in commits, at which a commit's evidence
@@ -11,7 +12,7 @@ type Params struct {
 	// word.
 	SubjectWeight float64
 	// FinishedWeight is the weight of a finished task of the project
-	// (a commit's is at most 1).
+	// (the newest commit's is 1).
 	FinishedWeight float64
 
 	// Neighbours is how many of the most similar past changes vote.
@@ -24,7 +25,8 @@ type Params struct {
 	// CoPrior does the same for co-change.
 	CoPrior float64
 
-	// The weight of each signal (0 turns it off).
+	// The weight of each signal (0 turns it off): similar changes,
+	// prefix, named paths, identifiers in contents, co-change.
 	WText, WScope, WName, WIdent, WCo float64
 
 	// Seeds is how many of the best files co-change starts from.
@@ -40,6 +42,10 @@ type Params struct {
 	// predicted for: Cap times its share of recent changes times the
 	// batch's size, plus CapSlack; Cap 0 turns the bound off.
 	Cap, CapSlack float64
+	// HotCap bounds every file's share of the batch to HotCap times the
+	// largest share any file has of recent changes (0: no bound), so no
+	// predicted chain of tasks outgrows the longest real one by much.
+	HotCap float64
 
 	// A path is predicted when its score is at least MinScore and at
 	// least RelScore times the task's best; at most MaxPaths.
@@ -48,7 +54,11 @@ type Params struct {
 	MaxPaths int
 }
 
-// DefaultParams are the measured defaults.
+// DefaultParams are the measured defaults. The thresholds are low and
+// the caps generous because the caps, not the scores, bound the cost of
+// a wrong prediction: a file predicted for a few tasks too many costs
+// little parallelism, a hot file predicted for half the batch costs a
+// great deal (see the ablation in the report of issue 26).
 var DefaultParams = Params{
 	HalfLife:       1000,
 	SubjectWeight:  2,
@@ -64,10 +74,11 @@ var DefaultParams = Params{
 	WCo:            0.5,
 	Seeds:          3,
 	MaxCoFiles:     20,
-	PairSim:        0.5,
-	Cap:            1,
+	PairSim:        0.3,
+	Cap:            2.5,
 	CapSlack:       1,
-	MinScore:       0.2,
+	HotCap:         2,
+	MinScore:       0.05,
 	RelScore:       0.3,
 	MaxPaths:       6,
 }

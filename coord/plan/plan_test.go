@@ -122,7 +122,7 @@ func TestPredict_CoChange(t *testing.T) {
 		t.Fatalf("the co-changed test is missing: %+v", got.Paths)
 	}
 	if !slices.ContainsFunc(p.Why, func(s string) bool {
-		return strings.Contains(s, "changes with crates/core/flags/defs.rs in 100% of its changes")
+		return strings.Contains(s, "changed together with crates/core/flags/defs.rs in 100% of its changes")
 	}) {
 		t.Errorf("no co-change reason: %q", p.Why)
 	}
@@ -269,9 +269,16 @@ func TestPlan_Cap(t *testing.T) {
 	}
 	// CHANGELOG.md is in 8 of 33 changes: Cap 1 allows 20×8/33 (weighted
 	// by recency) + 1.
-	p.Cap, p.CapSlack = 1, 1
+	p.Cap, p.CapSlack, p.HotCap = 1, 1, 0
 	if n := count(p); n < 5 || n > 7 {
 		t.Fatalf("with Cap 1 CHANGELOG.md is predicted for %d of 20 tasks, want about 6", n)
+	}
+	// HotCap bounds the share by the largest share of any file: the
+	// printer's two files are in 8 of 33 changes, as CHANGELOG.md is, so
+	// at most 0.5 × 20 × 8/33 + 1 tasks keep it, however large Cap is.
+	p.Cap, p.HotCap = 10, 0.5
+	if n := count(p); n < 3 || n > 4 {
+		t.Fatalf("with HotCap 0.5 CHANGELOG.md is predicted for %d of 20 tasks, want 3 or 4", n)
 	}
 }
 

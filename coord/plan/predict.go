@@ -220,9 +220,13 @@ func (e *evidence) why() []string {
 		}
 		return 0
 	})
-	out := make([]string, len(rs))
-	for i, x := range rs {
-		out[i] = x.s
+	// A reason far weaker than the strongest one explains nothing.
+	var out []string
+	for _, x := range rs {
+		if len(out) > 0 && x.v < 0.15*rs[0].v {
+			break
+		}
+		out = append(out, x.s)
 	}
 	return out
 }
@@ -445,7 +449,7 @@ func (m *Model) coVote(ev map[int]*evidence, get func(int) *evidence) {
 			// the seeds go best first, so an equal vote keeps the first
 			if v > e.co {
 				e.co = v
-				e.coWhy = fmt.Sprintf("changes with %s in %.0f%% of its changes", m.paths[f], 100*c/m.fileW[f])
+				e.coWhy = fmt.Sprintf("changed together with %s in %.0f%% of its changes", m.paths[f], 100*c/m.fileW[f])
 			}
 		}
 	}
