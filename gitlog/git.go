@@ -42,9 +42,9 @@ func git(ctx context.Context, timeout time.Duration, dir string, args ...string)
 		}
 		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		if msg != "" {
-			return nil, fmt.Errorf("gitlog: git %s in %s: %v: %s", args[0], dir, err, msg)
+			return nil, fmt.Errorf("gitlog: git %s in %s: %w: %s", args[0], dir, err, msg)
 		}
-		return nil, fmt.Errorf("gitlog: git %s in %s: %v", args[0], dir, err)
+		return nil, fmt.Errorf("gitlog: git %s in %s: %w", args[0], dir, err)
 	}
 	return out, nil
 }

@@ -193,3 +193,10 @@ func TestRefresh(t *testing.T) {
 		}
 	}
 }
+
+func TestGit_NotFound(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	if _, err := Head(context.Background(), t.TempDir()); !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("without git on PATH: %v, want exec.ErrNotFound", err)
+	}
+}

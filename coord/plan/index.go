@@ -117,6 +117,9 @@ func Load(r io.Reader) (*Index, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("plan: index: %v", err)
 	}
+	if dec.More() {
+		return nil, fmt.Errorf("plan: index: data after the index")
+	}
 	if s.Version != indexVersion {
 		return nil, fmt.Errorf("plan: index: version %d, want %d", s.Version, indexVersion)
 	}

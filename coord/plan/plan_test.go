@@ -379,6 +379,7 @@ func TestLoad_Damaged(t *testing.T) {
 		`{"version":1,"head":"","paths":[""],"commits":[{"h":"x","t":0,"s":"","c":[[77,0]]}]}`,
 		`{"version":1,"head":"","max":-1,"paths":[],"commits":[]}`,
 		`{"version":1,"head":"","paths":[],"commits":[],"extra":1}`,
+		`{"version":1,"head":"","paths":[],"commits":[]} {}`,
 	} {
 		if _, err := Load(strings.NewReader(s)); err == nil {
 			t.Errorf("Load(%q) accepted", s)
