@@ -54,6 +54,12 @@ func runPlan(pf planFlags) error {
 			opt.Agents = append(opt.Agents, n)
 		}
 	}
+	if len(opt.Histories) == 0 {
+		opt.Histories = replay.Histories
+	}
+	if len(opt.Agents) == 0 {
+		opt.Agents = []int{4, 8}
+	}
 	ctx := context.Background()
 	if pf.ablate {
 		return ablate(ctx, opt)
@@ -86,9 +92,10 @@ func ablate(ctx context.Context, opt replay.BenchOptions) error {
 		{"no co-change", func(p *plan.Params) { p.WCo = 0 }},
 		{"no recency (half-life off)", func(p *plan.Params) { p.HalfLife = 1e12 }},
 		{"no pairing of near-identical tasks", func(p *plan.Params) { p.PairSim = 0 }},
-		{"no cap on hot files", func(p *plan.Params) { p.Cap = 0 }},
+		{"no bound by the hottest file's share (HotCap)", func(p *plan.Params) { p.HotCap = 0 }},
+		{"no cap on hot files at all (Cap, HotCap)", func(p *plan.Params) { p.Cap, p.HotCap = 0, 0 }},
 	}
-	fmt.Printf("## Ablation (each signal off in turn; %d histories, agents %v)\n\n", len(opt.Histories), opt.Agents)
+	fmt.Printf("## Ablation (each signal off in turn; %d histories, agents %v; mean ratio over the runs, worst run in brackets)\n\n", len(opt.Histories), opt.Agents)
 	fmt.Printf("| model | once: conflicts | once: makespan | re-plan: conflicts | re-plan: makespan | recall | precision |\n|---|---|---|---|---|---|---|\n")
 	for _, v := range variants {
 		o := opt
