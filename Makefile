@@ -102,7 +102,7 @@ bench: build
 # commits become tasks drained by 4 and 8 simulated agents through coord's
 # own claims. Prints a table per history: conflicts against first come,
 # first served, makespan against the oracle that declares each task's
-# real files, recall, precision, plan time. About a minute.
+# real files, recall, precision, plan time. One to five minutes.
 PLAN_DATA ?= $(shell d=$$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) && echo "$$(dirname "$$d")/../shared/data/histories" || echo ../shared/data/histories)
 bench-plan:
 	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
