@@ -251,6 +251,14 @@ func (e *env) cmdSeed(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A files pattern means the files it names: through a symlinked
+	// folder, the target's (workspace.Paths.Pattern).
+	m := e.paths()
+	for _, sl := range batch {
+		for i, f := range sl.Task.Files {
+			sl.Task.Files[i] = m.Pattern(f)
+		}
+	}
 	res, err := s.Seed(e.ctx, app.SeedRequest{Name: name, Batch: batch, Validate: c.Bool("validate"), By: e.explicitAgent})
 	if err != nil {
 		return err

@@ -56,7 +56,9 @@ func Staged(ctx context.Context, cwd string, m *Paths) ([]string, error) {
 		if p == "" {
 			continue
 		}
-		rp, err := m.RepoPath(filepath.Join(top, p))
+		// An entry is itself: git never stages a path beyond a symbolic
+		// link, and a changed link to a folder is a change of the link.
+		rp, err := m.repoPath(filepath.Join(top, filepath.FromSlash(p)), false)
 		if err != nil {
 			continue
 		}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,8 +51,30 @@ func gitFixture(t *testing.T) string {
 	if err := os.Symlink(d+"/main", d+"/link"); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("a.go", d+"/main/src/link.go"); err != nil {
-		t.Fatal(err)
+	mk("main/real/secret.go", "")
+	mk("main/brk[1]/x.go", "")
+	mk("plain/psub/a", "")
+	for link, target := range map[string]string{
+		"main/src/link.go":   "a.go",
+		"main/link":          "real",             // a symlinked folder
+		"main/deep/link":     "../real",          // one below the top
+		"main/abslink":       d + "/main/real",   // spelled absolute
+		"main/blink":         "brk[1]",           // to a name with glob characters
+		"main/out":           d + "/elsewhere",   // out of the project
+		"main/src/outfile":   d + "/elsewhere/x", // a file out of the project
+		"main/dangling":      "nowhere",
+		"wt/crosslink":       d + "/main/real", // from a linked worktree into the main one
+		"plain/plink":        "psub",
+		"main/pkg/uplink":    "../real",   // out of a project that is a subdirectory
+		"main/real/back.go":  "secret.go", // a file link inside the folder
+		"main/real/selfroot": "..",        // the project root
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(d, link)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(d, link)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return d
 }
@@ -90,6 +113,30 @@ func TestRepoPath(t *testing.T) {
 		{"project in a subdirectory, caller beside it", "main/pkg", "wt/other", "x", "", "outside the project"},
 		{"no git", "plain", "plain/sub", "a", "sub/a", ""},
 		{"no git, outside the root", "plain", "elsewhere", "sub/a", "sub/a", ""},
+		// a symlinked folder names the same files as its target
+		{"through a symlinked folder", "main", "main", "link/secret.go", "real/secret.go", ""},
+		{"a new file in a symlinked folder", "main", "main", "link/new.go", "real/new.go", ""},
+		{"a new directory in a symlinked folder", "main", "main", "link/n/e/w.go", "real/n/e/w.go", ""},
+		{"the symlinked folder itself", "main", "main", "link", "real", ""},
+		{"the symlinked folder with a slash", "main", "main", "link/", "real", ""},
+		{"through a symlinked folder, absolute", "main", "wt", d + "/main/link/secret.go", "real/secret.go", ""},
+		{"through a link one level down", "main", "main/deep", "link/secret.go", "real/secret.go", ""},
+		{"through a link spelled absolute", "main", "main", "abslink/secret.go", "real/secret.go", ""},
+		{"standing in a symlinked folder", "main", "main/link", "secret.go", "real/secret.go", ""},
+		{"a glob through a symlinked folder", "main", "main", "link/*.go", "real/*.go", ""},
+		{"from a linked worktree into the main one", "main", "wt", "crosslink/secret.go", "real/secret.go", ""},
+		{"a file link inside a symlinked folder is itself", "main", "main", "link/back.go", "real/back.go", ""},
+		{"a link to the project root", "main", "main", "real/selfroot/src/a.go", "src/a.go", ""},
+		{"a link to the project root, itself", "main", "main", "real/selfroot", "", "project root itself"},
+		{"a dangling link is itself", "main", "main", "dangling", "dangling", ""},
+		{"no git, through a link, from outside", "plain", "elsewhere", "plink/a", "psub/a", ""},
+		{"no git, through a link", "plain", "plain", "plink/a", "psub/a", ""},
+		// never out of the tree
+		{"through a link out of the project", "main", "main", "out/x", "", "leads through a symbolic link"},
+		{"a link out of the project, itself", "main", "main", "out", "", "leads through a symbolic link"},
+		{"a new file through a link out", "main", "main", "out/new", "", "leads through a symbolic link"},
+		{"a link out of a project in a subdirectory", "main/pkg", "main/pkg", "uplink/secret.go", "", "leads through a symbolic link"},
+		{"a file link out of the project is itself", "main", "main", "src/outfile", "src/outfile", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := NewPaths(filepath.Join(d, c.root), filepath.Join(d, c.cwd)).RepoPath(c.arg)
@@ -100,6 +147,64 @@ func TestRepoPath(t *testing.T) {
 				t.Fatalf("RepoPath(%q) = %q, %v; want %q", c.arg, got, err, c.want)
 			}
 		})
+	}
+}
+
+// EditPaths: a write through a link to a file changes that file too.
+func TestEditPaths(t *testing.T) {
+	d := gitFixture(t)
+	m := NewPaths(d+"/main", d+"/main")
+	for arg, want := range map[string][]string{
+		"src/a.go":         {"src/a.go"},
+		"src/link.go":      {"src/link.go", "src/a.go"},
+		"link/back.go":     {"real/back.go", "real/secret.go"},
+		"link/secret.go":   {"real/secret.go"},
+		"src/outfile":      {"src/outfile"}, // its target is not the project's
+		d + "/main/link/x": {"real/x"},
+	} {
+		got, err := m.EditPaths(arg)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("EditPaths(%q) = %q, %v; want %q", arg, got, err, want)
+		}
+	}
+	if _, err := m.EditPaths("out/x"); err == nil {
+		t.Errorf("EditPaths(out/x) went through a link out of the project")
+	}
+}
+
+// Pattern: a files pattern through a symlinked folder means the target's
+// files; its literal prefix is resolved, the rest kept as written.
+func TestPattern(t *testing.T) {
+	d := gitFixture(t)
+	for _, c := range []struct{ root, cwd, in, want string }{
+		{"main", "main", "link/*.go", "real/*.go"},
+		{"main", "main/src", "link/*.go", "real/*.go"}, // relative to the root, wherever the caller stands
+		{"main", "main", "link/", "real/"},
+		{"main", "main", "link", "real"},
+		{"main", "main", "link/secret.go", "real/secret.go"},
+		{"main", "main", "./link//secret.go", "real/secret.go"},
+		{"main", "main", "link/sub/**/*.go", "real/sub/**/*.go"},
+		{"main", "main", "deep/link/*.go", "real/*.go"},
+		{"main", "main", "blink/*.go", `brk\[1\]/*.go`}, // the resolved part is quoted
+		{"main", "main", "real/selfroot/src/*.go", "src/*.go"},
+		{"main", "wt/src", "crosslink/*.go", "real/*.go"}, // in the caller's worktree
+		{"plain", "elsewhere", "plink/*", "psub/*"},
+		// unchanged
+		{"main", "main", "src/*.go", "src/*.go"},
+		{"main", "main", "src/a.go", "src/a.go"},
+		{"main", "main", "src/link.go", "src/link.go"}, // a link to a file is itself
+		{"main", "main", "**/*.go", "**/*.go"},
+		{"main", "main", "l*/secret.go", "l*/secret.go"}, // only the literal prefix
+		{"main", "main", `lin\k/*.go`, `lin\k/*.go`},
+		{"main", "main", "out/*.go", "out/*.go"}, // out of the project: names nothing coord guards
+		{"main", "main", "../x/*.go", "../x/*.go"},
+		{"main", "main", "/abs/*.go", "/abs/*.go"},
+		{"main", "main", "nowhere/*.go", "nowhere/*.go"},
+		{"main", "main", "real/selfroot", "real/selfroot"}, // the root itself
+	} {
+		if got := NewPaths(filepath.Join(d, c.root), filepath.Join(d, c.cwd)).Pattern(c.in); got != c.want {
+			t.Errorf("Pattern(%q) from %s = %q, want %q", c.in, c.cwd, got, c.want)
+		}
 	}
 }
 

@@ -24,7 +24,8 @@
 // nothing there (session start says so on stderr). The edited files are
 // mapped to repository paths as every command maps them
 // (workspace.Paths), so a worktree's absolute path is guarded like the
-// main checkout's.
+// main checkout's, a path through a symlinked folder like its target's,
+// and a write through a link to a file as a write of that file too.
 //
 // Limits: only the agents' edit tools are guarded; a write through a shell
 // command is not seen (coord guard, the pre-commit hook, stays the

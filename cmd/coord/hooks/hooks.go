@@ -334,11 +334,11 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 		if !filepath.IsAbs(f) {
 			f = filepath.Join(cwd, f)
 		}
-		rp, err := m.RepoPath(f)
+		rps, err := m.EditPaths(f) // the file and, through a link to a file, its target
 		if err != nil {
-			continue // outside the project (or the root itself): not coord's
+			continue // outside the project (or the root itself, or through a link out of it): not coord's
 		}
-		paths = append(paths, rp)
+		paths = append(paths, rps...)
 	}
 	if len(paths) == 0 {
 		h.quiet()
