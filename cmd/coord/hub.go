@@ -18,7 +18,7 @@ func hubCommands(e *env) []*cli.Command {
 	return []*cli.Command{
 		{Name: "hub", Usage: "run a NATS JetStream server for projects shared across machines (prints COORD_BACKEND=nats://HOST:PORT when ready)",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "dir", Usage: "where the hub keeps its data (default: $XDG_DATA_HOME/coord/hub, or ~/.local/share/coord/hub)"},
+				&cli.StringFlag{Name: "dir", Usage: "where the hub keeps its data, locked while it runs (default: $XDG_DATA_HOME/coord/hub, or ~/.local/share/coord/hub)"},
 				&cli.StringFlag{Name: "listen", Value: hub.DefaultListen, Usage: "HOST:PORT for clients (port 0: a free one; 0.0.0.0 for other machines)"},
 				&cli.StringFlag{Name: "cluster", Usage: "cluster name: this hub is one node of a 3-node cluster (replicated storage)"},
 				&cli.StringFlag{Name: "routes", Usage: "the other nodes' route URLs, comma-separated (nats-route://host:6222)"},
