@@ -17,6 +17,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/registry/backend"
 	"github.com/rotd/coord/registry/format"
 	"github.com/rotd/coord/registry/rotd"
@@ -225,8 +226,12 @@ func (e *env) cmdSeed(c *cli.Context) error {
 		r = e.stdin
 	case c.NArg() == 1 && !c.Bool("stdin"):
 		name = c.Args().First()
-		f, err := os.Open(name)
-		if err != nil {
+		f, err := fsops.OpenFile(name, os.O_RDONLY, 0) // never waits on a FIFO
+		var ke *fsops.KindError
+		switch {
+		case errors.As(err, &ke):
+			return coord.Errorf(coord.CodeUsage, "seed file %v", err).WithHint("give seed-tasks a regular file, or pipe the tasks in with --stdin")
+		case err != nil:
 			return coord.Errorf(coord.CodeUsage, "cannot read seed file %s: %v", name, errors.Unwrap(err)).WithHint("check the path")
 		}
 		defer f.Close()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rotd/coord/fsops"
 )
 
 // childAttr puts CMD in a process group of its own and kills it if the
@@ -40,7 +42,7 @@ func killOrphans(wait time.Duration) {
 
 // children lists the processes whose parent is ppid, from /proc.
 func children(ppid int) []int {
-	ents, err := os.ReadDir("/proc")
+	ents, err := fsops.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}

@@ -343,3 +343,50 @@ func TestSpecialDirsNeverBlock(t *testing.T) {
 		}
 	}
 }
+
+// Files a person or an agent names by path, outside the tree: the env
+// file of a session (CLAUDE_ENV_FILE, CODEX_ENV_FILE) and a seed file. A
+// FIFO there (no one ever opens its other end) held the session-start
+// hook and seed-tasks forever, deaf to SIGTERM; each is now refused at
+// once, naming the file and its kind, and nothing is written.
+//
+// Broken build this fails against: the hook's os.OpenFile and
+// seed-tasks' os.Open (each call hangs until the bound kills it).
+func TestNamedFilesNeverBlock(t *testing.T) {
+	root := seedTree(t, []string{`{"id":"t1"}`})
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	plant(t, fifo, kFIFO)
+	start := `{"session_id":"s","hook_event_name":"SessionStart","source":"startup","cwd":"` + root + `"}`
+	for _, c := range []struct {
+		name, env string
+		args      []string
+		stdin     string
+		code      int
+		want      string
+	}{
+		{"claude env file", "CLAUDE_ENV_FILE", []string{"--agent", "a", "hook", "claude", "SessionStart"}, start, 1,
+			"cannot export COORD_AGENT to " + fifo + ": " + fifo + " is a FIFO, not a regular file"},
+		{"codex env file", "CODEX_ENV_FILE", []string{"--agent", "a", "hook", "codex", "SessionStart"}, start, 1,
+			"cannot export COORD_AGENT to " + fifo + ": " + fifo + " is a FIFO, not a regular file"},
+		{"seed file", "", []string{"seed-tasks", fifo}, "", 1,
+			"seed file " + fifo + " is a FIFO, not a regular file"},
+		{"seed file, validate", "", []string{"seed-tasks", "--validate", fifo}, "", 1,
+			"seed file " + fifo + " is a FIFO, not a regular file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != "" {
+				t.Setenv(c.env, fifo)
+			}
+			code, _, errs := boundedCoord(t, c.stdin, append([]string{"--root", root}, c.args...)...)
+			if code != c.code || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") > 2 {
+				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errs, c.code, c.want)
+			}
+			if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+				t.Fatalf("the FIFO was replaced or removed: %v", err)
+			}
+		})
+	}
+	if out := mustCoord(t, "--root", root, "ls", "--json"); strings.Count(out, `"id"`) != 1 {
+		t.Fatalf("the registry changed: %s", out)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -160,10 +159,7 @@ func (g gitLayout) worktrees() []string {
 	}
 	if g.common != "" {
 		dir := filepath.Join(g.common, "worktrees")
-		var ents []os.DirEntry
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() { // never open a FIFO
-			ents, _ = os.ReadDir(dir)
-		}
+		ents, _ := fsops.ReadDir(dir) // never opens a FIFO
 		for _, e := range ents {
 			b, err := readGitFile(filepath.Join(dir, e.Name(), "gitdir"))
 			if p := strings.TrimSpace(b); err == nil && p != "" {
@@ -190,22 +186,11 @@ func absFrom(dir, p string) string {
 const maxGitFile = 64 << 10
 
 // readGitFile reads one of git's small pointer files (.git, commondir,
-// gitdir). It opens without blocking and reads only a regular file, so a
-// FIFO or device planted there is an error, never a hang.
+// gitdir) through fsops: it opens without blocking and reads only a
+// regular file, so a FIFO or device planted there is an error, never a
+// hang.
 func readGitFile(name string) (string, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxGitFile))
+	b, err := fsops.ReadFile(name, maxGitFile)
 	return string(b), err
 }
 
@@ -309,34 +294,28 @@ func fileAgentID(dir string) (string, error) {
 // bytes).
 const maxAgentFile = 4096
 
-// readAgentFile reads an agent_id file without following a symlink and
-// without blocking (O_NONBLOCK: a FIFO opens at once and is then refused
-// by type), checking the type of what it opened (fstat), not of what
-// the name pointed to a moment before.
+// readAgentFile reads an agent_id file through fsops, without following
+// a symlink and without blocking (a FIFO opens at once and is then
+// refused by type), checking the type of what it opened (fstat), not of
+// what the name pointed to a moment before.
 func readAgentFile(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", err
+	b, err := fsops.ReadFileNoFollow(path, maxAgentFile)
+	var ke *fsops.KindError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", err
+	case errors.As(err, &ke):
+		kind := ke.Is
+		if fi, err := os.Lstat(path); err == nil {
+			kind = fileKind(fi.Mode())
 		}
-		return "", agentFileError(path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", agentFileError(path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return "", coord.Errorf(coord.CodeIO, "%s is %s, not a file holding this agent's id", path, fileKind(fi.Mode())).
+		return "", coord.Errorf(coord.CodeIO, "%s is %s, not a file holding this agent's id", path, kind).
 			WithHint("remove it (rm -r %s) to get a new id, or pass --agent ID", ShellQuote(path))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxAgentFile+1))
-	if err != nil {
-		return "", agentFileError(path, err)
-	}
-	if len(b) > maxAgentFile {
+	case errors.Is(err, fsops.ErrTooLarge):
 		return "", coord.Errorf(coord.CodeUsage, "%s: longer than %d bytes, not an agent id", path, maxAgentFile).
 			WithHint("delete the file to get a new id (rm %s), or pass --agent ID", ShellQuote(path))
+	case err != nil:
+		return "", agentFileError(path, err)
 	}
 	return strings.TrimSpace(string(b)), nil
 }

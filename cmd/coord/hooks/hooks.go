@@ -13,6 +13,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/registry/workspace"
 )
 
@@ -298,15 +299,14 @@ func (h *hook) exportAgent(agent string) error {
 	if name == "" {
 		return nil
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("cannot export COORD_AGENT: %v", err)
+	// Through fsops: a FIFO, socket, device or directory there is refused
+	// at once, never waited on (a FIFO without a reader held the session
+	// start forever).
+	line := "export COORD_AGENT=" + agent + "\n" // ids are [A-Za-z0-9_-]: no quoting needed
+	if err := fsops.AppendFile(name, []byte(line), 0o600); err != nil {
+		return fmt.Errorf("cannot export COORD_AGENT to %s: %v", name, err)
 	}
-	_, err = fmt.Fprintf(f, "export COORD_AGENT=%s\n", agent) // ids are [A-Za-z0-9_-]: no quoting needed
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return nil
 }
 
 // --- before an edit -----------------------------------------------------
