@@ -197,6 +197,26 @@ func TestFiles(t *testing.T) {
 	}
 }
 
+// TestFilesThroughSymlink: a symlinked folder names its target's files
+// (contract 4a): a lock through the link is the target's, and another
+// session's lock through either spelling is a conflict.
+func TestFilesThroughSymlink(t *testing.T) {
+	p := newProject(t, "")
+	os.MkdirAll(filepath.Join(p.root, "src"), 0o755)
+	if err := os.Symlink("src", filepath.Join(p.root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, Options{Service: p.svc, Agent: agentAt("a"), Paths: workspace.NewPaths(p.root, p.root)}, nil)
+	b := connect(t, Options{Service: p.svc, Agent: agentAt("b"), Paths: workspace.NewPaths(p.root, filepath.Join(p.root, "link"))}, nil)
+	jsonEqual(t, string(a.call(t, "files", map[string]any{"lock": []string{"link/x.go"}}).ok(t).raw),
+		`{"locked":["src/x.go"],"holder":"a"}`)
+	for _, path := range []string{"x.go", filepath.Join(p.root, "link", "x.go"), "../src/x.go"} {
+		if ref := b.call(t, "files", map[string]any{"lock": []string{path}}).refusal(t); ref.Code != 3 || ref.Holder != "a" {
+			t.Fatalf("lock %s: %+v; want a conflict with a", path, ref)
+		}
+	}
+}
+
 // TestRefusals: every exit code coord produces comes back as a tool error
 // whose structured content is {code, name, message} (and holder).
 func TestRefusals(t *testing.T) {
