@@ -71,6 +71,15 @@ func clipKey(k string) string {
 	return k
 }
 
+// CheckKVTTL refuses a write without a positive TTL: keys without one are
+// how protocols rot.
+func CheckKVTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return Errorf(CodeUsage, "every key needs a positive TTL (keys without one are how protocols rot)")
+	}
+	return nil
+}
+
 // KVValue turns a value as given into what is stored: valid JSON (read
 // strictly by strict, which may be nil) compacted, anything else as a JSON
 // string.

@@ -620,9 +620,9 @@ func (e *env) cmdBeat(c *cli.Context) error {
 	}
 	var every time.Duration
 	if c.IsSet("every") {
-		d, err := coord.ParseDuration(c.String("every"))
-		if err != nil || d <= 0 {
-			return strErr("--every must be a positive duration")
+		d, err := coord.ParseInterval("--every", c.String("every"))
+		if err != nil {
+			return err
 		}
 		every = d
 	}
@@ -679,11 +679,7 @@ func (e *env) staleTimeout(c *cli.Context) (time.Duration, error) {
 	if !c.IsSet("timeout") {
 		return e.cfg.StaleAfter, nil
 	}
-	d, err := coord.ParseDuration(c.String("timeout"))
-	if err != nil || d <= 0 {
-		return 0, strErr("--timeout must be a positive duration")
-	}
-	return d, nil
+	return coord.ParsePositive("--timeout", c.String("timeout"))
 }
 
 func (e *env) cmdAgents(c *cli.Context) error {

@@ -42,15 +42,15 @@ func (e *env) cmdDashboard(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	every := time.Minute
-	if v := c.String("doctor-every"); v != "0" {
-		d, err := coord.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return strErr("--doctor-every %q is not a positive duration like 1m (or 0: never)", v)
+	// 0 (in any spelling) is never; anything else is an interval.
+	var every time.Duration
+	if v := c.String("doctor-every"); !isZeroDuration(v) {
+		if every, err = coord.ParseInterval("--doctor-every", v); err != nil {
+			if ce, ok := err.(*coord.Error); ok {
+				ce.WithHint("give e.g. 1m, or 0: never")
+			}
+			return err
 		}
-		every = d
-	} else {
-		every = 0
 	}
 	rows := c.Int("rows")
 	if rows < 1 || rows > 1000 {
@@ -89,4 +89,10 @@ func (e *env) cmdDashboard(c *cli.Context) error {
 		return interrupted(e.ctx)
 	}
 	return err
+}
+
+// isZeroDuration reports whether v spells a duration of 0 ("0", "0s").
+func isZeroDuration(v string) bool {
+	d, err := coord.ParseDuration(v)
+	return err == nil && d == 0
 }

@@ -108,7 +108,7 @@ func TestPausedHolderIsFenced(t *testing.T) {
 		}
 		// The real CLI beat loop, as its own process, once it beats.
 		beating := filepath.Join(t.TempDir(), "beating")
-		beater := cliProcess("--root", root, "--agent", "sleeper", "beat", "--every", "100ms")
+		beater := cliProcess("--root", root, "--agent", "sleeper", "beat", "--every", "1s")
 		beater.Env = append(beater.Env, "COORD_TEST_WAITING="+beating)
 		if err := beater.Start(); err != nil {
 			t.Fatal(err)

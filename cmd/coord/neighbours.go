@@ -50,9 +50,9 @@ func kvCommands(e *env) *cli.Command {
 func (e *env) leaseTTL(c *cli.Context) (time.Duration, error) {
 	def := 2 * time.Hour
 	if v := os.Getenv("COORD_LEASE_TTL"); v != "" {
-		d, err := coord.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return 0, strErr("COORD_LEASE_TTL=%q is not a positive duration", v)
+		d, err := coord.ParsePositive("COORD_LEASE_TTL", v)
+		if err != nil {
+			return 0, err
 		}
 		def = d
 	}

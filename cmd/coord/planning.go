@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -180,11 +179,9 @@ func (e *env) cmdLockFile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var ttl time.Duration
-	if c.IsSet("ttl") {
-		if ttl, err = coord.ParseDuration(c.String("ttl")); err != nil || ttl <= 0 {
-			return strErr("--ttl must be a positive duration")
-		}
+	ttl, err := durFlag(c, "ttl", 0)
+	if err != nil {
+		return err
 	}
 	agent, err := e.who()
 	if err != nil {

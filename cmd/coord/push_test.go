@@ -168,7 +168,7 @@ func startPush(t *testing.T, nTasks int, agents []string, nSched int, cmdOf func
 	t.Helper()
 	lines, info := pushTasks(nTasks)
 	root := seedTree(t, lines)
-	cfg := `{"scheduling":"push","review_gate":true,"stale_after":"3s","beat_interval":"200ms"}`
+	cfg := `{"scheduling":"push","review_gate":true,"stale_after":"5s","beat_interval":"1s"}`
 	if err := os.WriteFile(filepath.Join(root, ".rotd", "coordination", "config.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func startPush(t *testing.T, nTasks int, agents []string, nSched int, cmdOf func
 		r.procs[name], r.errs[name] = cmd, errb
 	}
 	for _, a := range agents {
-		cmd, _, errb := startCoordProcess(t, "--root", root, "--agent", a, "run", "--inbox", "--wait", "60s", "--beat", "200ms", "--", "sh", "-c", cmdOf(a))
+		cmd, _, errb := startCoordProcess(t, "--root", root, "--agent", a, "run", "--inbox", "--wait", "60s", "--beat", "1s", "--", "sh", "-c", cmdOf(a))
 		r.procs[a], r.errs[a] = cmd, errb
 	}
 	return r

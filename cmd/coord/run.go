@@ -88,7 +88,7 @@ func (e *env) cmdRun(c *cli.Context) error {
 	if r.svc, err = e.open(); err != nil {
 		return err
 	}
-	if r.every, err = durFlag(c, "beat", e.cfg.BeatInterval); err != nil {
+	if r.every, err = intervalFlag(c, "beat", e.cfg.BeatInterval); err != nil {
 		return err
 	}
 	// From here a stop signal is run's to handle (forward, then hand the
@@ -389,15 +389,21 @@ func clipText(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// durFlag is the positive duration of flag name, def when it is not set.
 func durFlag(c *cli.Context, name string, def time.Duration) (time.Duration, error) {
 	if !c.IsSet(name) {
 		return def, nil
 	}
-	d, err := coord.ParseDuration(c.String(name))
-	if err != nil || d <= 0 {
-		return 0, strErr("--%s %q is not a positive duration like 30s", name, c.String(name))
+	return coord.ParsePositive("--"+name, c.String(name))
+}
+
+// intervalFlag is the interval of flag name (at least coord.MinInterval),
+// def when it is not set.
+func intervalFlag(c *cli.Context, name string, def time.Duration) (time.Duration, error) {
+	if !c.IsSet(name) {
+		return def, nil
 	}
-	return d, nil
+	return coord.ParseInterval("--"+name, c.String(name))
 }
 
 // cmdWait blocks until this agent has an eligible task, or the named task

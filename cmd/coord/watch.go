@@ -31,7 +31,7 @@ func (e *env) cmdWatch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	interval, err := durFlag(c, "interval", coord.RoundDuration(min(timeout/3, time.Minute)))
+	interval, err := intervalFlag(c, "interval", max(coord.MinInterval, coord.RoundDuration(min(timeout/3, time.Minute))))
 	if err != nil {
 		return err
 	}

@@ -139,8 +139,8 @@ func (s *Service) KVSet(ctx context.Context, key string, value json.RawMessage, 
 	if err := coord.ValidKey(key); err != nil {
 		return coord.KVEntry{}, err
 	}
-	if ttl <= 0 {
-		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "every key needs a positive TTL (keys without one are how protocols rot)")
+	if err := coord.CheckKVTTL(ttl); err != nil {
+		return coord.KVEntry{}, err
 	}
 	if cond.ExpectRev > 0 && cond.ExpectAbsent {
 		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "a write expects a revision or absence, not both")

@@ -49,8 +49,8 @@ func (k kvStore) Set(ctx context.Context, key string, value json.RawMessage, ttl
 	if err := coord.ValidKey(key); err != nil {
 		return coord.KVEntry{}, err
 	}
-	if ttl <= 0 {
-		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "every key needs a positive TTL (keys without one are how protocols rot)")
+	if err := coord.CheckKVTTL(ttl); err != nil {
+		return coord.KVEntry{}, err
 	}
 	var got coord.KVEntry
 	err := k.update(ctx, func(d *coord.KVSpace, now time.Time) (bool, error) {

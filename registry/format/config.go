@@ -21,14 +21,17 @@ func ParseConfig(file string, data []byte) (coord.Config, error) {
 		return c, err
 	}
 	var keys keySet
-	dur := func(key string, dst *time.Duration) error {
+	// dur reads a duration by coord's rule for it (coord.ParsePositive,
+	// coord.ParseInterval): the rules and words of the flags that set the
+	// same.
+	dur := func(key string, dst *time.Duration, parse func(name, s string) (time.Duration, error)) error {
 		s, err := d.str(`"`+key+`"`, false)
 		if err != nil {
 			return err
 		}
-		v, err := coord.ParseDuration(s)
-		if err != nil || v <= 0 {
-			return d.errf(`"%s" must be a positive duration like "15m", found %q`, key, s)
+		v, err := parse(`"`+key+`"`, s)
+		if err != nil {
+			return d.errf("%v", err)
 		}
 		*dst = v
 		return nil
@@ -46,13 +49,13 @@ func ParseConfig(file string, data []byte) (coord.Config, error) {
 		}
 		switch k {
 		case "stale_after":
-			err = dur(k, &c.StaleAfter)
+			err = dur(k, &c.StaleAfter, coord.ParsePositive)
 		case "beat_interval":
-			err = dur(k, &c.BeatInterval)
+			err = dur(k, &c.BeatInterval, coord.ParseInterval)
 		case "lock_wait":
-			err = dur(k, &c.LockWait)
+			err = dur(k, &c.LockWait, coord.ParsePositive)
 		case "archive_after":
-			err = dur(k, &c.ArchiveAfter)
+			err = dur(k, &c.ArchiveAfter, coord.ParsePositive)
 		case "lease_roster":
 			var raw []byte
 			if raw, err = d.raw(); err == nil {

@@ -35,6 +35,30 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+// beat_interval is an interval (at least coord.MinInterval) and the other
+// durations positive, with the flags' words, naming the file.
+func TestParseConfigDurations(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"beat_interval":"100ms"}`: `config.json: "beat_interval" 100ms is shorter than 1s: intervals are at least 1s`,
+		`{"beat_interval":"0"}`:     `config.json: "beat_interval" "0" is not a positive duration like 30s`,
+		`{"stale_after":"0s"}`:      `config.json: "stale_after" "0s" is not a positive duration like 30s`,
+		`{"lock_wait":"-1s"}`:       `config.json: "lock_wait" "-1s" is not a positive duration like 30s`,
+		`{"archive_after":"NaN"}`:   `config.json: "archive_after" "NaN" is not a positive duration like 30s`,
+	} {
+		if _, err := ParseConfig("config.json", []byte(in)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %s", in, err, want)
+		}
+	}
+	for in, want := range map[string]time.Duration{`{"beat_interval":"1s"}`: time.Second, `{"beat_interval":"1"}`: time.Second} {
+		if c, err := ParseConfig("config.json", []byte(in)); err != nil || c.BeatInterval != want {
+			t.Errorf("%s: %v, %v; want %v", in, c.BeatInterval, err, want)
+		}
+	}
+	if c, err := ParseConfig("config.json", []byte(`{"stale_after":"10ms"}`)); err != nil || c.StaleAfter != 10*time.Millisecond {
+		t.Errorf("a short stale_after is not an interval: %v, %v", c.StaleAfter, err)
+	}
+}
+
 // A reader's coded error (a signal ended the read: interrupted) is
 // returned as it is; any other read failure is I/O.
 func TestParseSeedReadErrors(t *testing.T) {

@@ -91,8 +91,8 @@ func (k kvStore) Set(ctx context.Context, key string, value json.RawMessage, ttl
 	if err := coord.ValidKey(key); err != nil {
 		return coord.KVEntry{}, err
 	}
-	if ttl <= 0 {
-		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "every key needs a positive TTL (keys without one are how protocols rot)")
+	if err := coord.CheckKVTTL(ttl); err != nil {
+		return coord.KVEntry{}, err
 	}
 	if len(value) > coord.MaxKVValue {
 		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "value is %d bytes; the limit is %d", len(value), coord.MaxKVValue)

@@ -160,11 +160,7 @@ func duration(name, v string, def time.Duration) (time.Duration, error) {
 	if v == "" {
 		return def, nil
 	}
-	d, err := coord.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, coord.Errorf(coord.CodeUsage, "%s %q is not a positive duration like 30s", name, v)
-	}
-	return d, nil
+	return coord.ParsePositive(name, v)
 }
 
 func (s *server) ref(task string, epoch int64) (app.TaskRef, error) {
