@@ -85,8 +85,11 @@ func (l SkillLevel) Rank() int {
 // Task is one registry entry with the fields coord understands. Fields it
 // does not understand are kept by the backend, never by Task.
 type Task struct {
-	ID            string
-	Title         string
+	ID    string
+	Title string
+	// Description is the task's longer text (contract §2; "" when it has
+	// none).
+	Description   string
 	Status        Status
 	Priority      Priority
 	Deps          []string

@@ -30,10 +30,11 @@ func commands(e *env) []*cli.Command {
 	skillFlag := &cli.StringFlag{Name: "skill-level", Usage: "skill filter: '<=intermediate', '>=entry', '=expert'"}
 	return []*cli.Command{
 		{Name: "init", Usage: "create the coordination tree (idempotent, never overwrites)", Action: e.cmdInit},
-		{Name: "seed-tasks", Usage: "add tasks from JSON Lines (FILE or --stdin); one bad line rejects the batch", ArgsUsage: "[FILE]",
+		{Name: "seed-tasks", Usage: "add tasks from JSON Lines (FILE or --stdin), task fields only; a line identical to a present task is skipped; one bad line rejects the batch", ArgsUsage: "[FILE]",
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "stdin", Usage: "read the batch from standard input"},
 				&cli.BoolFlag{Name: "validate", Usage: "only check the batch; write nothing"},
+				&cli.BoolFlag{Name: "update", Usage: "a line may redefine a task not yet claimed (its planning fields change)"},
 				&cli.StringFlag{Name: "format", Usage: "coord (default) or rotd (ROTD planner tasks.jsonl; see README)"},
 			}, Action: e.cmdSeed},
 		{Name: "claim", Usage: "atomically claim one task and print it as JSON",
@@ -264,17 +265,28 @@ func (e *env) cmdSeed(c *cli.Context) error {
 			sl.Task.Files[i] = m.Pattern(f)
 		}
 	}
-	res, err := s.Seed(e.ctx, app.SeedRequest{Name: name, Batch: batch, Validate: c.Bool("validate"), By: e.explicitAgent})
+	update := c.Bool("update")
+	res, err := s.Seed(e.ctx, app.SeedRequest{Name: name, Batch: batch, Validate: c.Bool("validate"), Update: update, By: e.explicitAgent})
 	if err != nil {
 		return err
 	}
 	if e.json {
 		return e.printJSON(res)
 	}
-	if res.Validated {
+	plain := res.Updated == 0 && res.Unchanged == 0
+	switch {
+	case res.Validated && plain:
 		e.printf("valid: %d tasks\n", res.Count)
-	} else {
+	case res.Validated && update:
+		e.printf("valid: %d to seed, %d to update, %d unchanged\n", res.Count, res.Updated, res.Unchanged)
+	case res.Validated:
+		e.printf("valid: %d to seed, %d unchanged\n", res.Count, res.Unchanged)
+	case plain:
 		e.printf("seeded %d tasks\n", res.Count)
+	case update:
+		e.printf("%d seeded, %d updated, %d unchanged\n", res.Count, res.Updated, res.Unchanged)
+	default:
+		e.printf("%d seeded, %d unchanged\n", res.Count, res.Unchanged)
 	}
 	return nil
 }

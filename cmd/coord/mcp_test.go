@@ -156,7 +156,7 @@ func TestMCPMatchesCLI(t *testing.T) {
 	root := t.TempDir()
 	env := []string{"COORD_AGENT=mcp-a"}
 	runCoord(t, root, env, "", "init")
-	runCoord(t, root, env, `{"id":"4.1","title":"first","priority":"high","files":["src/a/**"],"x_kept":1}
+	runCoord(t, root, env, `{"id":"4.1","title":"first","priority":"high","files":["src/a/**"],"description":"shown by both"}
 {"id":"4.2","title":"second","deps":["4.1"]}
 {"id":"4.3","title":"third"}
 `, "seed-tasks", "--stdin")

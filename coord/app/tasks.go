@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -14,19 +15,32 @@ import (
 type SeedRequest struct {
 	Name     string // where the batch came from, for messages ("tasks.jsonl", "stdin")
 	Batch    []coord.SeedLine
-	Validate bool   // only check; write nothing
-	By       string // who seeds (logged); "" is the coordinator
+	Validate bool // only check; write nothing
+	// Update lets a line redefine a task the registry holds and nobody
+	// has claimed yet: its planning fields change, its state stays.
+	Update bool
+	By     string // who seeds (logged); "" is the coordinator
 }
 
-// SeedResult is what Seed did.
+// SeedResult is what Seed did (with Validate: would do). Count and IDs
+// are the tasks added; Updated and UpdatedIDs the tasks redefined;
+// Unchanged and UnchangedIDs the lines that define a task exactly as the
+// registry holds it, skipped.
 type SeedResult struct {
-	Validated bool     `json:"validated"`
-	Count     int      `json:"count"`
-	IDs       []string `json:"ids"`
+	Validated    bool     `json:"validated"`
+	Count        int      `json:"count"`
+	IDs          []string `json:"ids"`
+	Updated      int      `json:"updated"`
+	UpdatedIDs   []string `json:"updated_ids"`
+	Unchanged    int      `json:"unchanged"`
+	UnchangedIDs []string `json:"unchanged_ids"`
 }
 
-// Seed checks a batch against the registry and, unless Validate, adds it
-// whole in one commit; one bad line refuses the batch with its line number.
+// Seed checks a batch against the registry and, unless Validate, applies
+// it whole in one commit (new tasks added, with Update redefined ones
+// changed; lines identical to the registry's tasks skipped); one bad line
+// refuses the batch with its line number. A batch that changes nothing
+// writes nothing.
 func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 	if len(r.Batch) == 0 {
 		return SeedResult{}, coord.Errorf(coord.CodeUsage, "%s: no tasks in the batch", r.Name)
@@ -35,8 +49,10 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 	if by == "" {
 		by = coord.CoordinatorID
 	}
+	var plan coord.SeedPlan
 	check := func(tx *coord.Txn) error {
-		if err := tx.CheckSeed(r.Batch); err != nil {
+		var err error
+		if plan, err = tx.CheckSeed(r.Batch, r.Update); err != nil {
 			if ce, ok := err.(*coord.Error); ok {
 				ce.Msg = r.Name + ": " + ce.Msg
 				return ce
@@ -46,13 +62,19 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 		if r.Validate {
 			return nil
 		}
-		for _, sl := range r.Batch {
-			if sl.Task.Priority == "" {
-				sl.Task.Priority = coord.Medium
+		for _, t := range plan.Add {
+			if t.Priority == "" {
+				t.Priority = coord.Medium
 			}
-			tx.Add(sl.Task)
+			tx.Add(t)
 		}
-		tx.Log(by, "seeded %d tasks", len(r.Batch))
+		if len(plan.Add) > 0 {
+			tx.Log(by, "seeded %d tasks", len(plan.Add))
+		}
+		for _, u := range plan.Update {
+			u.Task.Redefine(u.Def)
+			tx.Log(by, "redefined task %s (%s)", u.Task.ID, strings.Join(u.Changed, ", "))
+		}
 		return nil
 	}
 	var err error
@@ -64,11 +86,16 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 	if err != nil {
 		return SeedResult{}, interrupted(ctx, err)
 	}
-	ids := make([]string, len(r.Batch))
-	for i, sl := range r.Batch {
-		ids[i] = sl.Task.ID
+	res := SeedResult{Validated: r.Validate, IDs: []string{}, UpdatedIDs: []string{}, UnchangedIDs: []string{}}
+	for _, t := range plan.Add {
+		res.IDs = append(res.IDs, t.ID)
 	}
-	return SeedResult{Validated: r.Validate, Count: len(ids), IDs: ids}, nil
+	for _, u := range plan.Update {
+		res.UpdatedIDs = append(res.UpdatedIDs, u.Task.ID)
+	}
+	res.UnchangedIDs = append(res.UnchangedIDs, plan.Unchanged...)
+	res.Count, res.Updated, res.Unchanged = len(res.IDs), len(res.UpdatedIDs), len(res.UnchangedIDs)
+	return res, nil
 }
 
 // ClaimRequest asks for one task.

@@ -89,7 +89,7 @@ func (s *Backend) archivedTasks(ctx context.Context) ([]*coord.Task, error) {
 			if n > complete {
 				break // torn tail: a crash cut the last append short
 			}
-			t, err := format.ParseSeedLine(s.tree.Path(name)+": line "+strconv.Itoa(n), line)
+			t, err := format.ParseTaskLine(s.tree.Path(name)+": line "+strconv.Itoa(n), line)
 			if err != nil {
 				return nil, IOError(&format.ParseError{File: s.tree.Path(name), Msg: strings.TrimPrefix(err.Error(), s.tree.Path(name)+": ")}, "")
 			}

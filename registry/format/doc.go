@@ -17,6 +17,12 @@
 // is written when it holds a lock or was present when read, so a registry
 // of an older coord stays as it was until a path lock is taken.
 //
+// A seed line (ParseSeedLine) carries only the fields coord.SeedFields
+// names, status only as unclaimed: a field coord owns or an unknown one
+// is refused naming the line, the field and the nearest known field. A
+// task coord wrote (an archive line) or a dialect's importer built is
+// read with ParseTaskLine, which keeps every field.
+//
 // Limits: the registry parser holds the whole document in memory (the
 // caller bounds the read); Parse's tasks point into the data given, which
 // must not change afterwards.

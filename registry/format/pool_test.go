@@ -116,14 +116,20 @@ func TestParsePoolRefuses(t *testing.T) {
 	}
 }
 
-// A seed line may not bring an assignment: only a scheduler assigns.
+// A seed line may not bring an assignment: only a scheduler assigns. The
+// coord dialect refuses the field; the domain refuses the state whatever
+// parser built the task.
 func TestSeedRefusesAssignments(t *testing.T) {
-	task, err := ParseSeedLine("seed:1", []byte(`{"id":"a","assigned_to":"b"}`))
+	if _, err := ParseSeedLine("seed:1", []byte(`{"id":"a","assigned_to":"b"}`)); coord.CodeOf(err) != coord.CodeUsage ||
+		!strings.Contains(err.Error(), `seed:1: field "assigned_to" is coord's to set`) {
+		t.Fatalf("seed line with assigned_to: %v", err)
+	}
+	task, err := ParseTaskLine("seed:1", []byte(`{"id":"a","assigned_to":"b"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tx := &coord.Txn{}
-	if err := tx.CheckSeed([]coord.SeedLine{{Line: 1, Task: task}}); coord.CodeOf(err) != coord.CodeUsage || !strings.Contains(err.Error(), "cannot be assigned") {
+	if _, err := tx.CheckSeed([]coord.SeedLine{{Line: 1, Task: task}}, false); coord.CodeOf(err) != coord.CodeUsage || !strings.Contains(err.Error(), "cannot be assigned") {
 		t.Fatalf("seeded assignment: %v", err)
 	}
 }

@@ -69,7 +69,7 @@ var taskFieldOrder = []string{
 	"files", "conflict_group", "claimed_by", "claimed_at", "completed_at",
 	"epoch", "progress", "blocked_reason", "reviewer_id", "reject_reason",
 	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
-	"blocked_at",
+	"blocked_at", "description",
 }
 
 // Parse reads a registry strictly. file names it in errors. The returned
@@ -386,6 +386,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.ReviewStartedAt, err = s.strVal(name, true)
 	case fBlockedAt:
 		t.BlockedAt, err = s.strVal(name, true)
+	case fDescription:
+		t.Description, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldOrder); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -419,6 +421,7 @@ const (
 	fAssignedAt
 	fReviewStartedAt
 	fBlockedAt
+	fDescription
 )
 
 // taskFieldIndex is a name's position in taskFieldOrder, or -1.
@@ -468,6 +471,8 @@ func taskFieldIndex(name string) int {
 		return 20
 	case "blocked_at":
 		return 21
+	case "description":
+		return 22
 	}
 	return -1
 }
@@ -737,6 +742,8 @@ func wantField(t *coord.Task, name string) bool {
 		return t.ReviewStartedAt != ""
 	case "blocked_at":
 		return t.BlockedAt != ""
+	case "description":
+		return t.Description != ""
 	}
 	return true
 }
@@ -797,6 +804,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.ReviewStartedAt)
 	case "blocked_at":
 		return nullable(t.BlockedAt)
+	case "description":
+		return nullable(t.Description)
 	}
 	return append(b, "null"...)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,11 +122,11 @@ func TestParseRefuses(t *testing.T) {
 }
 
 func TestParseSeedLine(t *testing.T) {
-	task, err := ParseSeedLine("seed:1", []byte(`{"id":"4.2","title":"t","deps":["4.1"],"files":["src/**"],"x":1}`))
+	task, err := ParseSeedLine("seed:1", []byte(`{"id":"4.2","title":"t","description":"d","status":"unclaimed","deps":["4.1"],"files":["src/**"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.ID != "4.2" || task.Status != coord.Unclaimed || !reflect.DeepEqual(task.Deps, []string{"4.1"}) || !task.Dirty {
+	if task.ID != "4.2" || task.Status != coord.Unclaimed || task.Description != "d" || !reflect.DeepEqual(task.Deps, []string{"4.1"}) || !task.Dirty {
 		t.Fatalf("decoded %+v", task)
 	}
 	for _, bad := range []string{``, `[]`, `{"id":"a"} x`, `{"title":"no id"}`, `{"id":"a/b"}`, `{"id":"a","id":"a"}`} {
@@ -133,6 +134,51 @@ func TestParseSeedLine(t *testing.T) {
 			t.Errorf("%q: err = %v, want an error naming seed:3", bad, err)
 		} else if coord.CodeOf(err) != coord.CodeUsage {
 			t.Errorf("%q: code %d, want usage", bad, coord.CodeOf(err))
+		}
+	}
+}
+
+// A seed line carries only the task fields of the contract: an unknown
+// field is refused naming the nearest known one, a field coord owns is
+// refused, and so is a status other than unclaimed. (A seed line with
+// "epoch": MaxInt64 stopped every claim for good.)
+func TestParseSeedLineFields(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"id":"a","titel":"x"}`, `seed:2: unknown field "titel"; the nearest known field is "title"`},
+		{`{"id":"a","descripton":"x"}`, `the nearest known field is "description"`},
+		{`{"id":"a","dep":["b"]}`, `unknown field "dep"; the nearest known field is "deps"`},
+		{`{"id":"a","priorty":"high"}`, `the nearest known field is "priority"`},
+		{`{"id":"a","skill-level":"entry"}`, `the nearest known field is "skill_level"`},
+		{`{"id":"a","conflictgroup":"g"}`, `the nearest known field is "conflict_group"`},
+		{`{"id":"a","CAPABILITY":"go"}`, `"CAPABILITY" is not a field; names are case-sensitive (did you mean "capability"?)`},
+		{`{"id":"a","x_unknown":{"kept":true}}`, `unknown field "x_unknown"; the nearest known field is`},
+		{`{"id":"a","epoch":9223372036854775807}`, `seed:2: field "epoch" is coord's to set, not a seed line's`},
+		{`{"id":"a","epoch":0}`, `field "epoch" is coord's to set`},
+		{`{"id":"a","status":"done"}`, `seed:2: field "status" is "done": a seeded task starts unclaimed`},
+		{`{"id":"a","status":"blocked","blocked_reason":"x"}`, `field "status" is "blocked"`},
+		{`{"id":"a","status":"claimed"}`, `field "status" is "claimed"`},
+	} {
+		_, err := ParseSeedLine("seed:2", []byte(c.in))
+		if err == nil || coord.CodeOf(err) != coord.CodeUsage || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant a usage error containing %s", c.in, err, c.want)
+		}
+	}
+	for _, f := range coord.OwnedFields {
+		in := fmt.Sprintf(`{"id":"a",%q:null}`, f)
+		if _, err := ParseSeedLine("seed:2", []byte(in)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`field %q is coord's to set`, f)) {
+			t.Errorf("%s: %v, want it refused as coord's", in, err)
+		}
+	}
+}
+
+// Every task field the registry knows is either a seed field or one coord
+// owns: a field added to the registry without deciding which is caught
+// here, before a seed line can set state.
+func TestTaskFieldsAreSeedOrOwned(t *testing.T) {
+	for _, f := range taskFieldOrder {
+		seed := slices.Contains(coord.SeedFields, f)
+		if seed == coord.IsOwnedField(f) {
+			t.Errorf("task field %q: seed field %v, owned %v; it must be exactly one", f, seed, !seed)
 		}
 	}
 }
@@ -217,6 +263,8 @@ func FuzzScannerMatchesJSONText(f *testing.F) {
 func FuzzParseSeedLine(f *testing.F) {
 	f.Add([]byte(`{"id":"4.2","title":"t","priority":"high","deps":["4.1"],"conflict_group":"g"}`))
 	f.Add([]byte(`{"id":"a","skill_level":"expert","files":["**/*.go"],"extra":{"n":[1]}}`))
+	f.Add([]byte(`{"id":"a","description":"d","status":"unclaimed","capability":"go"}`))
+	f.Add([]byte(`{"id":"a","epoch":9223372036854775807}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		task, err := ParseSeedLine("fuzz:1", line)
 		if err != nil {
@@ -227,6 +275,15 @@ func FuzzParseSeedLine(f *testing.F) {
 		}
 		if err := task.Check(); err != nil {
 			t.Fatalf("accepted an invalid task: %v", err)
+		}
+		// Only a definition: no state coord owns, whatever the line said.
+		for _, m := range Members(task.Raw) {
+			if !slices.Contains(coord.SeedFields, m.Name) {
+				t.Fatalf("accepted field %q: %q", m.Name, line)
+			}
+		}
+		if task.Status != coord.Unclaimed || task.Epoch != 0 || task.ClaimedBy != "" || task.Progress != 0 {
+			t.Fatalf("accepted state: %+v", task)
 		}
 	})
 }

@@ -206,7 +206,7 @@ func (b *Backend) archivedTasks(ctx context.Context) ([]*coord.Task, error) {
 				continue
 			}
 			where := b.url.String() + " archive message " + strconv.FormatUint(m.seq, 10) + ": line " + strconv.Itoa(n+1)
-			t, err := format.ParseSeedLine(where, line)
+			t, err := format.ParseTaskLine(where, line)
 			if err != nil {
 				return coord.Errorf(coord.CodeIO, "%s", strings.TrimSpace(err.Error()))
 			}

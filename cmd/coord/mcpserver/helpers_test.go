@@ -105,9 +105,16 @@ func openProject(t testing.TB, root, seed string, opts ...func(*backend.Options)
 	}
 	p := &project{root: root, svc: svc, b: b}
 	if seed != "" {
-		batch, err := format.ParseSeed("seed", strings.NewReader(seed))
-		if err != nil {
-			t.Fatal(err)
+		// A fixture may carry fields another tool wrote into the
+		// registry (kept as they are), which a seed line in coord's
+		// format may not: each line is read as a task line.
+		var batch []coord.SeedLine
+		for i, line := range strings.Split(strings.TrimSpace(seed), "\n") {
+			task, err := format.ParseTaskLine(fmt.Sprintf("seed: line %d", i+1), []byte(line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, coord.SeedLine{Line: i + 1, Task: task})
 		}
 		if _, err := svc.Seed(ctx, app.SeedRequest{Name: "seed", Batch: batch}); err != nil {
 			t.Fatal(err)
