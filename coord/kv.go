@@ -123,6 +123,44 @@ type KVSpace struct {
 	Keys    []KVEntry `json:"keys"`
 }
 
+// Floor is the highest revision the space records, as far as it counts
+// (Counted): its counter and every key's revision.
+func (d *KVSpace) Floor() int64 {
+	n := Counted(d.LastRev)
+	for _, e := range d.Keys {
+		n = max(n, Counted(e.Rev))
+	}
+	return n
+}
+
+// Raise makes the space's counter its Floor, and at least mark: a
+// high-water mark the engine keeps apart from the space, so that a space
+// restored from an older copy never issues a revision again.
+func (d *KVSpace) Raise(mark int64) { d.LastRev = max(d.Floor(), Counted(mark)) }
+
+// Mend puts the space's counters back in range (doctor --repair): a key
+// whose revision is above MaxCounter gets a new one, and the counter
+// becomes the Floor. It says what it changed; none: the space was sound.
+func (d *KVSpace) Mend() []string {
+	var out []string
+	if !CounterOK(d.LastRev) {
+		out = append(out, CounterDamage("last_rev", d.LastRev))
+	}
+	d.LastRev = d.Floor()
+	for i, e := range d.Keys {
+		if CounterOK(e.Rev) {
+			continue
+		}
+		next, err := NextCounter("kv revision", d.LastRev)
+		if err != nil {
+			break
+		}
+		out = append(out, CounterDamage("key "+clipKey(e.Key)+"'s rev", e.Rev)+"; it gets rev "+itoa(int(next)))
+		d.Keys[i].Rev, d.LastRev = next, next
+	}
+	return out
+}
+
 // Drop removes the keys expired at now; it reports whether any went.
 func (d *KVSpace) Drop(now time.Time) bool {
 	n := len(d.Keys)
@@ -172,8 +210,12 @@ func (d *KVSpace) Set(key string, value json.RawMessage, ttl time.Duration, by s
 	if i < 0 && len(d.Keys) >= MaxKVKeys {
 		return KVEntry{}, dropped, Errorf(CodeConflict, "the key space is full (%d keys); delete some or let them expire", MaxKVKeys)
 	}
+	rev, err := NextCounter("kv revision", d.Floor())
+	if err != nil {
+		return KVEntry{}, dropped, err
+	}
 	d.Version = 1
-	d.LastRev++
+	d.LastRev = rev
 	got := KVEntry{Key: key, Value: value, Rev: d.LastRev, ExpiresAt: FormatTime(now.Add(ttl)), UpdatedBy: by, UpdatedAt: FormatTime(now)}
 	if i >= 0 {
 		d.Keys[i] = got
@@ -189,8 +231,13 @@ func (d *KVSpace) Set(key string, value json.RawMessage, ttl time.Duration, by s
 func (d *KVSpace) Delete(key string, now time.Time) (found, changed bool) {
 	changed = d.Drop(now)
 	if i := d.find(key); i >= 0 {
+		floor := d.Floor() // the deleted key's revision counts
 		d.Keys = slices.Delete(d.Keys, i, i+1)
-		d.LastRev++
+		if rev, err := NextCounter("kv revision", floor); err == nil {
+			d.LastRev = rev
+		} else {
+			d.LastRev = floor
+		}
 		return true, true
 	}
 	return false, changed

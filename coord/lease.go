@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -91,6 +92,46 @@ type LeaseSet struct {
 	Leases    []Lease `json:"leases"`
 }
 
+// Floor is the highest epoch the set records, as far as it counts
+// (Counted): its counter and every lease's epoch. The next grant's epoch
+// is above it, even when a hand edit lowered last_epoch below a lease.
+func (d *LeaseSet) Floor() int64 {
+	n := Counted(d.LastEpoch)
+	for _, l := range d.Leases {
+		n = max(n, Counted(l.Epoch))
+	}
+	return n
+}
+
+// Raise makes the set's counter its Floor, and at least mark: a
+// high-water mark the engine keeps apart from the set, so that a set
+// restored from an older copy never issues an epoch again.
+func (d *LeaseSet) Raise(mark int64) { d.LastEpoch = max(d.Floor(), Counted(mark)) }
+
+// Mend puts the set's counters back in range (doctor --repair): a lease
+// whose epoch is above MaxCounter gets a new one, and the counter becomes
+// the Floor. It says what it changed, one entry each; none: the set was
+// sound.
+func (d *LeaseSet) Mend() []string {
+	var out []string
+	if !CounterOK(d.LastEpoch) {
+		out = append(out, CounterDamage("last_epoch", d.LastEpoch))
+	}
+	d.LastEpoch = d.Floor()
+	for i, l := range d.Leases {
+		if CounterOK(l.Epoch) {
+			continue
+		}
+		next, err := NextCounter("lease epoch", d.LastEpoch)
+		if err != nil {
+			break
+		}
+		out = append(out, CounterDamage("lease "+l.Name+"'s epoch", l.Epoch)+fmt.Sprintf("; it gets epoch %d", next))
+		d.Leases[i].Epoch, d.LastEpoch = next, next
+	}
+	return out
+}
+
 // Drop removes the leases expired at now; it reports whether any went.
 func (d *LeaseSet) Drop(now time.Time) bool {
 	n := len(d.Leases)
@@ -129,7 +170,11 @@ func (d *LeaseSet) Grant(r LeaseRequest, now time.Time) (Lease, bool, error) {
 	if i := d.find(r.Name); i >= 0 {
 		return Lease{}, dropped, LeaseConflict(d.Leases[i])
 	}
-	l := NewLease(r, d.LastEpoch+1, now)
+	next, err := NextCounter("lease epoch", d.Floor())
+	if err != nil {
+		return Lease{}, dropped, err
+	}
+	l := NewLease(r, next, now)
 	if r.DryRun {
 		return l, dropped, nil
 	}

@@ -2,7 +2,6 @@ package coord
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 )
@@ -29,7 +28,9 @@ type Txn struct {
 	Archived func(id string) bool
 	// LastEpoch is the highest epoch issued in the tree: the backend sets
 	// it to at least every epoch the tree records anywhere (registry, lock
-	// files, archive, log), so the next Claim's epoch is new.
+	// files, archive, log), so the next Claim's epoch is new. Only values
+	// a counter could have issued count (Counted): one above MaxCounter
+	// was never issued, and never raises it.
 	LastEpoch int64
 	// PathLocks are the path locks, kept with the tasks so that a task and
 	// the locks taken for it are released in one commit. PathLocksDirty
@@ -56,9 +57,7 @@ func (tx *Txn) Index() {
 	tx.index = make(map[string]int, len(tx.Tasks))
 	for i, t := range tx.Tasks {
 		tx.index[t.ID] = i
-		if t.Epoch > tx.LastEpoch {
-			tx.LastEpoch = t.Epoch
-		}
+		tx.LastEpoch = max(tx.LastEpoch, Counted(t.Epoch))
 	}
 }
 
@@ -68,9 +67,7 @@ func (tx *Txn) Index() {
 func (tx *Txn) UseIndex(index map[string]int) {
 	tx.index = index
 	for _, t := range tx.Tasks {
-		if t.Epoch > tx.LastEpoch {
-			tx.LastEpoch = t.Epoch
-		}
+		tx.LastEpoch = max(tx.LastEpoch, Counted(t.Epoch))
 	}
 }
 
@@ -280,11 +277,11 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 			return nil, nil
 		}
 	}
-	if tx.LastEpoch == math.MaxInt64 {
-		return nil, Errorf(CodeIO, "the epoch counter is at its maximum (%d): no new fencing token can be issued", tx.LastEpoch).
-			WithHint("a hand-edited registry, lock, log or .lock/epoch file raised it; run 'coord doctor' to see where")
+	next, err := NextCounter("epoch", tx.LastEpoch)
+	if err != nil {
+		return nil, err
 	}
-	tx.LastEpoch++
+	tx.LastEpoch = next
 	pick.Status = Claimed
 	pick.ClaimedBy = a.ID
 	pick.ClaimedAt = FormatTime(tx.Now)

@@ -45,6 +45,14 @@ type Project struct {
 	// tool or a careless edit would, and returns the name an error about
 	// it must contain (a file path, a bucket and key).
 	Corrupt func(t *testing.T, part Part) string
+	// Keep saves the stored state of one part (Leases, KV) as it stands
+	// and returns what writes it back, as restoring a backup or an older
+	// copy does. Nil: the checks that restore are skipped.
+	Keep func(t *testing.T, part Part) (restore func())
+	// Edit rewrites the stored registry document by hand: edit gets its
+	// bytes and returns the new ones. Nil: the checks that edit are
+	// skipped.
+	Edit func(t *testing.T, edit func(doc []byte) []byte)
 	// Raw returns the project's stored state as comparable text: every
 	// record a write could change, by name, except heartbeat instants and
 	// the engine's own lock bookkeeping. It proves a refused operation
@@ -93,6 +101,8 @@ var checks = []check{
 	{name: "log-follow-rotation", clocked: true, run: checkLog},
 	{name: "strict-refusal", run: checkStrict},
 	{name: "doctor-clean", run: checkDoctor},
+	{name: "counters-restored", run: checkCountersRestored},
+	{name: "epoch-ceiling", run: checkEpochCeiling},
 }
 
 // Run runs every check against h as subtests TestX/<h.Name>/<check>, each

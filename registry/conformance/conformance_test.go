@@ -63,6 +63,28 @@ var fileHarness = conformance.Harness{
 				}
 				return p
 			},
+			Keep: func(t *testing.T, part conformance.Part) func() {
+				p := filepath.Join(dir, map[conformance.Part]string{conformance.Leases: file.LeasesFile, conformance.KV: file.KVFile}[part])
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatalf("keep %s: %v", p, err)
+				}
+				return func() {
+					if err := os.WriteFile(p, data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			Edit: func(t *testing.T, edit func([]byte) []byte) {
+				p := filepath.Join(dir, file.RegistryFile)
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, edit(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
 			Raw: func(t *testing.T) map[string]string {
 				out := map[string]string{}
 				err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -75,7 +97,7 @@ var fileHarness = conformance.Harness{
 						return filepath.SkipDir // beat instants (mtimes) and descriptions
 					case d.IsDir():
 						return nil
-					case strings.HasPrefix(rel, file.LockDir+"/") && rel != file.EpochFile:
+					case strings.HasPrefix(rel, file.LockDir+"/") && rel != file.EpochFile && rel != file.LeaseEpochFile && rel != file.KVRevFile:
 						return nil // flock sidecars: who last held them
 					}
 					data, err := os.ReadFile(p)

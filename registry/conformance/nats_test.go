@@ -60,6 +60,19 @@ func natsHarness(t *testing.T) conformance.Harness {
 					}
 					return url + " key " + key
 				},
+				Keep: func(t *testing.T, part conformance.Part) func() {
+					return natsKeep(t, h, ns, map[conformance.Part]string{conformance.Leases: "lease.", conformance.KV: "kv."}[part])
+				},
+				Edit: func(t *testing.T, edit func([]byte) []byte) {
+					kv := natsBucket(t, h, ns)
+					e, err := kv.Get("registry")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := kv.Put("registry", edit(e.Value())); err != nil {
+						t.Fatal(err)
+					}
+				},
 				Raw: func(t *testing.T) map[string]string {
 					return natsRaw(t, h, ns)
 				},
@@ -78,6 +91,58 @@ func natsConn(t *testing.T, h *hub.Hub) *gonats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+func natsBucket(t *testing.T, h *hub.Hub, ns string) gonats.KeyValue {
+	t.Helper()
+	js, err := natsConn(t, h).JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue("coord_" + ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}
+
+// natsKeep saves the values of every key under prefix (a lease or kv
+// key is a document of its own here) and returns what puts them back as
+// they were, deleting the keys written since: a restore of an older copy.
+func natsKeep(t *testing.T, h *hub.Hub, ns, prefix string) func() {
+	t.Helper()
+	kv := natsBucket(t, h, ns)
+	values := func() map[string][]byte {
+		out := map[string][]byte{}
+		keys, err := kv.Keys()
+		if err != nil && err != gonats.ErrNoKeysFound {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if !strings.HasPrefix(k, prefix) {
+				continue
+			}
+			if e, err := kv.Get(k); err == nil {
+				out[k] = e.Value()
+			}
+		}
+		return out
+	}
+	saved := values()
+	return func() {
+		for k := range values() {
+			if _, ok := saved[k]; !ok {
+				if err := kv.Delete(k); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for k, v := range saved {
+			if _, err := kv.Put(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // natsRaw: every key of the namespace's bucket but the beats and agent

@@ -348,6 +348,9 @@ func (s *Backend) diagnose() []coord.Problem {
 	parse(KVFile, func() error { _, err := readDoc[coord.KVSpace](s, KVFile); return err })
 	parse(LeasesFile, func() error { _, err := readDoc[coord.LeaseSet](s, LeasesFile); return err })
 	parse(QuotaFile, func() error { _, err := s.loadQuota(); return err })
+	if fileOK[LeasesFile] && fileOK[KVFile] && dirOK[LockDir] {
+		ps = append(ps, s.counterProblems()...)
+	}
 	if fileOK[DepMapFile] {
 		if _, err := s.loadDepMap(); err != nil {
 			add(nil, "%s; fix it by hand or restore it from version control", s.rel(unwrapCoded(err)))

@@ -24,8 +24,12 @@ const (
 	LockDir      = ".lock"
 	ArchiveDir   = "archive"
 
-	// EpochFile is the epoch high-water mark (see epoch.go).
-	EpochFile = LockDir + "/epoch"
+	// EpochFile is the epoch high-water mark (see epoch.go);
+	// LeaseEpochFile and KVRevFile are the lease epochs' and the kv
+	// revisions' (see counters.go).
+	EpochFile      = LockDir + "/epoch"
+	LeaseEpochFile = LockDir + "/lease_epoch"
+	KVRevFile      = LockDir + "/kv_rev"
 
 	// The flock sidecars in .lock/, one per mutable artifact, never
 	// renamed or replaced.

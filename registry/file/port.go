@@ -32,7 +32,7 @@ func (s *Backend) Export(ctx context.Context) (*coord.Snapshot, error) {
 			return IOError(err, "")
 		}
 		f.Tasks, f.PathLocks = tx.Tasks, tx.PathLocks
-		f.LastEpoch = max(f.LastEpoch, tx.LastEpoch)
+		f.LastEpoch = max(coord.Counted(f.LastEpoch), tx.LastEpoch)
 		snap.Registry = f.Encode()
 		return nil
 	})
@@ -54,11 +54,21 @@ func (s *Backend) Export(ctx context.Context) (*coord.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The counters as issued: the documents' raised to their marks.
+	mark, _, err := s.readMark(LeaseEpochFile)
+	if err != nil {
+		return nil, err
+	}
+	ls.Raise(mark)
 	snap.Leases, snap.LeaseEpoch = ls.InForce(now), ls.LastEpoch
 	kv, err := readDoc[coord.KVSpace](s, KVFile)
 	if err != nil {
 		return nil, err
 	}
+	if mark, _, err = s.readMark(KVRevFile); err != nil {
+		return nil, err
+	}
+	kv.Raise(mark)
 	snap.KV, snap.KVRev = kv.List("", now), kv.LastRev
 	if _, err := s.readLog(0, func(line string) error { snap.Log = append(snap.Log, line); return nil }); err != nil {
 		return nil, err
@@ -144,20 +154,22 @@ func (s *Backend) Import(ctx context.Context, snap *coord.Snapshot) error {
 			return IOError(err, "")
 		}
 	}
-	leases := &coord.LeaseSet{Version: 1, LastEpoch: max(ls.LastEpoch, snap.LeaseEpoch), Leases: snap.Leases}
-	for _, l := range snap.Leases {
-		leases.LastEpoch = max(leases.LastEpoch, l.Epoch)
-	}
+	// Every counter continues past the copied ones and the tree's own
+	// (values above the ceiling were never issued and raise nothing).
+	leases := &coord.LeaseSet{Version: 1, LastEpoch: ls.LastEpoch, Leases: snap.Leases}
+	leases.Raise(coord.Counted(snap.LeaseEpoch))
 	keys := append([]coord.KVEntry(nil), snap.KV...)
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Key < keys[j].Key })
-	space := &coord.KVSpace{Version: 1, LastRev: max(kv.LastRev, snap.KVRev), Keys: keys}
-	for _, e := range keys {
-		space.LastRev = max(space.LastRev, e.Rev)
-	}
+	space := &coord.KVSpace{Version: 1, LastRev: kv.LastRev, Keys: keys}
+	space.Raise(coord.Counted(snap.KVRev))
 	for _, x := range []struct {
-		name string
-		doc  any
-	}{{LeasesFile, leases}, {KVFile, space}} {
+		name, mark string
+		doc        any
+		counter    int64
+	}{{LeasesFile, LeaseEpochFile, leases, leases.LastEpoch}, {KVFile, KVRevFile, space, space.LastRev}} {
+		if err := s.raiseMarkTo(x.mark, x.counter); err != nil {
+			return err
+		}
 		data, _ := json.Marshal(x.doc)
 		if err := s.tree.WriteFile(x.name, append(data, '\n'), 0o644); err != nil {
 			return IOError(err, "")
@@ -167,9 +179,9 @@ func (s *Backend) Import(ctx context.Context, snap *coord.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	epoch := f.LastEpoch
+	epoch := coord.Counted(f.LastEpoch)
 	for _, t := range f.Tasks {
-		epoch = max(epoch, t.Epoch)
+		epoch = max(epoch, coord.Counted(t.Epoch))
 	}
 	if err := s.raiseEpochMark(&mark, epoch); err != nil {
 		return err

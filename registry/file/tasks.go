@@ -35,9 +35,7 @@ func (s *Backend) load() (*coord.Txn, *format.Registry, error) {
 	}
 	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.clock().UTC(), Archived: s.archivedLookup(), PathLocks: f.PathLocks, Pool: f.Agents}
 	tx.UseIndex(f.Index())
-	if f.LastEpoch > tx.LastEpoch {
-		tx.LastEpoch = f.LastEpoch
-	}
+	tx.LastEpoch = max(tx.LastEpoch, coord.Counted(f.LastEpoch)) // one above the ceiling was never issued
 	return tx, f, nil
 }
 
@@ -197,8 +195,8 @@ func (s *Backend) commit(ctx context.Context, tx *coord.Txn, f *format.Registry,
 	f.Tasks = tx.Tasks
 	f.PathLocks = tx.PathLocks
 	f.Agents = tx.Pool
-	if tx.LastEpoch > f.LastEpoch {
-		f.LastEpoch = tx.LastEpoch
+	if tx.LastEpoch > f.LastEpoch || !coord.CounterOK(f.LastEpoch) {
+		f.LastEpoch = tx.LastEpoch // a value above the ceiling was never issued
 	}
 	f.Touch(tx.Now)
 	var nd *fsops.NotDurableError

@@ -333,8 +333,28 @@ type meta struct {
 	Version int `json:"version"`
 	// Base is added to a stream sequence to make a lease epoch or a kv
 	// revision: a project copied in keeps its epochs and revisions, and
-	// every later one is larger (backend copy sets it).
+	// every later one is larger (backend copy sets it). It is at most
+	// maxBase.
 	Base int64 `json:"base"`
+}
+
+// maxBase is the largest base a namespace continues from: half the
+// counter ceiling, so that the base plus the stream's sequence stays
+// within coord.MaxCounter for 2^52 writes. Lease epochs and kv revisions
+// need no high-water mark of their own here: the stream's sequence never
+// goes back, and a value written back from an older copy is a new
+// message with a new, larger sequence.
+const maxBase = coord.MaxCounter / 2
+
+// checkBase refuses to issue a lease epoch or a kv revision from a base
+// above maxBase (a hand edit of the meta key): the values would pass the
+// counter ceiling.
+func (b *Backend) checkBase() error {
+	if b.meta.Base < 0 || b.meta.Base > maxBase {
+		return coord.Errorf(coord.CodeIO, "%s: base %d is outside 0..%d: no lease epoch or kv revision can be issued from it", b.where(keyMeta), b.meta.Base, maxBase).
+			WithHint("'coord doctor' reports it; set the base back to what it was before the edit")
+	}
+	return nil
 }
 
 // load reads config and meta in one round trip, and learns the server's

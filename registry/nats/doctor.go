@@ -148,9 +148,56 @@ func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, e
 		add(nil, "%v", err)
 		return
 	}
-	counter := f.LastEpoch
+	// Values above the counter ceiling were never issued: they raise
+	// nothing, and are damage; --repair gives each such task a new epoch
+	// and puts last_epoch back on the counter.
+	counter := coord.Counted(f.LastEpoch)
+	var damaged []string
 	for _, t := range f.Tasks {
-		counter = max(counter, t.Epoch)
+		counter = max(counter, coord.Counted(t.Epoch))
+		if !coord.CounterOK(t.Epoch) {
+			damaged = append(damaged, coord.CounterDamage("task "+t.ID+"'s epoch", t.Epoch))
+		}
+	}
+	if !coord.CounterOK(f.LastEpoch) {
+		damaged = append(damaged, coord.CounterDamage("last_epoch", f.LastEpoch))
+	}
+	if len(damaged) > 0 {
+		add(func() (string, error) {
+			var given []string
+			err := b.updateRegistry(ctx, func(tx *coord.Txn) error {
+				given = given[:0]
+				for _, t := range tx.Tasks {
+					if coord.CounterOK(t.Epoch) {
+						continue
+					}
+					next, err := coord.NextCounter("epoch", tx.LastEpoch)
+					if err != nil {
+						return err
+					}
+					tx.LastEpoch, t.Epoch, t.Dirty = next, next, true
+					given = append(given, fmt.Sprintf("task %s epoch %d", t.ID, next))
+					tx.Log(coord.CoordinatorID, "repaired: task %s had an epoch above the counter ceiling; it has epoch %d", t.ID, next)
+				}
+				if len(given) == 0 {
+					// Only last_epoch is out of range: a commit writes the
+					// counter over it, and one is made by issuing a value.
+					next, err := coord.NextCounter("epoch", tx.LastEpoch)
+					if err != nil {
+						return err
+					}
+					tx.LastEpoch = next
+				}
+				return nil
+			})
+			if len(given) == 0 {
+				return "put last_epoch back in range", err
+			}
+			return "gave " + strings.Join(given, ", "), err
+		}, "%s: %s", keyRegistry, strings.Join(damaged, "; "))
+	}
+	if b.meta.Base < 0 || b.meta.Base > maxBase {
+		add(nil, "key %s: base %d is outside 0..%d: no lease epoch or kv revision can be issued from it; set it back to what it was before it was edited", keyMeta, b.meta.Base, maxBase)
 	}
 	// The log records every epoch a claim was given: one above the
 	// counter means a commit the server acknowledged was lost.

@@ -98,6 +98,9 @@ func (k kvStore) Set(ctx context.Context, key string, value json.RawMessage, ttl
 		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "value is %d bytes; the limit is %d", len(value), coord.MaxKVValue)
 	}
 	b := k.b
+	if err := b.checkBase(); err != nil {
+		return coord.KVEntry{}, err
+	}
 	// The key space is one part, as kv.json is on files: a damaged key
 	// refuses every write until doctor --repair removes it.
 	if _, _, err := kvSpace.all(ctx, b); err != nil {

@@ -96,12 +96,18 @@ func (b *Backend) Import(ctx context.Context, snap *coord.Snapshot) error {
 	ctx = context.WithoutCancel(ctx)
 	// The base first: every epoch and revision issued from now on is
 	// larger than every copied one.
-	base := max(b.meta.Base, snap.LeaseEpoch, snap.KVRev)
+	// Values above the counter ceiling were never issued (a hand edit
+	// of the source): they raise nothing.
+	base := max(b.meta.Base, coord.Counted(snap.LeaseEpoch), coord.Counted(snap.KVRev))
 	for _, l := range snap.Leases {
-		base = max(base, l.Epoch)
+		base = max(base, coord.Counted(l.Epoch))
 	}
 	for _, e := range snap.KV {
-		base = max(base, e.Rev)
+		base = max(base, coord.Counted(e.Rev))
+	}
+	if base > maxBase {
+		return coord.Errorf(coord.CodeUsage, "the copied project has issued lease epochs or kv revisions up to %d; a namespace continues from at most %d", base, maxBase).
+			WithHint("nothing was written")
 	}
 	if base > b.meta.Base {
 		m := meta{Version: 1, Base: base}

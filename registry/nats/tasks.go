@@ -63,9 +63,7 @@ func (b *Backend) loadRegistry(ctx context.Context) (*coord.Txn, *format.Registr
 	}
 	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: b.srv.now(), Archived: b.archivedLookup(ctx), PathLocks: f.PathLocks, Pool: f.Agents}
 	tx.UseIndex(f.Index())
-	if f.LastEpoch > tx.LastEpoch {
-		tx.LastEpoch = f.LastEpoch
-	}
+	tx.LastEpoch = max(tx.LastEpoch, coord.Counted(f.LastEpoch)) // one above the ceiling was never issued
 	return tx, f, reg, nil
 }
 
@@ -114,8 +112,8 @@ func (b *Backend) updateRegistry(ctx context.Context, fn func(*coord.Txn) error)
 		f.Tasks = tx.Tasks
 		f.PathLocks = tx.PathLocks
 		f.Agents = tx.Pool
-		if tx.LastEpoch > f.LastEpoch {
-			f.LastEpoch = tx.LastEpoch
+		if tx.LastEpoch > f.LastEpoch || !coord.CounterOK(f.LastEpoch) {
+			f.LastEpoch = tx.LastEpoch // a value above the ceiling was never issued
 		}
 		f.Touch(tx.Now)
 		return f.Encode(), nil
