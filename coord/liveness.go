@@ -123,7 +123,7 @@ func (tx *Txn) Liveness(beats []Beat, now time.Time, timeout time.Duration) []Ag
 			order = append(order, t.ClaimedBy)
 		}
 		if r.LastBeat == nil { // no heartbeat: alive while one of its claims is
-			if seen, ok := LastSignOfLife(t, at, now); ok && Age(seen, now) <= timeout {
+			if seen, ok := LastSignOfLife(t, at, now, timeout); ok && Age(seen, now) <= timeout {
 				r.Alive = true
 			}
 		}

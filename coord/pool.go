@@ -190,19 +190,18 @@ func (tx *Txn) dropMember(id string) {
 }
 
 // PoolLive says which registered agents are alive at now: last seen (their
-// heartbeat, from seen; without one, their registration) within timeout,
-// judged as Liveness and the stale sweep judge it.
+// heartbeat, from seen; without one, their registration, read by
+// SignFromFile) within timeout, judged as Liveness and the stale sweep
+// judge it.
 func (tx *Txn) PoolLive(seen map[string]time.Time, now time.Time, timeout time.Duration) map[string]bool {
 	live := make(map[string]bool, len(tx.Pool))
 	for i := range tx.Pool {
 		p := &tx.Pool[i]
 		at, ok := seen[p.ID]
 		if !ok {
-			reg, err := ParseTime(p.RegisteredAt)
-			if err != nil {
-				continue
+			if at, ok = SignFromFile(p.RegisteredAt, now, timeout); !ok {
+				continue // no sign (or one from far in the future): not live
 			}
-			at = reg
 		}
 		live[p.ID] = Age(at, now) <= timeout
 	}
