@@ -25,10 +25,13 @@
 //     heartbeat), judged on this machine's clock (Options.Clock).
 //   - Leases, KV, Quota: leases.json, kv.json and quota.json, each read
 //     strictly and replaced atomically and durably under its own flock;
-//     the rules are coord's (LeaseSet, KVSpace, Quota).
+//     the rules are coord's (LeaseSet, KVSpace, Quota). Lease epochs and
+//     kv revisions have high-water marks in .lock/ (lease_epoch, kv_rev),
+//     so a document restored from an older copy never reissues one.
 //   - Log: coordination.log, one write(2) per batch of lines under
 //     .lock/log.lock, rotated daily (UTC) by rename to
-//     coordination-YYYY-MM-DD.log; read from its end, so the cost of the
+//     coordination-YYYY-MM-DD.log (a first line dated in the future
+//     does not date the log); read from its end, so the cost of the
 //     last n lines does not grow with the log; followed across rotations.
 //   - Changes: fsnotify on the tree's directories, coalesced.
 //   - Artifacts: ROTD's files under .rotd/ (Options.RotdDir), each under

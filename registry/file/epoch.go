@@ -274,7 +274,7 @@ func (s *Backend) epochProblems(tx *coord.Txn, f *format.Registry) []coord.Probl
 	// task a new epoch (a holder fenced by the old one claims again; the
 	// lock file is then rewritten from the registry) and puts last_epoch
 	// back on the counter, the mark raised first.
-	issued := counter
+	issued := max(counter, hi.Epoch) // never one recorded anywhere
 	write := func() error {
 		if err := s.raiseEpochMark(&mark, issued); err != nil {
 			return err

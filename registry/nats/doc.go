@@ -46,7 +46,7 @@
 // every reader at once, and replaced by compare-and-set on its revision,
 // whether or not the server's TTL timer has dropped it yet. A lease's
 // epoch and a key's revision are the stream sequence of their write plus
-// the namespace's base (meta), strictly increasing.
+// the namespace's base (meta, at most 2^52), strictly increasing.
 //
 // A test's clock (Options.Clock other than nil or coord.SystemClock,
 // which every production caller passes) shifts the engine's now by its

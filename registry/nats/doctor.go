@@ -162,11 +162,35 @@ func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, e
 	if !coord.CounterOK(f.LastEpoch) {
 		damaged = append(damaged, coord.CounterDamage("last_epoch", f.LastEpoch))
 	}
+	// The log records every epoch a claim was given: one above the
+	// counter means a commit the server acknowledged was lost.
+	var seen int64
+	if _, err := (logStore{b}).Read(ctx, 2000, func(line string) error {
+		if n, ok := coord.ClaimedEpoch(line); ok && coord.CounterOK(n) && n > seen {
+			seen = n
+		}
+		return nil
+	}); err != nil {
+		add(nil, "the log: %v", err)
+	}
+	if seen > counter {
+		add(func() (string, error) {
+			err := b.updateRegistry(ctx, func(tx *coord.Txn) error {
+				if tx.LastEpoch < seen {
+					tx.LastEpoch = seen
+					tx.Log(coord.CoordinatorID, "repaired: raised the epoch counter to %d, the highest epoch the log records", seen)
+				}
+				return nil
+			})
+			return fmt.Sprintf("raised it to %d", seen), err
+		}, "the epoch counter is %d but the log records epoch %d: an acknowledged commit was lost (was the server syncing every write?)", counter, seen)
+	}
 	if len(damaged) > 0 {
 		add(func() (string, error) {
 			var given []string
 			err := b.updateRegistry(ctx, func(tx *coord.Txn) error {
 				given = given[:0]
+				tx.LastEpoch = max(tx.LastEpoch, seen) // never one the log records
 				for _, t := range tx.Tasks {
 					if coord.CounterOK(t.Epoch) {
 						continue
@@ -198,29 +222,6 @@ func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, e
 	}
 	if b.meta.Base < 0 || b.meta.Base > maxBase {
 		add(nil, "key %s: base %d is outside 0..%d: no lease epoch or kv revision can be issued from it; set it back to what it was before it was edited", keyMeta, b.meta.Base, maxBase)
-	}
-	// The log records every epoch a claim was given: one above the
-	// counter means a commit the server acknowledged was lost.
-	var seen int64
-	if _, err := (logStore{b}).Read(ctx, 2000, func(line string) error {
-		if n, ok := coord.ClaimedEpoch(line); ok && n > seen {
-			seen = n
-		}
-		return nil
-	}); err != nil {
-		add(nil, "the log: %v", err)
-	}
-	if seen > counter {
-		add(func() (string, error) {
-			err := b.updateRegistry(ctx, func(tx *coord.Txn) error {
-				if tx.LastEpoch < seen {
-					tx.LastEpoch = seen
-					tx.Log(coord.CoordinatorID, "repaired: raised the epoch counter to %d, the highest epoch the log records", seen)
-				}
-				return nil
-			})
-			return fmt.Sprintf("raised it to %d", seen), err
-		}, "the epoch counter is %d but the log records epoch %d: an acknowledged commit was lost (was the server syncing every write?)", counter, seen)
 	}
 }
 
