@@ -46,23 +46,29 @@ const (
 	end
 )
 
-// events maps each agent's event names to what coord does.
-var events = map[string]map[string]kind{
-	"claude": {"SessionStart": start, "PreToolUse": edit, "PostToolUse": after, "Stop": stop, "SessionEnd": end},
-	"codex":  {"SessionStart": start, "PreToolUse": edit, "PostToolUse": after, "Stop": stop},
-	"gemini": {"SessionStart": start, "BeforeTool": edit, "AfterTool": after, "AfterAgent": stop, "SessionEnd": end},
+// event is one of an agent's hook events and what coord does for it.
+type event struct {
+	name string
+	kind kind
+}
+
+// events are, for each agent, every event it has for session start, the
+// edit tools, after a tool, stop and session end, in the order setup
+// installs them (the agents as they ship: Claude Code 2.1.197, Codex CLI
+// 0.171.0, Gemini CLI 0.61.0). Claude Code sends a tool that failed to
+// PostToolUseFailure instead of PostToolUse; Codex has SessionEnd.
+var events = map[string][]event{
+	"claude": {{"SessionStart", start}, {"PreToolUse", edit}, {"PostToolUse", after}, {"PostToolUseFailure", after}, {"Stop", stop}, {"SessionEnd", end}},
+	"codex":  {{"SessionStart", start}, {"PreToolUse", edit}, {"PostToolUse", after}, {"Stop", stop}, {"SessionEnd", end}},
+	"gemini": {{"SessionStart", start}, {"BeforeTool", edit}, {"AfterTool", after}, {"AfterAgent", stop}, {"SessionEnd", end}},
 }
 
 // Events returns the event names coord handles for agent, in the order
 // setup installs them.
 func Events(agent string) []string {
 	var out []string
-	for _, k := range []kind{start, edit, after, stop, end} {
-		for name, kk := range events[agent] {
-			if kk == k {
-				out = append(out, name)
-			}
-		}
+	for _, e := range events[agent] {
+		out = append(out, e.name)
 	}
 	return out
 }
@@ -105,7 +111,7 @@ type payload struct {
 	ToolInput      json.RawMessage `json:"tool_input"`
 	StopHookActive bool            `json:"stop_hook_active"`
 	Source         string          `json:"source"` // SessionStart: startup, resume, clear, compact
-	Reason         string          `json:"reason"` // SessionEnd: exit, clear, logout, …
+	Reason         string          `json:"reason"` // SessionEnd: exit, clear, resume, logout, other, …
 }
 
 // maxPayload bounds what a hook reads from stdin (a patch can be large).
@@ -158,9 +164,9 @@ func (h *hook) run(ctx context.Context) (int, error) {
 	if h.eventName == "" {
 		h.eventName = h.p.HookEventName
 	}
-	for name, k := range names {
-		if strings.EqualFold(name, h.eventName) {
-			h.kind, h.eventName = k, name
+	for _, e := range names {
+		if strings.EqualFold(e.name, h.eventName) {
+			h.kind, h.eventName = e.kind, e.name
 		}
 	}
 	if h.kind == 0 {
@@ -450,8 +456,14 @@ func StopReason(held []*coord.Task) string {
 
 // --- session end --------------------------------------------------------
 
+// sessionGoesOn are the SessionEnd reasons after which the same agent
+// goes on in the same process: /clear starts a fresh conversation and
+// /resume switches to another one (Claude Code; Gemini's /clear too);
+// the next SessionStart tells it what it holds.
+var sessionGoesOn = map[string]bool{"clear": true, "resume": true}
+
 func (h *hook) end(ctx context.Context) (int, error) {
-	if h.p.Reason == "clear" { // /clear: the same session goes on (its start hook says what it holds)
+	if sessionGoesOn[h.p.Reason] {
 		h.quiet()
 		return ExitOK, nil
 	}

@@ -295,12 +295,16 @@ func TestEditPaths(t *testing.T) {
 
 // TestAfterToolBeats: after a tool the agent's heartbeat exists and moves.
 func TestAfterToolBeats(t *testing.T) {
-	for agent, fixture := range map[string]string{"claude": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"} {
+	// Claude Code sends a failed tool to PostToolUseFailure, not
+	// PostToolUse: a failing tool is work too.
+	for _, c := range []struct{ agent, fixture string }{
+		{"claude", "PostToolUse"}, {"claude", "PostToolUseFailure"}, {"codex", "PostToolUse"}, {"gemini", "AfterTool"},
+	} {
 		p := newProject(t, "")
-		fire(t, p, agent, fixture, "me", nil).quiet(t, agent)
+		fire(t, p, c.agent, c.fixture, "me", nil).quiet(t, c.agent)
 		rows, err := p.svc.Agents(context.Background(), 0)
 		if err != nil || len(rows) != 1 || rows[0].Agent != "me" || !rows[0].Alive {
-			t.Fatalf("%s: agents after the hook: %+v %v", agent, rows, err)
+			t.Fatalf("%s %s: agents after the hook: %+v %v", c.agent, c.fixture, rows, err)
 		}
 	}
 }
@@ -339,9 +343,10 @@ func TestStop(t *testing.T) {
 }
 
 // TestSessionEnd: held tasks go back as on_stale says, with their path
-// locks; /clear keeps them (the session goes on).
+// locks, for every agent (Codex has SessionEnd since 0.171); /clear and
+// /resume keep them (the same agent goes on in the same process).
 func TestSessionEnd(t *testing.T) {
-	for _, agent := range []string{"claude", "gemini"} {
+	for _, agent := range Agents {
 		t.Run(agent, func(t *testing.T) {
 			p := newProject(t, "")
 			p.claim(t, "me", "ed")
@@ -354,10 +359,12 @@ func TestSessionEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 			if agent == "claude" {
-				o := fire(t, p, agent, "SessionEnd-clear", "me", nil)
-				o.quiet(t, agent)
-				if p.task(t, "ed").ClaimedBy != "me" {
-					t.Fatal("/clear handed the task back")
+				for _, fx := range []string{"SessionEnd-clear", "SessionEnd-resume"} {
+					o := fire(t, p, agent, fx, "me", nil)
+					o.quiet(t, agent)
+					if p.task(t, "ed").ClaimedBy != "me" {
+						t.Fatalf("%s handed the task back", fx)
+					}
 				}
 			}
 			o := fire(t, p, agent, "SessionEnd", "me", nil)
@@ -453,6 +460,24 @@ func TestProjectDir(t *testing.T) {
 			Stdout: &out, Stderr: &errb, Open: opener, Getenv: func(k string) string { return c.env[k] }})
 		if got != c.want {
 			t.Errorf("%s %v: opened %q, want %q", c.agent, c.env, got, c.want)
+		}
+	}
+}
+
+// TestEvents: every event each agent has for session start, the edit
+// tools, after a tool, stop and session end is one coord handles, in a
+// fixed order (setup installs them in it).
+func TestEvents(t *testing.T) {
+	want := map[string]string{
+		"claude": "SessionStart PreToolUse PostToolUse PostToolUseFailure Stop SessionEnd",
+		"codex":  "SessionStart PreToolUse PostToolUse Stop SessionEnd",
+		"gemini": "SessionStart BeforeTool AfterTool AfterAgent SessionEnd",
+	}
+	for _, agent := range Agents {
+		for i := 0; i < 20; i++ { // the order never varies
+			if got := strings.Join(Events(agent), " "); got != want[agent] {
+				t.Fatalf("Events(%s) = %q, want %q", agent, got, want[agent])
+			}
 		}
 	}
 }
