@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -30,7 +31,7 @@ func agentCommands(e *env) []*cli.Command {
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "dry-run", Usage: "print the change as a diff; write nothing"},
 				&cli.BoolFlag{Name: "remove", Usage: "take out what setup added"},
-				&cli.StringFlag{Name: "command", Value: "coord", Usage: "the coord command the agent runs (a name on PATH or a path)"},
+				&cli.StringFlag{Name: "command", Usage: "the coord command the agents run (a name on PATH or a path; default: coord when PATH's coord is this binary, else this binary's absolute path)"},
 			}, Action: e.cmdSetup},
 		{Name: "hook", Usage: "run one of coord's hooks for an agent (setup installs them): reads the agent's JSON on stdin", ArgsUsage: "AGENT [EVENT]",
 			Action: e.cmdHook},
@@ -153,15 +154,25 @@ func (e *env) cmdSetup(c *cli.Context) error {
 	} else if top, _ := workspace.GitTop(e.cwd); top != "" {
 		dir = top
 	}
-	if err := setup.Run(setup.Options{Agent: a[0], Dir: dir, Command: c.String("command"), DryRun: c.Bool("dry-run"), Remove: c.Bool("remove"), Stdout: e.stdout}); err != nil {
-		return err
-	}
-	if !c.Bool("remove") && e.backendURL() == "" {
-		if _, err := workspace.FindRoot(e.rootFlag, e.rootSet, dir, true); err != nil {
-			fmt.Fprintf(e.stdout, "note: no coordination tree here yet: run coord init (the hooks do nothing until there is one)\n")
+	command := c.String("command")
+	if !c.IsSet("command") {
+		loc, err := setup.Locate(setup.Self{Arg0: os.Args[0], Executable: os.Executable, LookPath: exec.LookPath})
+		if err != nil {
+			return coord.Errorf(coord.CodeIO, "setup: cannot find this coord binary's path (%v)", err).
+				WithHint("name it with --command PATH")
+		}
+		command = loc.Command
+		if n := loc.Note(); n != "" && !c.Bool("remove") {
+			fmt.Fprintf(e.stderr, "coord: note: %s\n", n)
 		}
 	}
-	return nil
+	var notes []string
+	if !c.Bool("remove") && e.backendURL() == "" {
+		if _, err := workspace.FindRoot(e.rootFlag, e.rootSet, dir, true); err != nil {
+			notes = append(notes, "no coordination tree here yet: run coord init (the hooks do nothing until there is one)")
+		}
+	}
+	return setup.Run(setup.Options{Agent: a[0], Dir: dir, Command: command, DryRun: c.Bool("dry-run"), Remove: c.Bool("remove"), Notes: notes, Stdout: e.stdout})
 }
 
 func (e *env) cmdStatus(c *cli.Context) error {
