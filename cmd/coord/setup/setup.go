@@ -166,7 +166,7 @@ func NextStep(agent, dir string) string {
 	case "claude":
 		return "start claude in " + dir + ` and approve the project's MCP server coord when it asks ("Use this MCP server", or /mcp); until then claude mcp list shows it as Pending approval (without a prompt: add "enabledMcpjsonServers": ["coord"] to .claude/settings.local.json)`
 	case "codex":
-		return "start codex in " + dir + `, trust the folder when it asks, then choose "Trust all and continue" when it lists coord's hooks for review (or /hooks); until then Codex reads neither .codex/config.toml nor .codex/hooks.json, and codex exec skips untrusted hooks without a word (review them again after a setup that changes them)`
+		return "start codex in " + dir + `, trust the folder when it asks, then choose "Trust all and continue" when it lists coord's hooks for review (or /hooks); until then Codex reads neither .codex/config.toml nor .codex/hooks.json (codex mcp list shows no coord), and codex exec skips untrusted hooks without a word (review them again after a setup that changes them)`
 	case "gemini":
 		return "start gemini in " + dir + ` and choose "Trust folder" (or /permissions); until then Gemini ignores .gemini/settings.json: the coord MCP server stays disabled and the hooks do not run (headless: GEMINI_CLI_TRUST_WORKSPACE=true or --skip-trust)`
 	}
