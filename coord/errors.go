@@ -30,7 +30,7 @@ type ExitCode struct {
 
 // ExitCodes is the table printed by `coord help exit-codes`, in order.
 var ExitCodes = []ExitCode{
-	{CodeOK, "ok", "done; also claim with nothing eligible (prints {\"status\":\"no_eligible_task\"})"},
+	{CodeOK, "ok", "done; also claim with nothing eligible (prints {\"status\":\"no_eligible_task\"}, or {\"status\":\"drained\"} when no work is left at all)"},
 	{CodeUsage, "usage", "bad flag, bad id, invalid input; nothing was written"},
 	{CodeIO, "io", "the file system or backend failed (permission, disk full, unreadable registry); nothing half-written"},
 	{CodeConflict, "conflict", "held by another agent, race lost, prerequisite not done, or not in the state the command needs"},

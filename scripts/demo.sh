@@ -66,6 +66,7 @@ agent() {
 		local out id epoch
 		out=$(c --agent "$me" claim) || { echo "$me: claim failed ($?)"; return 1; }
 		case $out in
+		*'"status":"drained"'*) return 0 ;; # every task done: nothing left
 		*no_eligible_task*)
 			[ "$(done_count)" -ge $TOTAL ] && return 0
 			sleep 0.3

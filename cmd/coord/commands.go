@@ -170,6 +170,18 @@ func (e *env) printRaw(b []byte) error {
 	return err
 }
 
+// printStatus prints a status object, {"status":"…"} (claim without a
+// task: app.ClaimResult.Status).
+func (e *env) printStatus(status string) error {
+	b, err := json.Marshal(struct {
+		Status string `json:"status"`
+	}{status})
+	if err != nil {
+		return err
+	}
+	return e.printRaw(b)
+}
+
 // --- commands ------------------------------------------------------------
 
 func (e *env) cmdInit(c *cli.Context) error {
@@ -321,7 +333,7 @@ func (e *env) cmdClaim(c *cli.Context) error {
 		return err
 	}
 	if res.Task == nil {
-		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
+		return e.printStatus(res.Status())
 	}
 	return e.printTask(res.Task, true, "")
 }

@@ -12,15 +12,15 @@ Simplest loop: coord run -- <your command>
   it hands the task back and exits 130.
 
 By hand:
-  coord claim            -> {"id":"4.2",...,"epoch":17} or {"status":"no_eligible_task"}
+  coord claim            -> {"id":"4.2",...,"epoch":17} or {"status":"no_eligible_task"|"drained"}
   coord beat             (at least every few minutes while working; or
                           coord beat --every 60s &, which stops with its parent)
   coord progress 4.2 50 --epoch 17
   coord release 4.2 --epoch 17 --summary "what changed"
   coord block 4.2 --reason "why" --epoch 17
 
-Nothing eligible? coord wait --timeout 10m (exit 0 when there is work;
-{"status":"drained"} when no work is left at all: stop then).
+Nothing eligible? coord wait --timeout 10m (exit 0 when there is work).
+"drained": no work is left at all; stop then.
 A dead agent's task is freed once its heartbeat is older than stale_after
 (15m): the next claim, run or wait frees it, as do coord watch/clean-stale.
 Before editing shared files: coord lock-file PATH... (exit 3 names the holder).

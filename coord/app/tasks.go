@@ -113,6 +113,28 @@ type ClaimResult struct {
 	Drained bool
 }
 
+// Claim's answers when it got no task (the "status" every front end
+// prints: claim, run and the MCP claim tool).
+const (
+	// StatusNoEligible: work remains, none of it eligible for the caller
+	// now (deps not done, its group or files held, in review, claimed).
+	StatusNoEligible = "no_eligible_task"
+	// StatusDrained: no work is left at all; as wait and run say it.
+	StatusDrained = "drained"
+)
+
+// Status is what a claim that got no task answers: StatusDrained when no
+// work is left at all, else StatusNoEligible; "" when it got a task.
+func (r ClaimResult) Status() string {
+	switch {
+	case r.Task != nil:
+		return ""
+	case r.Drained:
+		return StatusDrained
+	}
+	return StatusNoEligible
+}
+
 // Claim beats for the agent, frees stale locks in the same commit when the
 // configuration allows (sweep_on_claim), and claims: the named task, or the
 // best eligible one (coord.Txn.Best); with push scheduling, without a

@@ -135,6 +135,22 @@ func TestCycle(t *testing.T) {
 	jsonEqual(t, string(got.raw), `{"status":"no_eligible_task"}`)
 }
 
+// TestClaimDrained: the claim tool answers as `coord claim` does when it
+// gets no task: no_eligible_task while work remains (here a task still
+// held), drained once no work is left at all.
+func TestClaimDrained(t *testing.T) {
+	p := newProject(t, `{"id":"only"}`)
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	s.call(t, "claim", nil).ok(t)
+	got := s.call(t, "claim", nil).ok(t)
+	jsonEqual(t, string(got.raw), `{"status":"no_eligible_task"}`)
+	jsonEqual(t, got.text, string(got.raw))
+	s.call(t, "release", map[string]any{"task": "only", "summary": "finished"}).ok(t)
+	got = s.call(t, "claim", nil).ok(t)
+	jsonEqual(t, string(got.raw), `{"status":"drained"}`)
+	jsonEqual(t, got.text, string(got.raw))
+}
+
 // TestStatusReadyLog: the read-only default tools.
 func TestStatusReadyLog(t *testing.T) {
 	p := newProject(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`+"\n"+`{"id":"c","priority":"urgent"}`)
@@ -589,7 +605,7 @@ func TestRace8Processes(t *testing.T) {
 				}
 				b, _ := json.Marshal(res.StructuredContent)
 				json.Unmarshal(b, &got)
-				if got.Status == "no_eligible_task" {
+				if got.Status == "no_eligible_task" || got.Status == "drained" {
 					return
 				}
 				mu.Lock()

@@ -96,7 +96,7 @@ type (
 func (s *server) addTools(srv *mcp.Server) {
 	add(s, srv, "status", "Who you are, the tasks and path locks you hold, and task counts by status.", s.status)
 	add(s, srv, "ready", "Tasks you could claim now, best first.", s.ready)
-	add(s, srv, "claim", "Claim the best eligible task, or the named one. Returns the task with its epoch, or status no_eligible_task.", s.claim)
+	add(s, srv, "claim", "Claim the best eligible task, or the named one. Returns the task with its epoch, or status no_eligible_task (wait), or drained (all done: stop).", s.claim)
 	add(s, srv, "release", "Finish a task you hold: done, or review with the review gate. Frees its path locks.", s.release)
 	add(s, srv, "progress", "Record progress on a task you hold.", s.progress)
 	add(s, srv, "block", "Mark a task you hold blocked, with the reason.", s.block)
@@ -215,6 +215,12 @@ func (s *server) ready(ctx context.Context, _ *mcp.CallToolRequest, in readyIn) 
 	return out, nil
 }
 
+// claimStatus is the claim tool's answer without a task, as `coord claim`
+// prints it.
+type claimStatus struct {
+	Status string `json:"status"`
+}
+
 func (s *server) claim(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (any, error) {
 	if in.Task != "" {
 		if err := coord.ValidTaskID(in.Task); err != nil {
@@ -227,7 +233,7 @@ func (s *server) claim(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) 
 	}
 	t := res.Task
 	if t == nil {
-		return json.RawMessage(`{"status":"no_eligible_task"}`), nil
+		return claimStatus{res.Status()}, nil
 	}
 	s.remember(t.ID, t.Epoch)
 	return s.task(t), nil
