@@ -29,11 +29,20 @@ func hubCommands(e *env) []*cli.Command {
 		{Name: "backend", Usage: "move a project between backends",
 			Subcommands: []*cli.Command{
 				{Name: "copy", Usage: "copy a whole project (tasks, claims and epochs, path locks, leases, kv, quota, log) into an empty one",
-					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "from", Usage: "source backend URL (file:///abs/path or nats://host:port/NAMESPACE)"},
-						&cli.StringFlag{Name: "to", Usage: "destination backend URL; created if missing, refused if it holds tasks"},
-					}, Action: e.cmdBackendCopy},
+					Flags: copyFlags(), Action: e.cmdBackendCopy},
 			}},
+		// 'coord copy' is what people type first: the same command.
+		{Name: "copy", Usage: "the same as 'coord backend copy': copy a whole project into an empty one",
+			Flags: copyFlags(), Action: e.cmdBackendCopy},
+	}
+}
+
+// copyFlags are the flags of 'backend copy' and of its short name 'copy'
+// (each command gets flags of its own).
+func copyFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "from", Usage: "source backend URL (file:///abs/path or nats://host:port/NAMESPACE)"},
+		&cli.StringFlag{Name: "to", Usage: "destination backend URL; created if missing, refused if it holds tasks"},
 	}
 }
 
@@ -92,7 +101,7 @@ func (e *env) cmdHub(c *cli.Context) error {
 func (e *env) cmdBackendCopy(c *cli.Context) error {
 	from, to := c.String("from"), c.String("to")
 	if from == "" || to == "" {
-		return strErr("backend copy needs --from URL and --to URL")
+		return strErr("copy needs --from URL and --to URL")
 	}
 	warn := func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
 	opt := func(url string) backend.Options {
