@@ -11,13 +11,15 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
+	natsreg "github.com/rotd/coord/registry/nats"
 	"github.com/rotd/coord/registry/nats/hub"
 )
 
 func hubCommands(e *env) []*cli.Command {
 	return []*cli.Command{
-		{Name: "hub", Usage: "run a NATS JetStream server for projects shared across machines (prints COORD_BACKEND=nats://HOST:PORT when ready)",
+		{Name: "hub", Usage: "run a NATS JetStream server for projects shared across machines (prints COORD_BACKEND=nats://HOST:PORT[/NAMESPACE] when ready)",
 			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "namespace", Usage: "the project namespace to name in the printed URL (COORD_BACKEND=nats://HOST:PORT/NAMESPACE); without it the URL names none, and clients that follow it use \"default\""},
 				&cli.StringFlag{Name: "dir", Usage: "where the hub keeps its data, locked while it runs (default: $XDG_DATA_HOME/coord/hub, or ~/.local/share/coord/hub)"},
 				&cli.StringFlag{Name: "listen", Value: hub.DefaultListen, Usage: "HOST:PORT for clients (port 0: a free one; 0.0.0.0 for other machines)"},
 				&cli.StringFlag{Name: "cluster", Usage: "cluster name: this hub is one node of a 3-node cluster (replicated storage)"},
@@ -67,6 +69,12 @@ func (e *env) cmdHub(c *cli.Context) error {
 	if c.IsSet("routes") && !c.IsSet("cluster") {
 		return strErr("--routes needs --cluster NAME")
 	}
+	ns := c.String("namespace")
+	if c.IsSet("namespace") {
+		if err := natsreg.ValidNamespace(ns); err != nil {
+			return strErr("hub: --namespace: %v", coord.OneLine(err.Error()))
+		}
+	}
 	verbose := c.Bool("verbose")
 	o := hub.Options{
 		Dir:              dir,
@@ -89,8 +97,21 @@ func (e *env) cmdHub(c *cli.Context) error {
 		return err
 	}
 	defer h.Shutdown()
-	fmt.Fprintf(e.stdout, "COORD_BACKEND=%s\n", h.URL())
+	// The first line is the contract's COORD_BACKEND=nats://HOST:PORT, with
+	// the namespace at its end only when --namespace asks for one: a
+	// consumer that appends its own namespace keeps working. Without one,
+	// the line for people says which namespace following it selects.
+	if ns != "" {
+		fmt.Fprintf(e.stdout, "COORD_BACKEND=%s/%s\n", h.URL(), ns)
+	} else {
+		fmt.Fprintf(e.stdout, "COORD_BACKEND=%s\n", h.URL())
+	}
 	fmt.Fprintf(e.stderr, "coord hub: serving %s from %s (every write synced before it is acknowledged); SIGTERM or Ctrl-C stops it\n", h.URL(), dir)
+	if ns != "" {
+		fmt.Fprintf(e.stderr, "coord hub: project namespace %s: COORD_BACKEND=%s/%s (create it once with 'coord init')\n", ns, h.URL(), ns)
+	} else {
+		fmt.Fprintf(e.stderr, "coord hub: the URL names no project namespace, so clients that follow it use %q; give each project its own: COORD_BACKEND=%s/NAME (or start the hub with --namespace NAME)\n", natsreg.DefaultNamespace, h.URL())
+	}
 	markWaiting()
 	<-e.ctx.Done()
 	h.Shutdown()
