@@ -65,6 +65,7 @@ func commands(e *env) []*cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "status", Usage: "only tasks in this status (comma-separated)"},
 				&cli.BoolFlag{Name: "all", Usage: "include archived tasks (after the active ones)"},
+				limitFlag(),
 			}, Action: e.cmdLs},
 		{Name: "msg", Usage: "append a message line to the log", ArgsUsage: "TEXT…", Action: e.cmdMsg},
 		{Name: "log", Usage: "print or follow the log across rotations",
@@ -514,17 +515,30 @@ func (e *env) cmdLs(c *cli.Context) error {
 		}
 		statuses = append(statuses, coord.Status(st))
 	}
+	limit, err := limitOf(c)
+	if err != nil {
+		return err
+	}
+	if e.json && !c.IsSet("limit") {
+		// --json is every task unless --limit is given: the contract's
+		// array, which programs read whole (and backend copy compares).
+		limit = 0
+	}
 	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	list, err := s.Tasks(e.ctx, app.ListRequest{Statuses: statuses, All: c.Bool("all")})
+	all, err := s.Tasks(e.ctx, app.ListRequest{Statuses: statuses, All: c.Bool("all")})
 	if err != nil {
 		return err
 	}
+	list, more := app.Limit(all, limit)
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	defer w.Flush()
 	if e.json {
+		if more > 0 {
+			fmt.Fprintf(e.stderr, "coord: ls: %s more tasks not printed (--limit %d; 0 prints every one)\n", grouped(more), limit)
+		}
 		w.WriteByte('[')
 		for i, t := range list {
 			if i > 0 {
@@ -567,6 +581,9 @@ func (e *env) cmdLs(c *cli.Context) error {
 			p = coord.Medium
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d%%\t%s\n", t.ID, t.Status, p, owner, t.Epoch, t.Progress, coord.Cell(t.Title, textWidth))
+	}
+	if more > 0 {
+		fmt.Fprintf(tw, "… %s more tasks (%s in all); --limit 0 shows every one\n", grouped(more), grouped(len(all)))
 	}
 	return tw.Flush()
 }

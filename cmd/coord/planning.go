@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rotd/coord/cmd/coord/mcpserver"
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/workspace"
 )
 
@@ -18,7 +21,7 @@ func planningCommands(e *env) []*cli.Command {
 	skillFlag := &cli.StringFlag{Name: "skill-level", Usage: "skill filter: '<=intermediate', '>=entry', '=expert'"}
 	return []*cli.Command{
 		{Name: "ready", Usage: "tasks this agent could claim now, best first; --explain says why the others are not eligible",
-			Flags:  []cli.Flag{capFlag, skillFlag, &cli.BoolFlag{Name: "explain", Usage: "also list ineligible tasks with the reason"}},
+			Flags:  []cli.Flag{capFlag, skillFlag, &cli.BoolFlag{Name: "explain", Usage: "also list ineligible tasks with the reason"}, limitFlag()},
 			Action: e.cmdReady},
 		{Name: "deps", Usage: "show the merged dependency graph (text, --json, --dot)",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "dot", Usage: "Graphviz output"}}, Action: e.cmdDeps},
@@ -43,6 +46,10 @@ func (e *env) cmdReady(c *cli.Context) error {
 	if _, err := coord.ParseSkillFilter(c.String("skill-level")); err != nil {
 		return err
 	}
+	limit, err := limitOf(c)
+	if err != nil {
+		return err
+	}
 	s, err := e.open()
 	if err != nil {
 		return err
@@ -56,25 +63,62 @@ func (e *env) cmdReady(c *cli.Context) error {
 		return err
 	}
 	if e.json {
-		out := map[string]any{"ready": ready}
-		if c.Bool("explain") {
-			out["not_ready"] = not
-		}
-		return e.printJSON(out)
+		return e.printJSON(mcpserver.ReadyJSON(ready, not, c.Bool("explain"), limit))
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, r := range ready {
+	rows, more := app.Limit(ready, limit)
+	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Priority, coord.Cell(r.Title, textWidth))
 	}
 	if len(ready) == 0 {
 		fmt.Fprintln(tw, "no task is eligible for "+a.ID)
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	e.printMore(more, "ready")
 	if c.Bool("explain") {
-		for _, r := range not {
+		rows, more := app.Limit(not, limit)
+		for _, r := range rows {
 			fmt.Fprintf(tw, "%s\tnot eligible\t%s\n", r.ID, coord.Cell(r.Reason, reasonWidth))
 		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		e.printMore(more, "not eligible")
 	}
-	return tw.Flush()
+	return nil
+}
+
+// limitFlag is --limit, of ls and ready.
+func limitFlag() cli.Flag {
+	return &cli.IntFlag{Name: "limit", Value: app.ListLimit, Usage: "print at most N rows of each list, and how many more there are (0: every row)"}
+}
+
+// limitOf is --limit: app.ListLimit unless given; 0 means every row.
+func limitOf(c *cli.Context) (int, error) {
+	n := c.Int("limit")
+	if n < 0 {
+		return 0, strErr("--limit %d: use 0 (every row) or a positive number", n)
+	}
+	return n, nil
+}
+
+// printMore ends a list cut by --limit with how many rows it left out
+// (nothing when none was).
+func (e *env) printMore(more int, what string) {
+	if more > 0 {
+		e.printf("… %s more %s; --limit 0 shows every one\n", grouped(more), what)
+	}
+}
+
+// grouped renders n with thousands separators: 9,950.
+func grouped(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func nonNil[T any](s []T) []T {

@@ -460,6 +460,21 @@ func (s *Service) Tasks(ctx context.Context, r ListRequest) ([]*coord.Task, erro
 	return list, interrupted(ctx, err)
 }
 
+// ListLimit is how many rows of each list ls and ready print unless told
+// otherwise (--limit N; 0: every row), with a count of the rest: a list a
+// person or an agent reads whole costs bytes in proportion to the
+// project (ls printed 1 MB at 10,000 tasks).
+const ListLimit = 50
+
+// Limit returns the first n rows (every row when n <= 0) and how many
+// were left out.
+func Limit[T any](rows []T, n int) ([]T, int) {
+	if n <= 0 || len(rows) <= n {
+		return rows, 0
+	}
+	return rows[:n], len(rows) - n
+}
+
 // ReadyRow is one task as the ready list shows it.
 type ReadyRow struct {
 	ID       string `json:"id"`

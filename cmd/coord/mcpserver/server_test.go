@@ -173,6 +173,16 @@ func TestStatusReadyLog(t *testing.T) {
 	ready := s.call(t, "ready", map[string]any{"explain": true}).ok(t)
 	jsonEqual(t, string(ready.raw), `{"ready":[{"id":"c","priority":"urgent"}],"not_ready":[{"id":"a","priority":"medium","reason":"status is claimed"},{"id":"b","priority":"medium","reason":"dependency a is not done"}]}`)
 
+	// limit cuts each list and says how many rows it left out; 0 is
+	// every row; a negative limit is a usage error
+	ready = s.call(t, "ready", map[string]any{"explain": true, "limit": 1}).ok(t)
+	jsonEqual(t, string(ready.raw), `{"ready":[{"id":"c","priority":"urgent"}],"not_ready":[{"id":"a","priority":"medium","reason":"status is claimed"}],"not_ready_more":1}`)
+	ready = s.call(t, "ready", map[string]any{"explain": true, "limit": 0}).ok(t)
+	jsonEqual(t, string(ready.raw), `{"ready":[{"id":"c","priority":"urgent"}],"not_ready":[{"id":"a","priority":"medium","reason":"status is claimed"},{"id":"b","priority":"medium","reason":"dependency a is not done"}]}`)
+	if ref := s.call(t, "ready", map[string]any{"limit": -1}).refusal(t); ref.Code != 1 {
+		t.Fatalf("limit -1: refusal %+v", ref)
+	}
+
 	s.call(t, "log", map[string]any{"msg": "hello from me"}).ok(t)
 	var lg struct {
 		Log []coord.LogEntry `json:"log"`

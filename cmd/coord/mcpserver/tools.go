@@ -27,6 +27,7 @@ type (
 	noInput struct{}
 	readyIn struct {
 		Explain bool `json:"explain,omitempty" jsonschema:"also list tasks you cannot claim, with why"`
+		Limit   *int `json:"limit,omitempty" jsonschema:"rows per list (default 50; 0: all)"`
 	}
 	claimIn struct {
 		Task string `json:"task,omitempty" jsonschema:"claim this task or fail"`
@@ -203,16 +204,40 @@ func (s *server) status(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) 
 	return StatusJSON(v, s.opt.TaskJSON), nil
 }
 
+// ReadyJSON is the ready view as the ready tool and `coord ready --json`
+// print it: {"ready": […]} and, with explain, "not_ready": […], each cut
+// to its first limit rows (0: every row); a list that was cut is followed
+// by how many rows it left out ("ready_more", "not_ready_more"), absent
+// when none was.
+func ReadyJSON(ready, not []app.ReadyRow, explain bool, limit int) map[string]any {
+	rows, more := app.Limit(ready, limit)
+	out := map[string]any{"ready": rows}
+	if more > 0 {
+		out["ready_more"] = more
+	}
+	if explain {
+		rows, more := app.Limit(not, limit)
+		out["not_ready"] = rows
+		if more > 0 {
+			out["not_ready_more"] = more
+		}
+	}
+	return out
+}
+
 func (s *server) ready(ctx context.Context, _ *mcp.CallToolRequest, in readyIn) (any, error) {
+	limit := app.ListLimit
+	if in.Limit != nil {
+		if *in.Limit < 0 {
+			return nil, coord.Errorf(coord.CodeUsage, "limit %d: use 0 (every row) or more", *in.Limit)
+		}
+		limit = *in.Limit
+	}
 	ready, not, err := s.opt.Service.Ready(ctx, s.opt.Agent)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"ready": ready}
-	if in.Explain {
-		out["not_ready"] = not
-	}
-	return out, nil
+	return ReadyJSON(ready, not, in.Explain, limit), nil
 }
 
 // claimStatus is the claim tool's answer without a task, as `coord claim`
