@@ -18,7 +18,7 @@ func dashboardCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7777", Usage: "HOST:PORT to listen on; an address that is not loopback needs --token (port 0 picks a free one)"},
 			&cli.StringFlag{Name: "token", Usage: "require this token (Authorization: Bearer T, or ?token=T) (env COORD_DASHBOARD_TOKEN)"},
-			&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
+			&cli.StringFlag{Name: "timeout", Usage: "count an agent silent this long as stale (default: the project's stale_after, followed as it changes)"},
 			&cli.StringFlag{Name: "doctor-every", Value: "1m", Usage: "run the doctor check for the alerts this often; 0 never (it holds the registry lock while it checks)"},
 			&cli.IntFlag{Name: "rows", Value: 15, Usage: "rows shown in each list on the page (the rest: /tasks)"},
 		}, Action: e.cmdDashboard}
@@ -38,9 +38,15 @@ func (e *env) cmdDashboard(c *cli.Context) error {
 	if err := dashboard.CheckAddr(addr, token); err != nil {
 		return err
 	}
-	timeout, err := e.staleTimeout(c)
-	if err != nil {
-		return err
+	// Without --timeout the dashboard has no timeout of its own: 0 makes
+	// every build judge by the project's stale_after as it is then.
+	var timeout time.Duration
+	if c.IsSet("timeout") {
+		t, err := e.staleTimeout(c)
+		if err != nil {
+			return err
+		}
+		timeout = t
 	}
 	// 0 (in any spelling) is never; anything else is an interval.
 	var every time.Duration

@@ -133,3 +133,99 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 		return strings.Contains(a, "dora") && strings.Contains(a, "1.3")
 	})
 }
+
+// TestBackendDownNATS: the hub under a running dashboard stops. Without a
+// reload, the event stream says the page is not live, naming the hub's
+// URL and why; the alerts say the project cannot be read and that doctor
+// could not run (never "found nothing", never the timeouts doctor met,
+// listed as the project's problems). The hub starts again on its
+// directory and address (and an agent beats): the page is live again,
+// and doctor runs again and finds nothing.
+func TestBackendDownNATS(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	h := hubtest.StartAt(t, dir, "127.0.0.1:0")
+	hostport := strings.TrimPrefix(h.URL(), "nats://")
+	url := h.URL() + "/dash"
+	if _, _, err := backend.Init(ctx, backend.Options{URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	reader, _ := openNATS(t, url)
+	_, agent := openNATS(t, url) // an agent's own connection
+	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: taskJSON, DoctorEvery: 200 * time.Millisecond, StallAfter: time.Second})
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	srv := httptest.NewServer(d.Handler())
+	defer func() { srv.CloseClientConnections(); srv.Close(); cancel(); <-done }()
+	state := func() map[string]json.RawMessage {
+		t.Helper()
+		res, err := srv.Client().Get(srv.URL + "/api/state.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var st map[string]json.RawMessage
+		if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+
+	frames := openEvents(t, ctx, srv)
+	waitFor(t, frames, "a live page whose doctor ran and found nothing", func(p map[string]string) bool {
+		return p["live"] == "true" && strings.Contains(p["p-alerts"], "found nothing")
+	})
+
+	h.Shutdown()
+	stopped := time.Now()
+	waitFor(t, frames, "the page not live, naming the hub", func(p map[string]string) bool {
+		if p["live"] != "false" {
+			return false
+		}
+		if !strings.Contains(p["why"], hostport) {
+			t.Errorf("not live, but the reason %q does not name the hub %s", p["why"], hostport)
+		}
+		a := p["p-alerts"]
+		if !strings.Contains(a, "cannot read the project") || !strings.Contains(a, "doctor could not run") || strings.Contains(a, "found nothing") {
+			t.Errorf("not live, but the alerts do not say the project cannot be read and doctor could not run:\n%s", a)
+		}
+		if !strings.Contains(p["p-summary"], "not updating") {
+			t.Errorf("not live, but the summary does not say it is not updating:\n%s", p["p-summary"])
+		}
+		return true
+	})
+	t.Logf("the page said it was not live %s after the hub stopped", time.Since(stopped).Round(time.Millisecond))
+	var live bool
+	var doc struct {
+		Problems []coord.Problem `json:"problems"`
+		Error    string          `json:"error"`
+	}
+	st := state()
+	if err := json.Unmarshal(st["live"], &live); err != nil || live {
+		t.Errorf("state.json live %s, want false", st["live"])
+	}
+	if err := json.Unmarshal(st["doctor"], &doc); err != nil || len(doc.Problems) != 0 || doc.Error == "" {
+		t.Errorf("state.json doctor %s, want no problems and why it could not run", st["doctor"])
+	}
+
+	hubtest.StartAt(t, dir, hostport)
+	restarted := time.Now()
+	// An agent beats, as agents do: on a restarted hub the first write
+	// makes the heartbeat stream (kept in memory) again at once, where a
+	// read alone waits for the engine's IOBudget before it does.
+	if err := agent.Beats().Beat(ctx, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, frames, "the page live again once the hub is back", func(p map[string]string) bool {
+		return p["live"] == "true"
+	})
+	t.Logf("live again %s after the hub restarted", time.Since(restarted).Round(time.Millisecond))
+	waitFor(t, frames, "doctor run again, finding nothing", func(p map[string]string) bool {
+		a, ok := p["p-alerts"]
+		if ok && strings.Contains(a, "problem") {
+			t.Errorf("after the hub came back, the alerts list problems:\n%s", a)
+		}
+		return ok && strings.Contains(a, "found nothing")
+	})
+}
