@@ -51,6 +51,7 @@ func (e *env) cmdDashboard(c *cli.Context) error {
 	// 0 (in any spelling) is never; anything else is an interval.
 	var every time.Duration
 	if v := c.String("doctor-every"); !isZeroDuration(v) {
+		var err error
 		if every, err = coord.ParseInterval("--doctor-every", v); err != nil {
 			if ce, ok := err.(*coord.Error); ok {
 				ce.WithHint("give e.g. 1m, or 0: never")
