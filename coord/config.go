@@ -29,7 +29,15 @@ type Config struct {
 	// state lives when neither --backend nor COORD_BACKEND does (contract
 	// §5); "" is the local tree itself.
 	Backend string
+	// MaxRejections is how many rejections a task may take since its
+	// claim before a rejection blocks it instead of returning it to its
+	// owner (max_rejections, default 3, at least 1): a reviewer and an
+	// implementer that disagree for good stop at a person, not in a loop.
+	MaxRejections int
 }
+
+// DefaultMaxRejections is max_rejections when config.json does not say.
+const DefaultMaxRejections = 3
 
 // Scheduling is how agents get work.
 type Scheduling string
@@ -52,5 +60,7 @@ func DefaultConfig() Config {
 		OnStale:      Requeue,
 		SweepOnClaim: true,
 		Scheduling:   Pull,
+
+		MaxRejections: DefaultMaxRejections,
 	}
 }

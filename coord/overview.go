@@ -113,8 +113,9 @@ type Alert struct {
 	// Kind is "stale_holder" (an agent judged stale still holds, reviews
 	// or is assigned work), "ownerless_blocked" (a blocked task whose
 	// owner was swept: anyone may unblock it), "no_live_agent" (work is
-	// ready and no agent is alive) or "doctor" (a problem coord doctor
-	// reports).
+	// ready and no agent is alive), "no_reviewer" (a task in review that
+	// no registered reviewer may take: Txn.Unreviewable) or "doctor" (a
+	// problem coord doctor reports).
 	Kind  string `json:"kind"`
 	Text  string `json:"text"`
 	Agent string `json:"agent,omitempty"`

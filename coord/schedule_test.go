@@ -133,6 +133,19 @@ func TestSchedule(t *testing.T) {
 		{name: "review routing: capability and depth",
 			tasks: []*Task{{ID: "rv1", Status: Review, ClaimedBy: "x", Capability: "go"}, {ID: "rv2", Status: Review, ClaimedBy: "x"}, {ID: "rv3", Status: Review, ClaimedBy: "x"}},
 			pool:  []PoolAgent{member("ts", Reviewer, "caps=ts"), member("go", Reviewer, "caps=go")}, want: "rv1=go rv2=ts"},
+		{name: "review routing: a reviewer registered without capabilities reviews any",
+			tasks: []*Task{{ID: "rv1", Status: Review, ClaimedBy: "x", Capability: "go"}, {ID: "rv2", Status: Review, ClaimedBy: "x", Capability: "ts"}},
+			pool:  []PoolAgent{impl("x", "caps=go,ts"), member("rita", Reviewer)}, depth: 2, want: "rv1=rita rv2=rita"},
+		{name: "review routing: a reviewer without capabilities keeps its skill level",
+			tasks: []*Task{{ID: "rv", Status: Review, ClaimedBy: "x", Capability: "go", SkillLevel: Expert}},
+			pool:  []PoolAgent{member("rita", Reviewer, "skill=intermediate")}, want: ""},
+		{name: "review routing: a routed review stays with a reviewer without capabilities",
+			tasks: []*Task{{ID: "rv", Status: Review, ClaimedBy: "x", Capability: "go", AssignedTo: "rita", AssignedAt: "2026-11-22T09:30:00Z"}},
+			pool:  []PoolAgent{member("rita", Reviewer)}, want: "rv=rita"},
+		{name: "stealing: a reviewer without capabilities takes a review of any",
+			tasks: []*Task{{ID: "rv1", Status: Review, ClaimedBy: "x", Capability: "go", AssignedTo: "r1", AssignedAt: "2026-11-22T09:30:00Z", ReviewStartedAt: "2026-11-22T09:31:00Z"},
+				{ID: "rv2", Status: Review, ClaimedBy: "x", Capability: "go", AssignedTo: "r1", AssignedAt: "2026-11-22T09:32:00Z"}},
+			pool: []PoolAgent{member("r1", Reviewer, "caps=go"), member("r2", Reviewer)}, depth: 2, want: "rv1=r1 rv2=r2", moved: "rv2:r1>r2"},
 		{name: "review routing: a started review is held",
 			tasks: []*Task{{ID: "rv1", Status: Review, ClaimedBy: "x", AssignedTo: "r1", AssignedAt: "2026-11-22T09:30:00Z", ReviewStartedAt: "2026-11-22T09:31:00Z"}, {ID: "rv2", Status: Review, ClaimedBy: "x"}},
 			pool:  []PoolAgent{member("r1", Reviewer), member("r2", Reviewer)}, want: "rv1=r1 rv2=r2"},
@@ -292,7 +305,7 @@ func TestTakeAssignment(t *testing.T) {
 	// Rejected work the agent holds comes first.
 	tx.Task("early").Status, tx.Task("early").CompletedAt = Review, "x"
 	tx.Task("early").AssignedTo = "r"
-	if _, err := tx.Reject("r", "early", "tests missing"); err != nil {
+	if _, err := tx.Reject("r", "early", "tests missing", DefaultMaxRejections); err != nil {
 		t.Fatal(err)
 	}
 	if e := tx.Task("early"); e.AssignedTo != "" || e.ClaimedBy != "a" || e.Status != Claimed {
@@ -435,5 +448,75 @@ func TestGiveBack(t *testing.T) {
 	}
 	if last := tx.Events[len(tx.Events)-1].Text; last != "returned task rv from r to the queue: interrupted by SIGINT x" {
 		t.Fatalf("logged %q", last)
+	}
+}
+
+// TestScheduleAlertsUnreviewable: a task in review that no registered
+// reviewer may take is an alert on every round, logged by the first round
+// that finds it only (the mark on the task keeps later rounds, and other
+// schedulers, silent), and over once a reviewer may take it; a new
+// episode is logged anew. Without a pool there are no alerts: reviews are
+// done by hand.
+func TestScheduleAlertsUnreviewable(t *testing.T) {
+	tx := newTxn(&Task{ID: "rv", Status: Review, ClaimedBy: "a", Capability: "go", Epoch: 1}, &Task{ID: "rv-free", Status: Review, ClaimedBy: "a", Epoch: 2})
+	if got := tx.Unreviewable(); got != nil {
+		t.Fatalf("no pool: %+v, want no alert", got)
+	}
+	tx.Pool = []PoolAgent{member("a", Implementer, "caps=go"), member("sam", Reviewer, "caps=ts")}
+	logged := func() int {
+		n := 0
+		for _, e := range tx.Events {
+			if strings.Contains(e.Text, "waits in review") {
+				n++
+			}
+		}
+		return n
+	}
+	want := Unreviewable{Task: "rv", Why: "no registered reviewer may take it (sam needs capability go)", Since: "2026-11-22T10:00:00Z", New: true}
+	r := tx.Schedule(allLive(tx), 2)
+	if len(r.Unreviewable) != 1 || r.Unreviewable[0] != want || !r.Changed() || logged() != 1 {
+		t.Fatalf("first round: %+v (changed %v), %d logged; want %+v logged once", r.Unreviewable, r.Changed(), logged(), want)
+	}
+	if a := r.Unreviewable[0].Alert(); a.Kind != "no_reviewer" || a.Task != "rv" || !strings.Contains(a.Text, want.Why) {
+		t.Fatalf("alert: %+v", a)
+	}
+	if e := tx.Events[len(tx.Events)-1]; e.Agent != CoordinatorID || e.Text != "task rv waits in review and "+want.Why {
+		t.Fatalf("log: %+v", e)
+	}
+	tx.Now = tx.Now.Add(time.Minute)
+	for i := 0; i < 3; i++ {
+		r = tx.Schedule(allLive(tx), 2)
+		want.New = false
+		if len(r.Unreviewable) != 1 || r.Unreviewable[0] != want || r.Changed() || r.Dirty() || logged() != 1 {
+			t.Fatalf("round %d: %+v (changed %v dirty %v), %d logged; want the alert standing, logged once", i+2, r.Unreviewable, r.Changed(), r.Dirty(), logged())
+		}
+	}
+	if got := tx.Unreviewable(); len(got) != 1 || got[0].Task != "rv" || got[0].Since != want.Since {
+		t.Fatalf("Unreviewable outside a round: %+v", got)
+	}
+	// A reviewer that suits but has no room is no alert.
+	tx.Pool = append(tx.Pool, member("rita", Reviewer, "caps=go"))
+	tx.Task("rv-free").AssignedTo, tx.Task("rv-free").AssignedAt = "rita", "2026-11-22T09:00:00Z"
+	r = tx.Schedule(allLive(tx), 1)
+	if len(r.Unreviewable) != 0 || tx.Task("rv").ReviewAlertAt != "" || !r.Dirty() {
+		t.Fatalf("a suiting reviewer without room: %+v, mark %q, dirty %v", r.Unreviewable, tx.Task("rv").ReviewAlertAt, r.Dirty())
+	}
+	// It leaves the pool: a new episode, logged again.
+	tx.dropMember("rita")
+	tx.Task("rv-free").Status = Done
+	r = tx.Schedule(allLive(tx), 1)
+	if len(r.Unreviewable) != 1 || !r.Unreviewable[0].New || logged() != 2 {
+		t.Fatalf("a new episode: %+v, %d logged", r.Unreviewable, logged())
+	}
+	// No reviewer registered at all.
+	tx.dropMember("sam")
+	if got := tx.Unreviewable(); len(got) != 1 || got[0].Why != "no reviewer is registered" {
+		t.Fatalf("no reviewer: %+v", got)
+	}
+	// A reviewer without capabilities takes it: routed, the alert is over.
+	tx.Pool = append(tx.Pool, member("any", Reviewer))
+	r = tx.Schedule(allLive(tx), 1)
+	if len(r.Routed) != 1 || r.Routed[0] != (Assignment{Task: "rv", Agent: "any"}) || len(r.Unreviewable) != 0 || tx.Task("rv").ReviewAlertAt != "" {
+		t.Fatalf("routed: %+v, alerts %+v, mark %q", r.Routed, r.Unreviewable, tx.Task("rv").ReviewAlertAt)
 	}
 }

@@ -291,8 +291,12 @@ func checkSeedState(t *Task) error {
 		owned = "reviewer_id"
 	case t.ReviewerKind != "":
 		owned = "reviewer_kind"
-	case t.RejectReason != "":
-		owned = "reject_reason"
+	case t.ReviewNotes != "":
+		owned = "review_notes"
+	case t.Rejections != 0:
+		owned = "rejections"
+	case t.ReviewAlertAt != "":
+		owned = "review_alert_at"
 	case t.AssignedTo != "" || t.AssignedAt != "" || t.ReviewStartedAt != "":
 		return Errorf(CodeUsage, "task %q: a seeded task cannot be assigned (assigned_to, assigned_at, review_started_at)", t.ID).
 			WithHint("'coord schedule' assigns tasks to registered agents")

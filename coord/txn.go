@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Event is one coordination-log event.
@@ -244,10 +245,20 @@ type ClaimOptions struct {
 
 // Claim gives agent a one task: the named one, or the eligible task of
 // highest priority (registry order breaking ties), or with Any the first
-// eligible. It returns (nil, nil) when nothing is eligible.
+// eligible. It returns (nil, nil) when nothing is eligible. Without a
+// named task, a task the agent holds that a reviewer rejected (Rejected)
+// comes first, returned as it stands (same epoch, its review notes set):
+// the owner finishes its rejected work before it takes new work.
 func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	if err := ValidActingAgent(a.ID); err != nil {
 		return nil, err
+	}
+	if opt.TaskID == "" {
+		// Work a reviewer handed back comes first: it is already the
+		// agent's, and its review notes say what to change.
+		if back := tx.Rejected(a.ID); len(back) > 0 {
+			return back[0], nil
+		}
 	}
 	h := tx.holders()
 	var pick *Task
@@ -292,7 +303,9 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.BlockedAt = ""
 	pick.ReviewerID = ""
 	pick.ReviewerKind = ""
-	pick.RejectReason = ""
+	pick.ReviewNotes = ""
+	pick.Rejections = 0
+	pick.ReviewAlertAt = ""
 	pick.AssignedTo = "" // the assignee's claim consumes its assignment
 	pick.AssignedAt = ""
 	pick.ReviewStartedAt = ""
@@ -549,6 +562,7 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 	t.ReviewerKind = kind
 	t.Progress = 100
 	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // the review is over, whoever it was routed to
+	t.ReviewAlertAt = ""
 	t.Dirty = true
 	if kind == "human" {
 		tx.Log(agent, "approved task %s for human reviewer %s", id, reviewer)
@@ -558,8 +572,14 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 	return t, nil
 }
 
-// Reject hands a task in review back to its owner as claimed.
-func (tx *Txn) Reject(reviewer, id, reason string) (*Task, error) {
+// Reject hands a task in review back to its owner as claimed, with the
+// reason as its review notes, and counts the rejection. The rejection
+// that reaches max (the config's max_rejections; < 1: no limit) since
+// the task was claimed blocks it instead, with the reason "rejected N
+// times: <reason>": it keeps its owner (who may unblock it, or a person
+// requeue it), and a further rejection in the same claim blocks it again
+// at once. Only a new claim starts the count again.
+func (tx *Txn) Reject(reviewer, id, reason string, max int) (*Task, error) {
 	if strings.TrimSpace(reason) == "" {
 		return nil, Errorf(CodeUsage, "reject needs a reason")
 	}
@@ -575,11 +595,36 @@ func (tx *Txn) Reject(reviewer, id, reason string) (*Task, error) {
 	}
 	t.Status = Claimed
 	t.CompletedAt = ""
-	t.RejectReason = OneLine(reason)
+	t.ReviewNotes = OneLine(reason)
+	t.Rejections++
 	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // back to its owner, not to the reviewer's inbox
+	t.ReviewAlertAt = ""
 	t.Dirty = true
-	tx.Log(reviewer, "rejected task %s: %s", id, t.RejectReason)
+	tx.Log(reviewer, "rejected task %s: %s", id, t.ReviewNotes)
+	if max > 0 && t.Rejections >= max {
+		t.Status = Blocked
+		t.BlockedReason = clipText(fmt.Sprintf("rejected %d times: %s", t.Rejections, t.ReviewNotes), maxBlockedReason)
+		t.BlockedAt = FormatTime(tx.Now)
+		tx.Log(CoordinatorID, "blocked task %s: %s", id, t.BlockedReason)
+	}
 	return t, nil
+}
+
+// maxBlockedReason bounds the reason Reject writes (a reason is at most
+// 4 KiB, contract §4a; the count in front must not push it over).
+const maxBlockedReason = 4 << 10
+
+// clipText cuts s to at most n bytes at a rune boundary, marking the cut
+// with an ellipsis.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func (tx *Txn) inReview(id string) (*Task, error) {

@@ -193,6 +193,9 @@ func (e *env) cmdStatus(c *cli.Context) error {
 	e.printf("agent %s\n", id)
 	for _, t := range v.Holding {
 		e.printf("holding %s (%s, epoch %d, %d%%) %s\n", t.ID, t.Status, t.Epoch, t.Progress, coord.Cell(t.Title, textWidth))
+		if t.ReviewNotes != "" {
+			e.printf("  review notes: %s\n", coord.OneLine(t.ReviewNotes))
+		}
 	}
 	for _, l := range v.Locks {
 		e.printf("path lock %s\n", coord.Cell(l.Path, textWidth))

@@ -501,6 +501,9 @@ func (e *env) cmdReject(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if got.Status == coord.Blocked { // max_rejections reached
+		return e.printTask(got, false, "rejected "+got.ID+" and blocked it: "+got.BlockedReason)
+	}
 	return e.printTask(got, false, "rejected "+got.ID+" (back to "+got.ClaimedBy+")")
 }
 

@@ -161,7 +161,9 @@ func (r *runner) loopInbox(idle time.Duration) error {
 }
 
 // work runs CMD on a task the agent holds: released when CMD exits 0,
-// blocked when it fails, handed back on a signal, stopped when lost.
+// blocked when it fails, handed back on a signal, stopped when lost. A
+// task a reviewer sent back gives CMD its review notes in
+// COORD_REVIEW_NOTES.
 func (r *runner) work(a coord.Agent, t *coord.Task) error {
 	e, svc := r.e, r.svc
 	id, epoch := t.ID, t.Epoch
@@ -171,8 +173,11 @@ func (r *runner) work(a coord.Agent, t *coord.Task) error {
 	if sig := pendingSignal(e.ctx, r.sigs); sig != nil {
 		return e.handBack(ctx, svc, ref, sig) // signalled during the claim: CMD never starts
 	}
-	env := append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(epoch, 10),
+	env := append(withoutEnv(os.Environ(), "COORD_REVIEW_NOTES"), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(epoch, 10),
 		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root)
+	if t.ReviewNotes != "" { // work a reviewer sent back: what to change
+		env = append(env, "COORD_REVIEW_NOTES="+t.ReviewNotes)
+	}
 	out, err := r.guarded(env, a.ID, func() string {
 		// An error means we cannot tell: keep working, check again next beat.
 		why, _ := svc.Holds(ctx, ref)

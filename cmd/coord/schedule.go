@@ -97,7 +97,9 @@ func (e *env) cmdAgentsDeregister(c *cli.Context) error {
 // cmdSchedule runs scheduling rounds (app.Service.Schedule): one with
 // --once, else one per change the backend notifies and one a second,
 // until a signal (exit 130). Each round that changed something prints a
-// line per change (--json: the round as one JSON object).
+// line per change (--json: the round as one JSON object); --once also
+// prints every standing alert (a task in review no registered reviewer
+// may take), the running scheduler only a new one.
 func (e *env) cmdSchedule(c *cli.Context) error {
 	depth := c.Int("depth")
 	if depth < 1 {
@@ -178,6 +180,11 @@ func (e *env) printRound(res app.ScheduleResult, stamped bool) {
 	}
 	for _, m := range res.Moved {
 		line("moved %s from %s to %s", m.Task, m.From, m.Agent)
+	}
+	for _, u := range res.Unreviewable {
+		if u.New || !stamped { // the running scheduler reports an alert once
+			line("alert: %s waits in review and %s", u.Task, u.Why)
+		}
 	}
 	if !stamped && !res.Changed() && len(res.Freed) == 0 {
 		line("nothing to do")

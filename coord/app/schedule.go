@@ -124,11 +124,14 @@ type ScheduleResult struct {
 	Freed []coord.Stale `json:"freed"`
 }
 
-func (r *ScheduleResult) changed() bool { return r.Round.Changed() || len(r.Freed) > 0 }
+// changed reports whether the round is worth a commit: it changed what it
+// reports, freed a claim, or set or cleared an alert's mark.
+func (r *ScheduleResult) changed() bool { return r.Round.Dirty() || len(r.Freed) > 0 }
 
 func (r *ScheduleResult) fill() {
 	r.Left, r.Returned, r.Routed = nonNil(r.Left), nonNil(r.Returned), nonNil(r.Routed)
 	r.Assigned, r.Moved, r.Freed = nonNil(r.Assigned), nonNil(r.Moved), nonNil(r.Freed)
+	r.Unreviewable = nonNil(r.Unreviewable)
 }
 
 // Schedule runs one scheduling round (coord.Txn.Schedule) in one commit.
@@ -161,13 +164,18 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 		return res, nil
 	}
 	worth := false
+	var plan ScheduleResult
 	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
-		res, err := round(tx.Clone())
-		worth = res.changed()
+		var err error
+		plan, err = round(tx.Clone())
+		worth = plan.changed()
 		return err
 	})
 	if err != nil || !worth {
 		var res ScheduleResult
+		if err == nil {
+			res.Unreviewable = plan.Unreviewable // nothing changed: the alerts stand as planned
+		}
 		res.fill()
 		return res, interrupted(ctx, err)
 	}

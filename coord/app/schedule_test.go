@@ -430,3 +430,72 @@ func TestTwoSchedulers(t *testing.T) {
 		t.Fatalf("%d assignments logged, want 40 (one per task)", n)
 	}
 }
+
+// TestReviewAlertInState: a task in review that no registered reviewer
+// may take is in the application's state as a "no_reviewer" alert (what
+// the dashboard shows), and in every scheduling round's result; the
+// round that first finds it commits its mark, so the log has it once.
+func TestReviewAlertInState(t *testing.T) {
+	ctx := context.Background()
+	p := newPushProject(t, `{"scheduling":"push","review_gate":true}`, &coord.Task{ID: "4.2", Capability: "go"})
+	s := p.service(t)
+	register(t, s, "alice", "implementer", "go")
+	register(t, s, "sam", "reviewer", "ts")
+	if _, err := s.Schedule(ctx, app.ScheduleRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := s.Inbox(ctx, app.InboxRequest{Agent: "alice"})
+	if err != nil || in.Task == nil {
+		t.Fatalf("inbox: %+v, %v", in, err)
+	}
+	if _, err := s.Release(ctx, app.TaskRef{Agent: coord.Agent{ID: "alice"}, TaskID: "4.2", Epoch: coord.NoEpoch}, "done"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		res, err := p.service(t).Schedule(ctx, app.ScheduleRequest{})
+		if err != nil || len(res.Unreviewable) != 1 || res.Unreviewable[0].Task != "4.2" || res.Unreviewable[0].New != (i == 0) {
+			t.Fatalf("round %d: %+v, %v", i, res.Unreviewable, err)
+		}
+	}
+	st, err := p.service(t).State(ctx, app.StateRequest{LogLines: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []coord.Alert
+	for _, a := range st.Alerts {
+		if a.Kind == "no_reviewer" {
+			found = append(found, a)
+		}
+	}
+	if len(found) != 1 || found[0].Task != "4.2" || !strings.Contains(found[0].Text, "sam needs capability go") {
+		t.Fatalf("state alerts: %+v", st.Alerts)
+	}
+	n := 0
+	for _, l := range st.Log {
+		if strings.Contains(l, "task 4.2 waits in review") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the alert was logged %d times, want once:\n%s", n, strings.Join(st.Log, "\n"))
+	}
+}
+
+// TestRejectUsesMaxRejections: the service blocks at the configured
+// max_rejections (here 1: at the first rejection).
+func TestRejectUsesMaxRejections(t *testing.T) {
+	ctx := context.Background()
+	p := newPushProject(t, `{"review_gate":true,"max_rejections":1}`, &coord.Task{ID: "t"})
+	s := p.service(t)
+	dev := coord.Agent{ID: "dev"}
+	if _, err := s.Claim(ctx, app.ClaimRequest{Agent: dev, TaskID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Release(ctx, app.TaskRef{Agent: dev, TaskID: "t", Epoch: coord.NoEpoch}, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Reject(ctx, "rev", "t", "wrong file")
+	if err != nil || got.Status != coord.Blocked || got.BlockedReason != "rejected 1 times: wrong file" || got.ClaimedBy != "dev" {
+		t.Fatalf("reject: %+v, %v", got, err)
+	}
+}

@@ -93,6 +93,9 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 		}
 		st.Throughput = coord.ThroughputOf(tx.Tasks, s.clock(), hours)
 		st.Alerts = coord.Alerts(st.Agents, tx.Tasks, len(ready))
+		for _, u := range tx.Unreviewable() {
+			st.Alerts = append(st.Alerts, u.Alert())
+		}
 		return nil
 	})
 	if err != nil {

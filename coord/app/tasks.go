@@ -409,12 +409,14 @@ func (s *Service) Approve(ctx context.Context, r ApproveRequest) (*coord.Task, e
 	return got, interrupted(ctx, err)
 }
 
-// Reject hands a task in review back to its owner as claimed.
+// Reject hands a task in review back to its owner as claimed, the reason
+// becoming its review notes; the rejection that reaches max_rejections
+// blocks it instead (coord.Txn.Reject).
 func (s *Service) Reject(ctx context.Context, agent, taskID, reason string) (*coord.Task, error) {
 	var got *coord.Task
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		var err error
-		got, err = tx.Reject(agent, taskID, reason)
+		got, err = tx.Reject(agent, taskID, reason, s.cfg.MaxRejections)
 		return err
 	})
 	return got, interrupted(ctx, err)

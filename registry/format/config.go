@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -83,6 +84,13 @@ func ParseConfig(file string, data []byte) (coord.Config, error) {
 			if err == nil && !c.Scheduling.Valid() {
 				err = d.errf(`"scheduling" must be "pull" or "push", found %q`, s)
 			}
+		case "max_rejections":
+			var n int64
+			n, err = d.integer(`"max_rejections"`, false)
+			if err == nil && (n < 1 || n > math.MaxInt32) {
+				err = d.errf(`"max_rejections" must be a whole number from 1 (block at the first rejection) up, found %d`, n)
+			}
+			c.MaxRejections = int(n)
 		case "quota_daily_tokens":
 			c.Quota.Tokens, err = d.integer(`"quota_daily_tokens"`, false)
 		case "quota_daily_requests":

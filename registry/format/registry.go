@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -67,10 +68,19 @@ type Registry struct {
 var taskFieldOrder = []string{
 	"id", "title", "status", "priority", "deps", "capability", "skill_level",
 	"files", "conflict_group", "claimed_by", "claimed_at", "completed_at",
-	"epoch", "progress", "blocked_reason", "reviewer_id", "reject_reason",
+	"epoch", "progress", "blocked_reason", "reviewer_id", "review_notes",
 	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
-	"blocked_at", "description",
+	"blocked_at", "description", "rejections", "review_alert_at",
 }
+
+// legacyRejectReason is what coord called review_notes before: read as
+// review_notes (which wins when a task has both), and written back under
+// the new name when the task changes.
+const legacyRejectReason = "reject_reason"
+
+// taskFieldsRead are the names the reader knows, indexed as
+// taskFieldIndex indexes them: taskFieldOrder, then the legacy name.
+var taskFieldsRead = append(taskFieldOrder[:len(taskFieldOrder):len(taskFieldOrder)], legacyRejectReason)
 
 // Parse reads a registry strictly. file names it in errors. The returned
 // tasks keep views into data, which must not be modified afterwards.
@@ -303,11 +313,19 @@ func parseTask(s *scanner, n int) (*coord.Task, error) {
 }
 
 func parseTaskInto(s *scanner, n int, t *coord.Task) (*coord.Task, error) {
-	hasID, hasStatus := false, false
-	err := s.objectKnown(taskFieldOrder, taskFieldIndex, func(name string, k int) error {
+	hasID, hasStatus, hasNotes := false, false, false
+	var legacy string
+	err := s.objectKnown(taskFieldsRead, taskFieldIndex, func(name string, k int) error {
 		hasID = hasID || k == fID
 		hasStatus = hasStatus || k == fStatus
-		if err := decodeTaskField(s, t, k, name); err != nil {
+		hasNotes = hasNotes || k == fReviewNotes
+		var err error
+		if k == fLegacyRejectReason {
+			legacy, err = s.strVal(name, true)
+		} else {
+			err = decodeTaskField(s, t, k, name)
+		}
+		if err != nil {
 			if pe, ok := err.(*ParseError); ok {
 				pe.Msg = "task " + strconv.Itoa(n) + " " + pe.Msg
 			}
@@ -323,6 +341,9 @@ func parseTaskInto(s *scanner, n int, t *coord.Task) (*coord.Task, error) {
 	}
 	if !hasStatus {
 		t.Status = coord.Unclaimed
+	}
+	if !hasNotes {
+		t.ReviewNotes = legacy
 	}
 	if err := t.Check(); err != nil {
 		return nil, s.errf("%v", err)
@@ -374,8 +395,16 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.BlockedReason, err = s.strVal(name, true)
 	case fReviewerID:
 		t.ReviewerID, err = s.strVal(name, true)
-	case fRejectReason:
-		t.RejectReason, err = s.strVal(name, true)
+	case fReviewNotes:
+		t.ReviewNotes, err = s.strVal(name, true)
+	case fRejections:
+		i, err = s.intVal(name, true)
+		if err == nil && i > math.MaxInt32 {
+			err = s.errf("%s must be at most %d, found %d", name, math.MaxInt32, i)
+		}
+		t.Rejections = int(i)
+	case fReviewAlertAt:
+		t.ReviewAlertAt, err = s.strVal(name, true)
 	case fReviewerKind:
 		t.ReviewerKind, err = s.strVal(name, true)
 	case fAssignedTo:
@@ -389,7 +418,7 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 	case fDescription:
 		t.Description, err = s.strVal(name, true)
 	default:
-		if k := caseTwin(name, taskFieldOrder); k != "" {
+		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
 		}
 		err = s.value()
@@ -415,16 +444,19 @@ const (
 	fProgress
 	fBlockedReason
 	fReviewerID
-	fRejectReason
+	fReviewNotes
 	fReviewerKind
 	fAssignedTo
 	fAssignedAt
 	fReviewStartedAt
 	fBlockedAt
 	fDescription
+	fRejections
+	fReviewAlertAt
+	fLegacyRejectReason // in taskFieldsRead only
 )
 
-// taskFieldIndex is a name's position in taskFieldOrder, or -1.
+// taskFieldIndex is a name's position in taskFieldsRead, or -1.
 func taskFieldIndex(name string) int {
 	switch name {
 	case "id":
@@ -459,7 +491,7 @@ func taskFieldIndex(name string) int {
 		return 14
 	case "reviewer_id":
 		return 15
-	case "reject_reason":
+	case "review_notes":
 		return 16
 	case "reviewer_kind":
 		return 17
@@ -473,6 +505,12 @@ func taskFieldIndex(name string) int {
 		return 21
 	case "description":
 		return 22
+	case "rejections":
+		return 23
+	case "review_alert_at":
+		return 24
+	case legacyRejectReason:
+		return 25
 	}
 	return -1
 }
@@ -676,16 +714,28 @@ func appendTask(b []byte, t *coord.Task, raw []byte) []byte {
 	written := make(map[string]bool, len(taskFieldOrder))
 	n := 0
 	if raw != nil {
-		for _, m := range Members(raw) {
+		members := Members(raw)
+		hasNotes := false
+		for _, m := range members {
+			hasNotes = hasNotes || m.Name == "review_notes"
+		}
+		for _, m := range members {
+			name := m.Name
+			if name == legacyRejectReason {
+				if hasNotes {
+					continue // review_notes holds the value
+				}
+				name = "review_notes" // written back under its new name, in its place
+			}
 			if n > 0 {
 				b = append(b, ',')
 			}
 			n++
-			b = appendString(b, m.Name)
+			b = appendString(b, name)
 			b = append(b, ':')
-			if isKnown(m.Name) {
-				b = appendField(b, t, m.Name, true)
-				written[m.Name] = true
+			if isKnown(name) {
+				b = appendField(b, t, name, true)
+				written[name] = true
 			} else {
 				b = append(b, m.Raw...)
 			}
@@ -730,8 +780,12 @@ func wantField(t *coord.Task, name string) bool {
 		return t.SkillLevel != ""
 	case "conflict_group":
 		return t.ConflictGroup != ""
-	case "reject_reason":
-		return t.RejectReason != ""
+	case "review_notes":
+		return t.ReviewNotes != ""
+	case "rejections":
+		return t.Rejections != 0
+	case "review_alert_at":
+		return t.ReviewAlertAt != ""
 	case "reviewer_kind":
 		return t.ReviewerKind != ""
 	case "assigned_to":
@@ -792,8 +846,12 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.BlockedReason)
 	case "reviewer_id":
 		return nullable(t.ReviewerID)
-	case "reject_reason":
-		return nullable(t.RejectReason)
+	case "review_notes":
+		return nullable(t.ReviewNotes)
+	case "rejections":
+		return strconv.AppendInt(b, int64(t.Rejections), 10)
+	case "review_alert_at":
+		return nullable(t.ReviewAlertAt)
 	case "reviewer_kind":
 		return nullable(t.ReviewerKind)
 	case "assigned_to":

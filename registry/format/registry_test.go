@@ -348,3 +348,63 @@ func FuzzParseLockInfo(f *testing.F) {
 		}
 	})
 }
+
+// TestReviewNotesLegacyName: a registry written when the review notes were
+// called "reject_reason" reads as it did (the value becomes review_notes;
+// "review_notes" wins when a task has both), stays byte for byte while
+// the task is unchanged, and a changed task is written with the new name
+// in the old one's place, once.
+func TestReviewNotesLegacyName(t *testing.T) {
+	in := `{"version":1,"tasks":[` + "\n" +
+		`{"id":"old","status":"claimed","claimed_by":"a","epoch":1,"reject_reason":"add tests","x":1},` + "\n" +
+		`{"id":"both","reject_reason":"stale","review_notes":"fresh"},` + "\n" +
+		`{"id":"both2","review_notes":"fresh","reject_reason":"stale"},` + "\n" +
+		`{"id":"new","review_notes":"n","rejections":2,"review_alert_at":"2026-11-22T10:00:00Z"}` + "\n" +
+		`]}`
+	f, err := Parse("r", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct{ id, notes string }{{"old", "add tests"}, {"both", "fresh"}, {"both2", "fresh"}, {"new", "n"}} {
+		if got := f.Tasks[f.Index()[w.id]].ReviewNotes; got != w.notes {
+			t.Errorf("%s: review notes %q, want %q", w.id, got, w.notes)
+		}
+	}
+	if nt := f.Tasks[3]; nt.Rejections != 2 || nt.ReviewAlertAt != "2026-11-22T10:00:00Z" {
+		t.Errorf("new fields: %+v", nt)
+	}
+	if out := string(f.Encode()); out != `{"version":1,"last_epoch":0,"tasks":[`+strings.TrimPrefix(in, `{"version":1,"tasks":[`)+"\n" {
+		t.Fatalf("unchanged tasks rewritten:\n%s", out)
+	}
+	for _, task := range f.Tasks[:3] {
+		task.Dirty = true
+	}
+	f.Tasks[0].ReviewNotes = "add more tests"
+	out := string(f.Encode())
+	for _, want := range []string{
+		`{"id":"old","status":"claimed","claimed_by":"a","epoch":1,"review_notes":"add more tests","x":1,`,
+		`{"id":"both","review_notes":"fresh",`,
+		`{"id":"both2","review_notes":"fresh",`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("encoding lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "reject_reason") {
+		t.Errorf("the old name was written back:\n%s", out)
+	}
+	g, err := Parse("again", []byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameTasks(f.Tasks, g.Tasks) {
+		t.Fatal("tasks changed across a write")
+	}
+	// the old name is a known field: a case twin or a duplicate is refused
+	for _, bad := range []string{`{"tasks":[{"id":"a","Reject_reason":"x","reject_reason":"y"}]}`, `{"tasks":[{"id":"a","reject_reason":"x","reject_reason":"y"}]}`,
+		`{"tasks":[{"id":"a","rejections":-1}]}`, `{"tasks":[{"id":"a","rejections":"2"}]}`} {
+		if _, err := Parse("r", []byte(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}

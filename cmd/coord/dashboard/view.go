@@ -334,6 +334,8 @@ func alertWord(kind string) string {
 		return "no owner"
 	case "no_live_agent":
 		return "no agent"
+	case "no_reviewer":
+		return "no reviewer"
 	}
 	return strings.ReplaceAll(kind, "_", " ")
 }
