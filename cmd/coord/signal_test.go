@@ -346,3 +346,45 @@ func TestRunKilledTakesCommandAlong(t *testing.T) {
 		t.Fatalf("task is %s, want done", status)
 	}
 }
+
+// TestSignalStopsMCPWithAWaitInFlight: `coord mcp` with a wait call in
+// flight that cannot finish (its task's dependency is held) ends on
+// SIGINT (how Claude Code stops its MCP servers) and on SIGTERM with exit
+// 130, promptly (the contract says within 1 s; the bound here is the
+// generous one of every test, and the time taken is logged). The SDK
+// alone waited for the wait to end, up to ten minutes.
+func TestSignalStopsMCPWithAWaitInFlight(t *testing.T) {
+	root := seedTree(t, []string{`{"id":"held","title":"h"}`, `{"id":"next","title":"n","deps":["held"]}`})
+	mustCoord(t, "--root", root, "--agent", "holder", "claim", "--task", "held")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(signalName(sig), func(t *testing.T) {
+			agent := "w-" + strings.ToLower(signalName(sig))
+			p := &proc{cmd: cliProcess("--root", root, "--agent", agent, "mcp")}
+			stdin, err := p.cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
+			p.start(t)
+			defer stdin.Close()
+			fmt.Fprint(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{"timeout":"10m"}}}`+"\n")
+			// The call beats before it waits: its heartbeat says it is in.
+			beat := filepath.Join(root, ".rotd", "coordination", "heartbeat", agent+".beat")
+			if !waitFor(func() bool { _, err := os.Stat(beat); return err == nil || p.exited() }) || p.exited() {
+				t.Fatalf("the wait call never began (exited %v)\nstderr: %s", p.exited(), p.err.String())
+			}
+			start := time.Now()
+			p.cmd.Process.Signal(sig)
+			code := p.exitCode(t)
+			t.Logf("coord mcp ended %v after %s", time.Since(start), signalName(sig))
+			if code != 130 {
+				t.Fatalf("exit %d after %s, want 130\nstderr: %s", code, signalName(sig), p.err.String())
+			}
+			if want := "coord: interrupted by " + signalName(sig); !strings.Contains(p.err.String(), want) {
+				t.Errorf("stderr %q does not say %q", p.err.String(), want)
+			}
+		})
+	}
+}

@@ -25,9 +25,22 @@
 //   - wait is bounded (the caller's timeout, at most MaxWait) and sends
 //     progress notifications while it waits, when the caller asked for
 //     them with a progress token;
-//   - every tool call is a sign of life (the agent's heartbeat moves).
+//   - every tool call is a sign of life (the agent's heartbeat moves);
+//   - a bad line never ends a session: one that is not JSON is answered
+//     with a parse error (-32700, id null); a batch, or JSON that is not
+//     a JSON-RPC message, with an invalid request (-32600, with its id
+//     when it has a valid one); a line over MaxFrame bytes (16 MiB, the
+//     SDK's default bound) is read past without being kept and answered
+//     with -32600 by the id found in it, wherever it stands; the
+//     requests before and after it are served;
+//   - the session ends when its context ends (coord mcp: SIGINT or
+//     SIGTERM), at once: the calls in flight, a wait among them, are
+//     cancelled rather than waited for.
 //
-// Limits: tools publish no output schema. The structured results carry
+// Limits: JSON-RPC batches are refused (the protocol dropped them in
+// 2025-06-18; no agent sends them). A client that closes its input ends
+// the session and the calls still in flight are cancelled unanswered.
+// Tools publish no output schema. The structured results carry
 // the registry's own task encoding, unknown fields included (contract §2
 // keeps them), which a closed inferred schema would refuse, and every
 // byte of tools/list is read by every agent on every session (the

@@ -51,6 +51,8 @@ type Options struct {
 
 	// Bounds of wait (0: the defaults above).
 	DefaultWait, MaxWait, ProgressEvery time.Duration
+	// MaxFrame bounds one inbound message, in bytes (0: MaxFrame).
+	MaxFrame int
 }
 
 // server is one session's state: the options and the epochs it claimed.
@@ -114,12 +116,27 @@ const instructions = "coord shares this repository's tasks between agents: claim
 	"release it when done or block it with a reason; wait when nothing is ready."
 
 // Run serves one session on in and out until the client goes or ctx ends.
+// The input is framed (framer): a line that is not a message this server
+// takes is answered with a JSON-RPC error (-32700 for one that is not
+// JSON, -32600 for a batch, a message that is not JSON-RPC, or a line
+// over opt.MaxFrame bytes) and the session goes on. When ctx ends, the
+// calls in flight (a wait among them) are cancelled and Run returns at
+// once.
 func Run(ctx context.Context, opt Options, in io.ReadCloser, out io.WriteCloser) error {
 	srv, err := New(opt)
 	if err != nil {
 		return err
 	}
-	return srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	w := &syncWriter{w: out}
+	warn := func(format string, args ...any) {
+		if opt.Warn != nil {
+			opt.Warn(coord.OneLine(fmt.Sprintf(format, args...)))
+		}
+	}
+	r := newFramer(ctx, in, w, opt.MaxFrame, warn)
+	// The framer bounds every line it passes: the SDK's own bound, which
+	// counts what its decoder reads ahead, is not needed on top.
+	return srv.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: -1})
 }
 
 // ServeStdio serves on the process's stdin and stdout. Before it serves,
