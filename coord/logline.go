@@ -134,6 +134,9 @@ func classify(msg string) (string, *string, map[string]any) {
 			return k.typ, word(k.prefix), meta
 		}
 	}
+	if strings.HasPrefix(msg, "alert: task ") { // a scheduler's alert about a task
+		return "warning", word("alert: task "), nil
+	}
 	if strings.HasPrefix(msg, "progress task ") {
 		id := word("progress task ")
 		var meta map[string]any

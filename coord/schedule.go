@@ -488,7 +488,7 @@ func (tx *Txn) alertUnreviewable(r *Round) {
 		t.ReviewAlertAt, t.Dirty = now, true
 		u.Since, u.New = now, true
 		r.marks++
-		tx.Log(CoordinatorID, "task %s waits in review and %s", u.Task, u.Why)
+		tx.Log(CoordinatorID, "alert: task %s waits in review and %s", u.Task, u.Why)
 	}
 	for _, t := range tx.Tasks {
 		if t.ReviewAlertAt != "" && !alerted[t.ID] {

@@ -480,8 +480,12 @@ func TestScheduleAlertsUnreviewable(t *testing.T) {
 	if a := r.Unreviewable[0].Alert(); a.Kind != "no_reviewer" || a.Task != "rv" || !strings.Contains(a.Text, want.Why) {
 		t.Fatalf("alert: %+v", a)
 	}
-	if e := tx.Events[len(tx.Events)-1]; e.Agent != CoordinatorID || e.Text != "task rv waits in review and "+want.Why {
+	e := tx.Events[len(tx.Events)-1]
+	if e.Agent != CoordinatorID || e.Text != "alert: task rv waits in review and "+want.Why {
 		t.Fatalf("log: %+v", e)
+	}
+	if le, ok := ParseLogLine(FormatLogLine(e)); !ok || le.EventType != "warning" || le.TaskID == nil || *le.TaskID != "rv" {
+		t.Fatalf("log --json: %+v", le)
 	}
 	tx.Now = tx.Now.Add(time.Minute)
 	for i := 0; i < 3; i++ {

@@ -649,3 +649,38 @@ func TestRace8Processes(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewNotesReachTheOwner: a reviewer's reject reason reaches the
+// owner through the tools: its next claim gives the task back with
+// review_notes, and status shows them; at max_rejections the review tool
+// blocks the task instead.
+func TestReviewNotesReachTheOwner(t *testing.T) {
+	p := newProject(t, tasks(2))
+	writeFile(t, p.root, ".rotd/coordination/config.json", `{"review_gate": true, "max_rejections": 2}`)
+	p = openProject(t, p.root, "")
+	a := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	r := connect(t, Options{Service: p.svc, Agent: agentAt("r"), All: true}, nil)
+	a.call(t, "claim", map[string]any{"task": "t1"}).ok(t)
+	a.call(t, "release", map[string]any{"task": "t1"}).ok(t)
+	r.call(t, "review", map[string]any{"task": "t1", "action": "reject", "reason": "cover the error path"}).ok(t)
+	var task struct {
+		ID          string `json:"id"`
+		Status      string `json:"status"`
+		ReviewNotes string `json:"review_notes"`
+		Blocked     string `json:"blocked_reason"`
+	}
+	a.call(t, "claim", nil).ok(t).decode(t, &task)
+	if task.ID != "t1" || task.Status != "claimed" || task.ReviewNotes != "cover the error path" {
+		t.Fatalf("claim after a rejection: %+v", task)
+	}
+	var st struct{ Holding []json.RawMessage }
+	a.call(t, "status", nil).ok(t).decode(t, &st)
+	if len(st.Holding) != 1 || !strings.Contains(string(st.Holding[0]), `"review_notes":"cover the error path"`) {
+		t.Fatalf("status: %s", st.Holding)
+	}
+	a.call(t, "release", map[string]any{"task": "t1"}).ok(t)
+	r.call(t, "review", map[string]any{"task": "t1", "action": "reject", "reason": "still not"}).ok(t).decode(t, &task)
+	if task.Status != "blocked" || task.Blocked != "rejected 2 times: still not" {
+		t.Fatalf("second rejection: %+v", task)
+	}
+}
