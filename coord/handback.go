@@ -11,6 +11,9 @@ import "fmt"
 // every case the owner, its lock and the path locks taken for the task
 // go, so the task is never done and never held by an agent that has left.
 func (tx *Txn) HandBack(agent, id string, epoch int64, why string, policy StalePolicy) (*Task, error) {
+	if err := CheckNote("reason", why); err != nil {
+		return nil, err
+	}
 	t, err := tx.owned(agent, id, epoch)
 	if err != nil {
 		return nil, err

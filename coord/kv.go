@@ -84,8 +84,8 @@ func CheckKVTTL(ttl time.Duration) error {
 // strictly by strict, which may be nil) compacted, anything else as a JSON
 // string.
 func KVValue(v string, strict func([]byte) error) (json.RawMessage, error) {
-	if len(v) > MaxKVValue {
-		return nil, Errorf(CodeUsage, "value is %d bytes; the limit is %d", len(v), MaxKVValue)
+	if err := CheckKVValue([]byte(v)); err != nil {
+		return nil, err
 	}
 	b := []byte(strings.TrimSpace(v))
 	if len(b) > 0 && json.Valid(b) && (strict == nil || strict(b) == nil) {
@@ -99,6 +99,14 @@ func KVValue(v string, strict func([]byte) error) (json.RawMessage, error) {
 		return nil, Errorf(CodeUsage, "value is not valid text")
 	}
 	return s, nil
+}
+
+// CheckKVValue refuses a value longer than MaxKVValue bytes (CodeUsage).
+func CheckKVValue(v []byte) error {
+	if len(v) > MaxKVValue {
+		return Errorf(CodeUsage, "value is %d bytes; the limit is %d", len(v), MaxKVValue)
+	}
+	return nil
 }
 
 // CheckKVCond applies a write's condition to the key's current entry (nil:

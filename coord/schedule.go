@@ -546,6 +546,9 @@ func (tx *Txn) Clone() *Txn {
 // review it took (an interrupted `run --inbox`) or one still waiting in
 // its inbox. A task no longer assigned to agent is CodeLost.
 func (tx *Txn) GiveBack(agent, id, why string) (*Task, error) {
+	if err := CheckNote("reason", why); err != nil {
+		return nil, err
+	}
 	if err := ValidActingAgent(agent); err != nil {
 		return nil, err
 	}

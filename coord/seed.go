@@ -75,6 +75,19 @@ func CheckSeedStatus(s Status) error {
 	return nil
 }
 
+// CheckSeedText checks the free text of every task of a batch against
+// the bounds (Task.CheckText), reporting the first one over its bound
+// with its line number. It needs no registry: front ends' application
+// API runs it before any store is touched.
+func CheckSeedText(batch []SeedLine) error {
+	for _, s := range batch {
+		if err := s.Task.CheckText(); err != nil {
+			return lineErr(s.Line, err)
+		}
+	}
+	return nil
+}
+
 // Nearest returns the name in known closest to name, ignoring case: one
 // that name begins (an abbreviation: "prio", "skill"; at least 3
 // letters), else the one with the fewest single character insertions,
@@ -209,6 +222,9 @@ type SeedUpdate struct {
 // its line number; the batch is all or nothing.
 func (tx *Txn) CheckSeed(batch []SeedLine, update bool) (SeedPlan, error) {
 	var plan SeedPlan
+	if err := CheckSeedText(batch); err != nil {
+		return plan, err
+	}
 	seen := make(map[string]int, len(batch))
 	defs := make(map[string]*Task, len(batch)) // the batch's definitions in force
 	for _, s := range batch {

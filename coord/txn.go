@@ -437,6 +437,9 @@ func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
 // Release finishes a task held by agent: done, or review when the review
 // gate is on. The summary goes to the log.
 func (tx *Txn) Release(agent, id string, epoch int64, summary string, reviewGate bool) (*Task, error) {
+	if err := CheckNote("summary", summary); err != nil {
+		return nil, err
+	}
 	t, err := tx.owned(agent, id, epoch)
 	if err != nil {
 		return nil, err
@@ -463,6 +466,9 @@ func (tx *Txn) Release(agent, id string, epoch int64, summary string, reviewGate
 func (tx *Txn) Block(agent, id string, epoch int64, reason string) (*Task, error) {
 	if strings.TrimSpace(reason) == "" {
 		return nil, Errorf(CodeUsage, "block needs a reason")
+	}
+	if err := CheckNote("reason", reason); err != nil {
+		return nil, err
 	}
 	t, err := tx.owned(agent, id, epoch)
 	if err != nil {
@@ -516,6 +522,9 @@ func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 func (tx *Txn) Progress(agent, id string, epoch int64, pct int, note string) (*Task, error) {
 	if pct < 0 || pct > 100 {
 		return nil, Errorf(CodeUsage, "progress %d is outside 0..100", pct)
+	}
+	if err := CheckNote("note", note); err != nil {
+		return nil, err
 	}
 	t, err := tx.owned(agent, id, epoch)
 	if err != nil {
@@ -582,6 +591,9 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 func (tx *Txn) Reject(reviewer, id, reason string, max int) (*Task, error) {
 	if strings.TrimSpace(reason) == "" {
 		return nil, Errorf(CodeUsage, "reject needs a reason")
+	}
+	if err := CheckNote("reason", reason); err != nil {
+		return nil, err
 	}
 	if err := ValidActingAgent(reviewer); err != nil {
 		return nil, err

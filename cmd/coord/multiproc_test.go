@@ -83,7 +83,8 @@ func workerMain(mode, agent, root string) int {
 		return 4
 	}
 	if mode == "log" {
-		// Messages of 100 B to ~9 KB, many beyond PIPE_BUF (4 KiB).
+		// Messages of 100 B up to the 4 KiB bound, half of them making
+		// lines beyond PIPE_BUF (4 KiB).
 		for i := range 150 {
 			msg := fmt.Sprintf("%s-%03d %s end", agent, i, strings.Repeat("x", logMsgLen(i)))
 			if code, _, errs := coordIn("--root", root, "--agent", agent, "msg", msg); code != 0 {
@@ -400,12 +401,22 @@ func TestMultiProcessSIGKILL(t *testing.T) {
 	t.Logf("%d claims across 24 killed workers", len(seen))
 }
 
-func logMsgLen(i int) int { return 100 + (i*997)%9000 }
+// logMsgLen is the number of x's in message i: every other message as
+// long as a log message may be (coord.MaxNote with its "L00-000 " and
+// " end"), which makes its line longer than PIPE_BUF (4 KiB); the others
+// from 100 B to about 4 KB.
+func logMsgLen(i int) int {
+	if i%2 == 0 {
+		return coord.MaxNote - 12 - i%31
+	}
+	return 100 + (i*997)%3900
+}
 
 // TestMultiProcessLog, scenario 8: sixteen processes append 150 messages
-// each (100 B to 9 KB, many longer than PIPE_BUF) while this process
-// forces a rotation every few milliseconds. Every line arrives whole,
-// exactly once, in each writer's order, across all the rotated files.
+// each (100 B to 4 KiB, half of the lines longer than PIPE_BUF) while
+// this process forces a rotation every few milliseconds. Every line
+// arrives whole, exactly once, in each writer's order, across all the
+// rotated files.
 //
 // Broken build this fails against: Store.AppendLog writing each event
 // with its own write(2) outside the log flock, or rotating by

@@ -73,6 +73,11 @@ func (e *env) cmdRun(c *cli.Context) error {
 	if !inbox && c.IsSet("wait") {
 		return strErr("run: --wait goes with --inbox")
 	}
+	// The release at the end would refuse a summary over its bound: refuse
+	// it now, before anything is claimed or run.
+	if err := coord.CheckNote("summary", c.String("summary")); err != nil {
+		return err
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return strErr("run: %s: command not found", argv[0])

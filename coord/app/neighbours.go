@@ -145,6 +145,9 @@ func (s *Service) KVSet(ctx context.Context, key string, value json.RawMessage, 
 	if cond.ExpectRev > 0 && cond.ExpectAbsent {
 		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "a write expects a revision or absence, not both")
 	}
+	if err := coord.CheckKVValue(value); err != nil {
+		return coord.KVEntry{}, err
+	}
 	e, err := s.b.KV().Set(ctx, key, value, ttl, by, cond)
 	return e, interrupted(ctx, err)
 }

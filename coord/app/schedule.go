@@ -319,6 +319,9 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 // took, or one waiting in its inbox) back to the queue; the next round
 // assigns it again.
 func (s *Service) GiveBack(ctx context.Context, agent, taskID, why string) (*coord.Task, error) {
+	if err := coord.CheckNote("reason", why); err != nil {
+		return nil, err
+	}
 	var got *coord.Task
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		var err error

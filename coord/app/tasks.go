@@ -45,6 +45,12 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 	if len(r.Batch) == 0 {
 		return SeedResult{}, coord.Errorf(coord.CodeUsage, "%s: no tasks in the batch", r.Name)
 	}
+	if err := coord.CheckSeedText(r.Batch); err != nil {
+		if ce, ok := err.(*coord.Error); ok {
+			ce.Msg = r.Name + ": " + ce.Msg
+		}
+		return SeedResult{}, err
+	}
 	by := r.By
 	if by == "" {
 		by = coord.CoordinatorID
@@ -328,9 +334,14 @@ func (r TaskRef) check() error {
 }
 
 // held runs op on a task the agent holds and then beats with what it still
-// holds.
-func (s *Service) held(ctx context.Context, r TaskRef, op func(tx *coord.Txn) (*coord.Task, error)) (*coord.Task, error) {
+// holds. text is the call's free text and what names it ("reason",
+// "summary", "note"; "" when there is none): it is checked against
+// coord.MaxNote with the ids, before any store is touched.
+func (s *Service) held(ctx context.Context, r TaskRef, what, text string, op func(tx *coord.Txn) (*coord.Task, error)) (*coord.Task, error) {
 	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := coord.CheckNote(what, text); err != nil {
 		return nil, err
 	}
 	var got *coord.Task
@@ -351,14 +362,14 @@ func (s *Service) held(ctx context.Context, r TaskRef, op func(tx *coord.Txn) (*
 // Release finishes a held task: done, or review with the review gate; the
 // path locks taken for it go in the same commit. Summary goes to the log.
 func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	return s.held(ctx, r, "summary", summary, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.cfg.ReviewGate)
 	})
 }
 
 // Block marks a held task blocked with a reason (it keeps its owner).
 func (s *Service) Block(ctx context.Context, r TaskRef, reason string) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	return s.held(ctx, r, "reason", reason, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Block(r.Agent.ID, r.TaskID, r.Epoch, reason)
 	})
 }
@@ -366,14 +377,14 @@ func (s *Service) Block(ctx context.Context, r TaskRef, reason string) (*coord.T
 // Unblock returns a blocked task to claimed (its owner still holds it) or
 // to unclaimed (the sweep cleared its owner; then anyone may).
 func (s *Service) Unblock(ctx context.Context, r TaskRef) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	return s.held(ctx, r, "", "", func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Unblock(r.Agent.ID, r.TaskID, r.Epoch)
 	})
 }
 
 // Progress records a held task's progress (0–100) with a note for the log.
 func (s *Service) Progress(ctx context.Context, r TaskRef, pct int, note string) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	return s.held(ctx, r, "note", note, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Progress(r.Agent.ID, r.TaskID, r.Epoch, pct, note)
 	})
 }
@@ -381,7 +392,7 @@ func (s *Service) Progress(ctx context.Context, r TaskRef, pct int, note string)
 // HandBack gives up a held task unfinished (an interrupted run, a session
 // that ended): where the stale sweep would send it under on_stale, at once.
 func (s *Service) HandBack(ctx context.Context, r TaskRef, why string) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	return s.held(ctx, r, "reason", why, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.HandBack(r.Agent.ID, r.TaskID, r.Epoch, why, s.cfg.OnStale)
 	})
 }
@@ -413,6 +424,9 @@ func (s *Service) Approve(ctx context.Context, r ApproveRequest) (*coord.Task, e
 // becoming its review notes; the rejection that reaches max_rejections
 // blocks it instead (coord.Txn.Reject).
 func (s *Service) Reject(ctx context.Context, agent, taskID, reason string) (*coord.Task, error) {
+	if err := coord.CheckNote("reason", reason); err != nil {
+		return nil, err
+	}
 	var got *coord.Task
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		var err error

@@ -267,6 +267,21 @@ func TestRefusals(t *testing.T) {
 	check("release by a non-holder", b.call(t, "release", map[string]any{"task": "t1"}), 6, "lost", "a")
 	check("progress out of range", a.call(t, "progress", map[string]any{"task": "t1", "percent": 101}), 1, "usage", "")
 
+	// 1: text over its bound (contract §4a), and nothing written: the task
+	// stays as it was and the log gets no line.
+	long := strings.Repeat("r", coord.MaxNote+1)
+	before, lines := p.registryTask(t, "t1"), logLines(t, p)
+	check("block reason over the bound", a.call(t, "block", map[string]any{"task": "t1", "reason": long}), 1, "usage", "")
+	check("release summary over the bound", a.call(t, "release", map[string]any{"task": "t1", "summary": long}), 1, "usage", "")
+	check("progress note over the bound", a.call(t, "progress", map[string]any{"task": "t1", "percent": 5, "note": long}), 1, "usage", "")
+	check("log message over the bound", a.call(t, "log", map[string]any{"msg": long}), 1, "usage", "")
+	if after := p.registryTask(t, "t1"); after != before {
+		t.Errorf("a refused text changed the task: %s, was %s", after, before)
+	}
+	if after := logLines(t, p); after != lines {
+		t.Errorf("a refused text reached the log: %d lines, were %d", after, lines)
+	}
+
 	// 4: the registry's flock held elsewhere longer than the lock wait.
 	fl := flock.New(filepath.Join(p.root, ".rotd", "coordination", ".lock", "registry.lock"))
 	if err := fl.Lock(); err != nil {
@@ -683,4 +698,14 @@ func TestReviewNotesReachTheOwner(t *testing.T) {
 	if task.Status != "blocked" || task.Blocked != "rejected 2 times: still not" {
 		t.Fatalf("second rejection: %+v", task)
 	}
+}
+
+// logLines counts the project's log lines.
+func logLines(t testing.TB, p *project) int {
+	t.Helper()
+	n := 0
+	if _, err := p.svc.LogRead(context.Background(), 0, func(string) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

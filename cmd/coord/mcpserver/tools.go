@@ -526,9 +526,6 @@ func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, 
 		if err != nil {
 			return nil, coord.Errorf(coord.CodeUsage, "kv set: value: %v", err)
 		}
-		if len(val) > coord.MaxKVValue {
-			return nil, coord.Errorf(coord.CodeUsage, "value is %d bytes; the limit is %d", len(val), coord.MaxKVValue)
-		}
 		return svc.KVSet(ctx, in.Key, val, ttl, s.opt.Agent.ID, coord.KVCond{ExpectRev: in.ExpectRev, ExpectAbsent: in.ExpectAbsent})
 	case "del":
 		found, err := svc.KVDelete(ctx, in.Key)
