@@ -91,6 +91,19 @@ func Wrap(code Code, err error, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...), Err: err}
 }
 
+// ErrUnreadable marks a write refused because coord could not read back
+// what it would write (contract §4a: no commit ever writes a file coord
+// cannot read back).
+var ErrUnreadable = errors.New("refused: coord could not read it back; nothing was written")
+
+// Unreadable is the refusal of a write whose result the strict reader
+// would refuse: where names the file or key, why says what is wrong. It
+// is CodeUsage: the change asked for is what would make it so, and
+// nothing was written.
+func Unreadable(where, why string) *Error {
+	return &Error{Code: CodeUsage, Msg: where + ": " + why, Err: ErrUnreadable}
+}
+
 // Sentinel conditions that callers may test with errors.Is.
 var (
 	ErrNotFound      = errors.New("not found")

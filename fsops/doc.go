@@ -16,7 +16,9 @@
 //     file planted in the tree can make coord wait in open(2) or read(2).
 //   - WriteFile: atomic replace via github.com/google/renameio/v2 (temp file
 //     in the target directory, fsync, rename) followed by an fsync of the
-//     directory, which renameio does not do.
+//     directory, which renameio does not do. WriteFileFromKeeping also
+//     keeps the replaced file as the newest of a few backups, by hard
+//     link (no data copied), rotating the older ones.
 //   - CreateExcl: O_CREAT|O_EXCL|O_NOFOLLOW create.
 //   - AppendLine: one whole line in a single write(2) on an O_APPEND file;
 //     a short write is truncated away so the file never ends torn.

@@ -100,6 +100,7 @@ var checks = []check{
 	{name: "quota", clocked: true, run: checkQuota},
 	{name: "log-follow-rotation", clocked: true, run: checkLog},
 	{name: "strict-refusal", run: checkStrict},
+	{name: "read-back", run: checkReadBack},
 	{name: "doctor-clean", run: checkDoctor},
 	{name: "counters-restored", run: checkCountersRestored},
 	{name: "epoch-ceiling", run: checkEpochCeiling},

@@ -25,7 +25,11 @@
 //     quota limits and overflow, log append and follow across a
 //     rotation, strict refusal of damaged state (every operation on it
 //     fails with code 2 naming it, nothing is written, and doctor reports
-//     it), and doctor on a project after ordinary use.
+//     it), refusal of a change whose result the engine could not read
+//     back (code 1, nothing written: a registry grown past the reader's
+//     bound, a log line longer than any reader takes, a kv value the
+//     strict reading refuses), and doctor on a project after ordinary
+//     use.
 //
 // Run prints one line per engine, "backend NAME: N passed, M failed", which
 // `make conformance` shows.

@@ -10,7 +10,7 @@ import (
 
 // readConfig reads config.json strictly; a missing file is the defaults.
 func (s *Backend) readConfig() (coord.Config, error) {
-	data, err := s.tree.ReadFile(ConfigFile, maxSmallFile)
+	data, err := s.tree.ReadFile(ConfigFile, readLimit(ConfigFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return coord.DefaultConfig(), nil
 	}
@@ -22,7 +22,7 @@ func (s *Backend) readConfig() (coord.Config, error) {
 
 // loadDepMap reads dependency_map.json strictly; missing is empty.
 func (s *Backend) loadDepMap() (map[string][]string, error) {
-	data, err := s.tree.ReadFile(DepMapFile, maxSmallFile*16)
+	data, err := s.tree.ReadFile(DepMapFile, readLimit(DepMapFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -30,4 +30,21 @@ func (s *Backend) loadDepMap() (map[string][]string, error) {
 		return nil, err
 	}
 	return format.ParseDepMap(s.tree.Path(DepMapFile), data)
+}
+
+// The readers' parses, for writeDoc: what each reader runs on the bytes.
+
+func parseConfig(path string, data []byte) error {
+	_, err := format.ParseConfig(path, data)
+	return err
+}
+
+func parseDepMap(path string, data []byte) error {
+	_, err := format.ParseDepMap(path, data)
+	return err
+}
+
+func parseRegistry(path string, data []byte) error {
+	_, err := format.Parse(path, data)
+	return err
 }

@@ -30,22 +30,20 @@ import (
 // raised to the counter (counter) before a changed document is written.
 func updateCounted[T any](ctx context.Context, s *Backend, file, lock, markFile string,
 	raise func(d *T, mark int64), counter func(d *T) int64, fn func(d *T) (bool, error)) error {
-	return updateDoc(ctx, s, file, lock, func(d *T) (bool, error) {
-		mark, ok, err := s.readMark(markFile)
-		if err != nil {
+	var mark int64
+	var ok bool
+	return updateDocThen(ctx, s, file, lock, func(d *T) (bool, error) {
+		var err error
+		if mark, ok, err = s.readMark(markFile); err != nil {
 			return false, err
 		}
 		raise(d, mark)
-		changed, err := fn(d)
-		if err != nil || !changed {
-			return changed, err
-		}
+		return fn(d)
+	}, func(d *T) error {
 		if n := counter(d); n > mark || !ok {
-			if err := s.writeMark(markFile, n); err != nil {
-				return false, err
-			}
+			return s.writeMark(markFile, n)
 		}
-		return true, nil
+		return nil
 	})
 }
 

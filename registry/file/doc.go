@@ -14,9 +14,10 @@
 //     commits in this order: the outbox's tasks appended to the archive
 //     and fsynced, the epoch high-water mark (.lock/epoch) raised, new
 //     lock files (O_CREAT|O_EXCL|O_NOFOLLOW), the registry (temp, fsync,
-//     rename, directory fsync: the commit point, carrying tasks, path
-//     locks and the counter at once), removal of lock files no longer
-//     backed, the path-lock mirror, log lines. A crash between any two
+//     the registry it replaces hard-linked into .backup/ as the newest of
+//     Backups generations, rename, directory fsync: the commit point,
+//     carrying tasks, path locks and the counter at once), removal of
+//     lock files no longer backed, the path-lock mirror, log lines. A crash between any two
 //     steps leaves a state the next Update's reconcile repairs; an error
 //     before the rename means nothing changed, a failure after it is a
 //     warning (Options.Warn), never an error. View reads without a lock
@@ -42,7 +43,10 @@
 //     they cannot read.
 //
 // Reading is strict everywhere (package format): a file that does not
-// parse is an error naming it (exit 2), before anything is written.
+// parse is an error naming it (exit 2), before anything is written. And
+// writing is held to reading (readback.go): no write makes a file its
+// reader would refuse (larger than its read bound, or not parsing); such
+// a change is refused with exit 1 before anything is written.
 // Anything but a regular file where one belongs (a FIFO, socket, device,
 // directory, symlink) is refused at once, never opened in a way that
 // blocks (package fsops).

@@ -307,6 +307,10 @@ func (s *Backend) diagnose() []coord.Problem {
 	dirOK := map[string]bool{}
 	for _, d := range Subdirs {
 		if _, err := s.tree.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+			if d == BackupDir { // made by the first commit that keeps a backup
+				dirOK[d] = true
+				continue
+			}
 			d := d
 			add(func() (string, error) { return "", s.tree.MkdirAll(d, 0o755) }, "directory %s is missing", d)
 			dirOK[d] = true // lists as empty
@@ -362,7 +366,7 @@ func (s *Backend) diagnose() []coord.Problem {
 	}
 	// Temp leftovers.
 	now := s.clock()
-	for _, dir := range []string{".", HeartbeatDir, FileLocksDir, ArchiveDir} {
+	for _, dir := range []string{".", HeartbeatDir, FileLocksDir, ArchiveDir, BackupDir} {
 		if dir != "." && !dirOK[dir] {
 			continue
 		}
@@ -409,7 +413,7 @@ func (s *Backend) diagnoseRegistry(ps *problems) {
 		if (t.Status == coord.Claimed || t.Status == coord.Review) && t.ClaimedBy == "" {
 			add(removeFix(func() error {
 				t.Status, t.Dirty = coord.Unclaimed, true
-				return s.tree.WriteFile(RegistryFile, f.Encode(), 0o644)
+				return s.writeRegistry(f, true)
 			}), "task %s is %s but has no claimed_by", t.ID, t.Status)
 		}
 	}

@@ -258,7 +258,7 @@ func (s *Backend) epochProblems(tx *coord.Txn, f *format.Registry) []coord.Probl
 					return nil
 				}
 				f.LastEpoch = hi.Epoch
-				return s.tree.WriteFile(RegistryFile, f.Encode(), 0o644)
+				return s.writeRegistry(f, true)
 			}),
 		})
 	case !ok:
@@ -280,7 +280,7 @@ func (s *Backend) epochProblems(tx *coord.Txn, f *format.Registry) []coord.Probl
 			return err
 		}
 		f.LastEpoch = issued
-		return s.tree.WriteFile(RegistryFile, f.Encode(), 0o644)
+		return s.writeRegistry(f, true)
 	}
 	if !coord.CounterOK(f.LastEpoch) {
 		probs = append(probs, coord.Problem{

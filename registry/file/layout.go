@@ -1,6 +1,7 @@
 package file
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/rotd/coord/coord"
@@ -23,6 +24,8 @@ const (
 	HeartbeatDir = heartbeat.DirName
 	LockDir      = ".lock"
 	ArchiveDir   = "archive"
+	// BackupDir keeps the registries that commits replaced (BackupName).
+	BackupDir = ".backup"
 
 	// EpochFile is the epoch high-water mark (see epoch.go);
 	// LeaseEpochFile and KVRevFile are the lease epochs' and the kv
@@ -56,9 +59,18 @@ const (
 	maxSmallFile = 1 << 20
 )
 
+// Backups is how many registries before the current one .backup/ keeps.
+const Backups = 3
+
+// BackupName is the registry backup of generation n: 0 is a link to the
+// registry as the last commit wrote it, 1 the registry it replaced, and
+// so on up to Backups.
+func BackupName(n int) string { return BackupDir + "/" + RegistryFile + "." + strconv.Itoa(n) }
+
 // Subdirs are the directories that must be real directories, never
-// symlinks.
-var Subdirs = []string{LocksDir, FileLocksDir, HeartbeatDir, LockDir, ArchiveDir}
+// symlinks; init makes them. BackupDir is among them, but a tree made
+// before it existed works without it (the first commit makes it).
+var Subdirs = []string{LocksDir, FileLocksDir, HeartbeatDir, LockDir, ArchiveDir, BackupDir}
 
 // RelDir is the coordination directory relative to the project root
 // (defined by registry/workspace, which finds projects by it).

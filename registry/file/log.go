@@ -38,10 +38,15 @@ func (l logStore) Rotate(ctx context.Context, now time.Time) (string, error) {
 
 // appendLog appends events to coordination.log, each as one whole line in
 // one write(2) under the log's flock, rotating first if the current file
-// holds an earlier UTC day.
+// holds an earlier UTC day. A line no reader would take back
+// (coord.LogLines) refuses the whole batch before anything is written.
 func (s *Backend) appendLog(ctx context.Context, events ...coord.Event) error {
 	if len(events) == 0 {
 		return nil
+	}
+	b, err := coord.LogLines(s.tree.Path(LogFile), events)
+	if err != nil {
+		return err
 	}
 	unlock, err := s.lock(ctx, logLock)
 	if err != nil {
@@ -50,11 +55,6 @@ func (s *Backend) appendLog(ctx context.Context, events ...coord.Event) error {
 	defer unlock()
 	if _, err := s.rotateLocked(events[0].Time); err != nil {
 		return err
-	}
-	var b []byte
-	for _, e := range events {
-		b = append(b, coord.FormatLogLine(e)...)
-		b = append(b, '\n')
 	}
 	// One write for the batch: the lines land together, never interleaved.
 	if err := s.tree.AppendLine(LogFile, b); err != nil {
@@ -194,7 +194,7 @@ func rotKey(n string) string {
 // longer than maxLogLine is skipped as foreign without being held whole.
 const (
 	logBlock   = 64 << 10
-	maxLogLine = 1 << 20
+	maxLogLine = coord.MaxLogLine
 )
 
 // readLog calls fn with the last n complete log lines (n <= 0: every

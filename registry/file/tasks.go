@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/registry/format"
 )
 
@@ -142,6 +141,12 @@ func (s *Backend) updateLocked(ctx context.Context, fn func(*coord.Txn) error) e
 		return IOError(ctx.Err(), "")
 	}
 	if dirty {
+		// The log lines come after the commit: one no reader would take
+		// back refuses the commit now, before anything is written.
+		if _, err := coord.LogLines(s.tree.Path(LogFile), tx.Events); err != nil {
+			s.appendLog(context.WithoutCancel(ctx), fixes...)
+			return err
+		}
 		if err := s.commit(context.WithoutCancel(ctx), tx, f, locks, mark, m); err != nil {
 			return err
 		}
@@ -199,14 +204,11 @@ func (s *Backend) commit(ctx context.Context, tx *coord.Txn, f *format.Registry,
 		f.LastEpoch = tx.LastEpoch // a value above the ceiling was never issued
 	}
 	f.Touch(tx.Now)
-	var nd *fsops.NotDurableError
-	if err := s.tree.WriteFileFrom(RegistryFile, 0o644, f.EncodeTo); errors.As(err, &nd) {
-		s.warn(nd) // committed: readers see it
-	} else if err != nil {
+	if err := s.writeRegistry(f, true); err != nil {
 		for _, c := range created {
 			s.tree.Remove(c)
 		}
-		return IOError(err, "")
+		return err
 	}
 	var gone []string
 	for _, t := range tx.Tasks {

@@ -22,17 +22,17 @@ func TestPoolWrittenOnlyWhenNeeded(t *testing.T) {
 	if f.HasAgents() || len(f.Agents) != 0 {
 		t.Fatalf("no member, yet HasAgents %v, %v", f.HasAgents(), f.Agents)
 	}
-	if out := string(f.Encode()); out != in {
+	if out := string(mustEncode(t, f)); out != in {
 		t.Fatalf("unchanged registry rewritten:\n%s\nwant\n%s", out, in)
 	}
 	// A task changed without an assignment gains no assignment field.
 	f.Tasks[1].Title, f.Tasks[1].Dirty = "B2", true
-	if out := string(f.Encode()); strings.Contains(out, "assigned") || strings.Contains(out, "review_started_at") || strings.Contains(out, `"agents"`) {
+	if out := string(mustEncode(t, f)); strings.Contains(out, "assigned") || strings.Contains(out, "review_started_at") || strings.Contains(out, `"agents"`) {
 		t.Fatalf("assignment fields written for a registry without them:\n%s", out)
 	}
 	f.Agents = []coord.PoolAgent{{ID: "a", Role: coord.Implementer, Caps: []string{"go"}, RegisteredAt: "2026-11-22T10:00:00Z", Dirty: true}}
 	f.Tasks[1].AssignedTo, f.Tasks[1].AssignedAt = "a", "2026-11-22T10:00:01Z"
-	out := string(f.Encode())
+	out := string(mustEncode(t, f))
 	want := `],"agents":[` + "\n" +
 		`{"id":"a","role":"implementer","capabilities":["go"],"skill_level":null,"worktree":null,"branch":null,"registered_at":"2026-11-22T10:00:00Z"}` +
 		"\n" + `],"x":1}`
@@ -49,7 +49,7 @@ func TestPoolWrittenOnlyWhenNeeded(t *testing.T) {
 	// Emptied, the member stays; a consumed assignment is written null.
 	g.Agents = nil
 	g.Tasks[1].AssignedTo, g.Tasks[1].AssignedAt, g.Tasks[1].Dirty = "", "", true
-	out = string(g.Encode())
+	out = string(mustEncode(t, g))
 	if !strings.Contains(out, `],"agents":[],"x":1}`) || !strings.Contains(out, `"assigned_to":null,"assigned_at":null}`) {
 		t.Fatalf("emptied:\n%s", out)
 	}
@@ -71,11 +71,11 @@ func TestPoolKeptInPlace(t *testing.T) {
 		f.Agents[1].Worktree != "/src/wt a" || !reflect.DeepEqual(f.Agents[1].Caps, []string{"go", "ts"}) {
 		t.Fatalf("decoded %+v", f.Agents)
 	}
-	if out := string(f.Encode()); out != in {
+	if out := string(mustEncode(t, f)); out != in {
 		t.Fatalf("unchanged pool rewritten:\n%s\nwant\n%s", out, in)
 	}
 	f.Agents[0].Branch, f.Agents[0].Dirty = "main", true
-	out := string(f.Encode())
+	out := string(mustEncode(t, f))
 	if !strings.HasPrefix(out, `{"agents":[`+"\n"+`{"role":"reviewer","id":"r","x-team":{"n":[1]},"skill_level":"<=expert","capabilities":[],"worktree":null,"branch":"main","registered_at":null},`) {
 		t.Fatalf("changed record:\n%s", out)
 	}

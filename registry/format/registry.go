@@ -532,8 +532,9 @@ func caseTwin(name string, known []string) string {
 
 // Encode renders the registry: unchanged tasks byte for byte, changed
 // and new ones re-encoded with their unknown fields kept in place. One task
-// per line keeps the file diff-friendly.
-func (f *Registry) Encode() []byte {
+// per line keeps the file diff-friendly. It refuses, as EncodeTo does, a
+// registry Parse would not read back.
+func (f *Registry) Encode() ([]byte, error) {
 	size := 64
 	for _, t := range f.Tasks {
 		size += len(t.Raw) + 2
@@ -549,14 +550,26 @@ func (f *Registry) Encode() []byte {
 		size += len(a.Raw) + 256
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
-	f.EncodeTo(buf)
-	return buf.Bytes()
+	if err := f.EncodeTo(buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // EncodeTo streams the encoding to w in chunks, so writing a large
 // registry never holds a second copy of it in memory. "path_locks" and
 // "agents" keep their place; a registry that had none gets them after
 // "tasks", once there is something to write.
+//
+// It writes only what Parse reads back: a task written anew is parsed
+// again as Parse would read it (its fields checked), every task id must
+// appear once, and a path-lock or agents array with a record written anew
+// is parsed again whole (each is small). An unchanged task or record is
+// written as it was read, so it parses as it did. What fails is an
+// *EncodeError, returned before the end of the document is written: the
+// caller's commit, which only replaces the registry once the whole
+// document is written, is refused. The size of the whole is the caller's
+// to bound (each engine knows its reader's limit).
 func (f *Registry) EncodeTo(w io.Writer) error {
 	const chunk = 128 << 10
 	b := make([]byte, 0, chunk+4096)
@@ -567,6 +580,9 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 			b = b[:0]
 		}
 	}
+	if err := f.checkIDs(); err != nil {
+		return err
+	}
 	b = append(b, '{')
 	first := true
 	sep := func() {
@@ -575,6 +591,7 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 		}
 		first = false
 	}
+	var verr error // the first encoding that would not read back
 	writeTasks := func() {
 		sep()
 		b = append(b, `"last_epoch":`...)
@@ -588,7 +605,11 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 			if t.Raw != nil && !t.Dirty {
 				b = append(b, t.Raw...)
 			} else {
+				at := len(b)
 				b = appendTask(b, t, t.Raw)
+				if verr == nil {
+					verr = checkTask(b[at:], i+1, t.ID)
+				}
 			}
 			flush(false)
 		}
@@ -599,34 +620,48 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 	}
 	writeLocks := func() {
 		sep()
-		b = append(b, `"path_locks":[`...)
+		b = append(b, `"path_locks":`...)
+		at, anew := len(b), false
+		b = append(b, '[')
 		for i, l := range f.PathLocks {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = append(b, '\n')
-			b = f.appendPathLock(b, l)
-			flush(false)
+			var raw bool
+			b, raw = f.appendPathLock(b, l)
+			anew = anew || !raw
 		}
 		if len(f.PathLocks) > 0 {
 			b = append(b, '\n')
 		}
 		b = append(b, ']')
+		if anew && verr == nil {
+			verr = checkArray(b[at:], "path_locks", (*Registry).parsePathLocks)
+		}
+		flush(false)
 	}
 	writeAgents := func() {
 		sep()
-		b = append(b, `"agents":[`...)
+		b = append(b, `"agents":`...)
+		at, anew := len(b), false
+		b = append(b, '[')
 		for i := range f.Agents {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = append(b, '\n')
 			b = appendPoolAgent(b, &f.Agents[i])
+			anew = anew || f.Agents[i].Raw == nil || f.Agents[i].Dirty
 		}
 		if len(f.Agents) > 0 {
 			b = append(b, '\n')
 		}
 		b = append(b, ']')
+		if anew && verr == nil {
+			verr = checkArray(b[at:], "agents", (*Registry).parseAgents)
+		}
+		flush(false)
 	}
 	sawTasks, sawLocks, sawAgents := false, false, false
 	hadLocks, hadAgents := f.HasPathLocks(), f.HasAgents()
@@ -666,19 +701,98 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 	if !sawAgents && len(f.Agents) > 0 {
 		writeAgents()
 	}
+	if verr != nil {
+		return verr // the document stays unfinished: never a registry
+	}
 	b = append(b, "}\n"...)
 	flush(true)
 	return werr
 }
 
-// appendPathLock writes l as it was read if it is unchanged, else anew.
-func (f *Registry) appendPathLock(b []byte, l coord.PathLock) []byte {
-	for _, r := range f.locksRaw {
-		if r.lock == l {
-			return append(b, r.raw...)
+// EncodeError reports a registry EncodeTo refused to finish because Parse
+// would not read it back: a change no coord operation should make, caught
+// before it is written.
+type EncodeError struct {
+	Msg string
+}
+
+func (e *EncodeError) Error() string { return e.Msg }
+
+// checkIDs makes sure every task id appears once. A task written
+// unchanged is written as Parse read it from this registry, where its id
+// was unique; so only a task written anew (changed or added) can bring an
+// id twice, and only those are looked for among the others: for a claim,
+// one comparison per task.
+func (f *Registry) checkIDs() error {
+	var fresh []int // positions of the tasks written anew
+	for i, t := range f.Tasks {
+		if t.Raw == nil || t.Dirty {
+			fresh = append(fresh, i)
 		}
 	}
-	return AppendPathLock(b, l)
+	dup := func(i, j int) error {
+		return &EncodeError{fmt.Sprintf("task id %q would appear twice (tasks %d and %d)", f.Tasks[i].ID, min(i, j)+1, max(i, j)+1)}
+	}
+	if len(fresh) <= 8 {
+		for _, i := range fresh {
+			id := f.Tasks[i].ID
+			for j, t := range f.Tasks {
+				if j != i && len(t.ID) == len(id) && t.ID == id {
+					return dup(i, j)
+				}
+			}
+		}
+		return nil
+	}
+	seen := make(map[string]int, len(f.Tasks))
+	for i, t := range f.Tasks {
+		if j, ok := seen[t.ID]; ok {
+			return dup(j, i)
+		}
+		seen[t.ID] = i
+	}
+	return nil
+}
+
+// checkTask parses a task written anew as Parse reads one.
+func checkTask(enc []byte, n int, id string) error {
+	s := &scanner{data: enc, file: "task"}
+	t, err := parseTask(s, n)
+	if err == nil {
+		err = s.end()
+	}
+	if err == nil && t.ID != id {
+		err = fmt.Errorf("its id reads back as %q", t.ID)
+	}
+	if err != nil {
+		return &EncodeError{fmt.Sprintf("task %q would not read back: %s", id, strings.TrimPrefix(err.Error(), "task: "))}
+	}
+	return nil
+}
+
+// checkArray parses a path-lock or agents array written anew as Parse
+// reads it.
+func checkArray(enc []byte, what string, parse func(*Registry, *scanner) error) error {
+	s := &scanner{data: enc, file: what}
+	err := parse(&Registry{}, s)
+	if err == nil {
+		err = s.end()
+	}
+	if err != nil {
+		return &EncodeError{fmt.Sprintf("%q would not read back: %s", what, strings.TrimPrefix(err.Error(), what+": "))}
+	}
+	return nil
+}
+
+// appendPathLock writes l as it was read if it is unchanged (raw), else
+// anew.
+func (f *Registry) appendPathLock(b []byte, l coord.PathLock) ([]byte, bool) {
+	for _, r := range f.locksRaw {
+		if r.lock == l {
+			return append(b, r.raw...), true
+		}
+	}
+	return AppendPathLock(b, l), false
 }
 
 // AppendPathLock appends l as a JSON object, its members in the order

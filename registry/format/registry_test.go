@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -32,7 +33,7 @@ func TestParseROTDExample(t *testing.T) {
 		t.Fatalf("first task decoded as %+v", first)
 	}
 	// Unchanged tasks are written byte for byte.
-	out := f.Encode()
+	out := mustEncode(t, f)
 	for _, task := range f.Tasks {
 		if !bytes.Contains(out, task.Raw) {
 			t.Errorf("task %s not kept verbatim", task.ID)
@@ -58,7 +59,7 @@ func TestEncodeKeepsUnknownFields(t *testing.T) {
 	task := f.Tasks[0]
 	task.Status, task.ClaimedBy, task.Epoch, task.Dirty = coord.Claimed, "agent-1", 7, true
 	f.LastEpoch = 7
-	out := string(f.Encode())
+	out := string(mustEncode(t, f))
 	for _, want := range []string{`"owner":{"team":"x"}`, `"x-note":[1,2,{"k":null}]`, `"trailer":"kept"`,
 		`"status":"claimed"`, `"claimed_by":"agent-1"`, `"epoch":7`, `"last_epoch":7`} {
 		if !strings.Contains(out, want) {
@@ -228,7 +229,7 @@ func FuzzParse(f *testing.F) {
 		for i := range reg.Agents {
 			reg.Agents[i].Dirty = true // and for the pool
 		}
-		out := reg.Encode()
+		out := mustEncode(t, reg)
 		again, err := Parse("re-encoded", out)
 		if err != nil {
 			t.Fatalf("encoding of accepted input is refused: %v\nin:  %q\nout: %q", err, data, out)
@@ -373,14 +374,14 @@ func TestReviewNotesLegacyName(t *testing.T) {
 	if nt := f.Tasks[3]; nt.Rejections != 2 || nt.ReviewAlertAt != "2026-11-22T10:00:00Z" {
 		t.Errorf("new fields: %+v", nt)
 	}
-	if out := string(f.Encode()); out != `{"version":1,"last_epoch":0,"tasks":[`+strings.TrimPrefix(in, `{"version":1,"tasks":[`)+"\n" {
+	if out := string(mustEncode(t, f)); out != `{"version":1,"last_epoch":0,"tasks":[`+strings.TrimPrefix(in, `{"version":1,"tasks":[`)+"\n" {
 		t.Fatalf("unchanged tasks rewritten:\n%s", out)
 	}
 	for _, task := range f.Tasks[:3] {
 		task.Dirty = true
 	}
 	f.Tasks[0].ReviewNotes = "add more tests"
-	out := string(f.Encode())
+	out := string(mustEncode(t, f))
 	for _, want := range []string{
 		`{"id":"old","status":"claimed","claimed_by":"a","epoch":1,"review_notes":"add more tests","x":1,`,
 		`{"id":"both","review_notes":"fresh",`,
@@ -406,5 +407,76 @@ func TestReviewNotesLegacyName(t *testing.T) {
 		if _, err := Parse("r", []byte(bad)); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
+	}
+}
+
+func mustEncode(t testing.TB, f *Registry) []byte {
+	t.Helper()
+	out, err := f.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEncodeReadsBack: the encoder writes only what Parse reads back. A
+// change no operation should make (a task field out of range, an id
+// twice, a path lock or agent record that does not check) is an
+// *EncodeError, and the document is left unfinished, so no caller can
+// take it for a registry.
+func TestEncodeReadsBack(t *testing.T) {
+	in := `{"version":1,"tasks":[
+{"id":"a","status":"unclaimed"},
+{"id":"b","status":"unclaimed"}
+]}`
+	cases := []struct {
+		name   string
+		change func(f *Registry)
+	}{
+		{"progress out of range", func(f *Registry) { f.Tasks[0].Progress, f.Tasks[0].Dirty = 150, true }},
+		{"bad status", func(f *Registry) { f.Tasks[1].Status, f.Tasks[1].Dirty = "finished", true }},
+		{"an id twice", func(f *Registry) {
+			f.Tasks = append(f.Tasks, &coord.Task{ID: "a", Status: coord.Unclaimed, Dirty: true})
+			f.index["a"] = 2 // as coord.Txn.Add leaves it
+		}},
+		{"an id twice, index stale", func(f *Registry) {
+			f.Tasks = append(f.Tasks[:0:0], f.Tasks[1], &coord.Task{ID: "b", Status: coord.Unclaimed, Dirty: true})
+		}},
+		{"a bad path lock", func(f *Registry) { f.PathLocks = []coord.PathLock{{Path: "../x", Holder: "a"}} }},
+		{"a path locked twice", func(f *Registry) {
+			f.PathLocks = []coord.PathLock{{Path: "x", Holder: "a"}, {Path: "x", Holder: "b"}}
+		}},
+		{"a bad agent", func(f *Registry) { f.Agents = []coord.PoolAgent{{ID: "no good", Role: coord.Implementer}} }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := Parse("r", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.change(f)
+			var buf bytes.Buffer
+			err = f.EncodeTo(&buf)
+			var ee *EncodeError
+			if !errors.As(err, &ee) {
+				t.Fatalf("encoded (%v):\n%s", err, buf.String())
+			}
+			if _, perr := Parse("r", buf.Bytes()); perr == nil {
+				t.Fatalf("the refused encoding parses:\n%s", buf.String())
+			}
+			if _, err := f.Encode(); !errors.As(err, &ee) {
+				t.Fatalf("Encode: %v", err)
+			}
+		})
+	}
+	// What reads back is written: a new task, a new lock, a new agent.
+	f, _ := Parse("r", []byte(in))
+	f.Tasks = append(f.Tasks, &coord.Task{ID: "c", Status: coord.Claimed, ClaimedBy: "x", Epoch: 1, Dirty: true})
+	f.index["c"] = 2
+	f.PathLocks = []coord.PathLock{{Path: "src/x.go", Holder: "x", Since: "2026-01-01T00:00:00Z"}}
+	f.Agents = []coord.PoolAgent{{ID: "x", Role: coord.Implementer}}
+	out := mustEncode(t, f)
+	if g, err := Parse("r", out); err != nil || len(g.Tasks) != 3 || len(g.PathLocks) != 1 || len(g.Agents) != 1 {
+		t.Fatalf("read back: %v\n%s", err, out)
 	}
 }

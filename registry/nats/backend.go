@@ -440,9 +440,6 @@ func (b *Backend) ioErr(err error, what string) error {
 	case errors.Is(err, gonats.ErrConnectionClosed), errors.Is(err, gonats.ErrDisconnected), errors.Is(err, gonats.ErrConnectionReconnecting):
 		return coord.Errorf(coord.CodeIO, "%s lost the connection to the server", at).
 			WithHint("check that the hub runs")
-	case errors.Is(err, errTooLarge):
-		return coord.Errorf(coord.CodeIO, "%s %v", at, err).
-			WithHint("archive done tasks ('coord archive') or raise the server's max_payload")
 	}
 	return coord.Errorf(coord.CodeIO, "%s %s", at, coord.OneLine(err.Error()))
 }
@@ -455,8 +452,6 @@ func (b *Backend) streamsMissing() bool {
 	_, err := b.w.streamInfo(ctx, b.names.kv)
 	return errors.Is(err, errNoStream)
 }
-
-var errTooLarge = errors.New("document too large")
 
 // serverClock is the server's clock as this process knows it: learned
 // once from a stream info (which carries the server's time) and advanced

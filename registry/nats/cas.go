@@ -61,14 +61,13 @@ func (b *Backend) docFrom(key string, m *msg) (*doc, error) {
 	}
 	d.data = m.data
 	if m.hdr.Get(hdrEncoding) == "s2" {
+		hint := "restore it from a copy ('coord backend copy') or remove the key; 'coord doctor' names it"
 		n, err := s2.DecodedLen(m.data)
 		if err != nil || n > maxDocument {
-			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged", b.where(key)).
-				WithHint("restore it from a copy ('coord backend copy') or remove the key; 'coord doctor' names it")
+			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged", b.where(key)).WithHint("%s", hint)
 		}
 		if d.data, err = s2.Decode(nil, m.data); err != nil {
-			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged: %v", b.where(key), err).
-				WithHint("restore it from a copy ('coord backend copy') or remove the key; 'coord doctor' names it")
+			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged: %v", b.where(key), err).WithHint("%s", hint)
 		}
 	}
 	if d.data == nil {
@@ -206,12 +205,18 @@ func (b *Backend) commit(ctx context.Context, base *doc, data []byte, ttl time.D
 	if ttl > 0 {
 		hdr.Set(hdrTTL, ttlHeader(ttl))
 	}
+	if data != nil {
+		if err := b.checkKey(base.key, data); err != nil {
+			return 0, err
+		}
+	}
 	if len(data) > compressAbove {
 		data = s2.Encode(nil, data)
 		hdr.Set(hdrEncoding, "s2")
 	}
 	if max := b.nc.MaxPayload(); int64(len(data))+8192 > max { // room for the headers (128 commit names)
-		return 0, b.ioErr(fmt.Errorf("%w: %s is %d bytes (compressed), more than the server's max_payload of %d", errTooLarge, base.key, len(data), max), "")
+		return 0, coord.Errorf(coord.CodeUsage, "%s: it would be %d bytes (compressed), more than the server's max_payload of %d; nothing was written", b.where(base.key), len(data), max).
+			WithHint("%s, or raise the server's max_payload", tooLargeHint(base.key))
 	}
 	subject := b.names.pre + base.key
 	start := time.Now()

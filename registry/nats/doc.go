@@ -65,7 +65,10 @@
 // (a claim at 1,000 tasks sends about 230 KB each way) and concurrent
 // committers serialise on one key; archive done tasks to keep it small. A
 // document must fit the server's max_payload (1 MB by default; the hub
-// sets 8 MB) after compression. Durability is the server's: only a
+// sets 8 MB) after compression, and 64 MiB before it (what a reader
+// decompresses): a commit that would not, or whose document (or log or
+// archive line) a reader would refuse, is refused before anything is
+// sent, exit 1 (readback.go). Durability is the server's: only a
 // server that syncs every write (coord hub does; sync_interval: always)
 // keeps an acknowledged commit through a power cut, and only a replicated
 // (R3) stream survives the loss of a node. Doctor says what it can see of

@@ -116,7 +116,12 @@ func (b *Backend) updateRegistry(ctx context.Context, fn func(*coord.Txn) error)
 			f.LastEpoch = tx.LastEpoch // a value above the ceiling was never issued
 		}
 		f.Touch(tx.Now)
-		return f.Encode(), nil
+		// The log lines follow the commit: one no reader would take
+		// back refuses the commit now, before anything is written.
+		if _, err := coord.LogLines(b.url.String()+" log", tx.Events); err != nil {
+			return nil, err
+		}
+		return b.encodeRegistry(f)
 	})
 	unlock()
 	if err != nil {
@@ -169,9 +174,9 @@ func (b *Backend) flushLog() {
 func (b *Backend) archiveOutbox(ctx context.Context, tx *coord.Txn) error {
 	var buf bytes.Buffer
 	for _, t := range tx.Outbox {
-		line, err := format.TaskLine(t)
+		line, err := b.archiveLine(t)
 		if err != nil {
-			return b.ioErr(err, "")
+			return err
 		}
 		buf.Write(line)
 		buf.WriteByte('\n')
@@ -185,7 +190,8 @@ func (b *Backend) archiveOutbox(ctx context.Context, tx *coord.Txn) error {
 func (b *Backend) publishAppend(ctx context.Context, subject string, data []byte, what string) error {
 	ctx = context.WithoutCancel(ctx)
 	if max := b.nc.MaxPayload(); int64(len(data))+1024 > max {
-		return b.ioErr(fmt.Errorf("%w: %s message is %d bytes, more than the server's max_payload of %d", errTooLarge, what, len(data), max), "")
+		return coord.Errorf(coord.CodeUsage, "%s: %s message would be %d bytes, more than the server's max_payload of %d; nothing was written", b.url, what, len(data), max).
+			WithHint("make the change smaller, or raise the server's max_payload")
 	}
 	return b.retryWrite(ctx, what, nil, func() error {
 		_, err := b.w.publish(ctx, subject, data, noHeaders())
