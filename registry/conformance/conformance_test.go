@@ -53,12 +53,18 @@ var fileHarness = conformance.Harness{
 					conformance.Quota:    file.QuotaFile,
 				}[part]
 				p := filepath.Join(dir, name)
-				// Cut short mid-document, as a crashed editor leaves it.
+				// Cut short mid-document, as a broken tool leaves it that
+				// writes a new file and renames it into place (a registry
+				// written over in place restores one commit further back:
+				// registry/file's TestRestoreWrittenInPlace).
 				data, err := os.ReadFile(p)
 				if err != nil || len(data) < 4 {
 					t.Fatalf("corrupt %s: %v (%d bytes)", p, err, len(data))
 				}
-				if err := os.WriteFile(p, data[:len(data)/2], 0o644); err != nil {
+				if err := os.WriteFile(p+".new", data[:len(data)/2], 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(p+".new", p); err != nil {
 					t.Fatal(err)
 				}
 				return p

@@ -184,7 +184,9 @@ func checkLog(t *testing.T, e *env) {
 
 // checkStrict: damaged state is refused, never repaired by guessing or
 // replaced: every operation on a damaged part fails with CodeIO naming
-// it, and nothing is written.
+// it, and nothing is written. A damaged registry's refusal names 'coord
+// doctor --repair', which restores the last good registry from its
+// backups (checkRestore).
 func checkStrict(t *testing.T, e *env) {
 	type op struct {
 		name string
@@ -254,8 +256,13 @@ func checkStrict(t *testing.T, e *env) {
 
 			name := e.p.Corrupt(t, part)
 			before := e.p.Raw(t)
+			want := []string{name}
+			if part == Registry {
+				// The registry keeps backups: the way out is named.
+				want = append(want, "coord doctor --repair")
+			}
 			for _, o := range ops[part] {
-				wantCode(t, string(part)+": "+o.name, o.do(s), coord.CodeIO, name)
+				wantCode(t, string(part)+": "+o.name, o.do(s), coord.CodeIO, want...)
 			}
 			if after := e.p.Raw(t); !maps.Equal(before, after) {
 				for k := range maps.Keys(before) {
@@ -284,7 +291,39 @@ func checkStrict(t *testing.T, e *env) {
 			if after := e.p.Raw(t); !maps.Equal(before, after) {
 				t.Errorf("doctor without repair wrote")
 			}
+			if part == Registry {
+				checkRestore(t, e, s)
+			}
 		})
+	}
+}
+
+// checkRestore: on a damaged registry, doctor --repair puts back the last
+// good one (its newest readable backup), logs that it did, and every
+// operation works again.
+func checkRestore(t *testing.T, e *env, s *app.Service) {
+	t.Helper()
+	probs, err := s.Doctor(e.ctx, true)
+	ok(t, "doctor --repair", err)
+	for _, p := range probs {
+		if !p.Fixed {
+			t.Errorf("doctor --repair left %q", p.What)
+		}
+	}
+	list, err := s.Tasks(e.ctx, app.ListRequest{})
+	ok(t, "list after the repair", err)
+	if got := strings.Join(ids(list), " "); got != "t1 t2" || list[0].ClaimedBy != "a" || list[0].Status != coord.Claimed {
+		t.Fatalf("restored registry: %s (t1 %s by %q), want the last good one: t1 claimed by a, t2", got, list[0].Status, list[0].ClaimedBy)
+	}
+	e.claim(s, "b", "t2")
+	restored := false
+	_, err = s.LogRead(e.ctx, 0, func(line string) error {
+		restored = restored || strings.Contains(line, "restored")
+		return nil
+	})
+	ok(t, "log", err)
+	if !restored {
+		t.Errorf("the log does not say the registry was restored")
 	}
 }
 

@@ -54,6 +54,9 @@ func natsHarness(t *testing.T) conformance.Harness {
 						conformance.Quota:    "quota",
 					}[part]
 					nc := natsConn(t, h)
+					if part == conformance.Registry {
+						backedUp(t, nc, ns)
+					}
 					// Half a document, as a broken tool would leave it.
 					if _, err := nc.Request("$KV.coord_"+ns+"."+key, []byte(`{"version":1,"tas`), 10*time.Second); err != nil {
 						t.Fatal(err)
@@ -186,4 +189,31 @@ func natsRaw(t *testing.T, h *hub.Hub, ns string) map[string]string {
 		out[s] = fmt.Sprint(si.State.LastSeq)
 	}
 	return out
+}
+
+// backedUp waits (up to 60 s) until the backup stream, which the server
+// fills by sourcing from the bucket, holds the registry's current
+// revision: damage made after that leaves the last good one restorable.
+func backedUp(t *testing.T, nc *gonats.Conn, ns string) {
+	t.Helper()
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := "$KV.coord_" + ns + ".registry"
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		cur, err := js.GetLastMsg("KV_coord_"+ns, subject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := js.GetLastMsg("coord_"+ns+"_backup", subject)
+		if err == nil && string(got.Data) == string(cur.Data) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the backup stream never caught up with the registry: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -398,13 +398,13 @@ func (s *Backend) diagnose() []coord.Problem {
 func (s *Backend) diagnoseRegistry(ps *problems) {
 	add := ps.add
 	tx, f, err := s.load()
-	var pe *format.ParseError
-	if errors.As(err, &pe) {
-		add(nil, "%s; fix it by hand or restore it from version control", s.rel(pe.Error()))
-		return
-	}
 	if err != nil {
-		add(nil, "%v", err)
+		if s.registryDamaged() {
+			// The newest readable backup is the repair.
+			s.restoreFix(ps, s.rel(unwrapCoded(err)))
+		} else {
+			add(nil, "%v", err)
+		}
 		return
 	}
 	// Registry-internal consistency.

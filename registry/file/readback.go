@@ -51,7 +51,7 @@ var registryBackups = func() []string {
 
 // writeRegistry replaces the registry with f's encoding, refusing one
 // its reader would not take back (see above). With keep, the backups in
-// .backup/ move a generation on (fsops.WriteFileFromKeeping): the registry it replaces
+// .backup/ move a generation on (backup.go): the registry it replaces
 // (which the caller has just read and parsed under the registry's flock)
 // and the new one are kept by hard link, no data copied; a backup that
 // could not be kept is a warning, never the commit's failure. After the rename, a failed directory fsync is a

@@ -20,13 +20,13 @@ func (s *Backend) load() (*coord.Txn, *format.Registry, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, coord.Errorf(coord.CodeIO, "no registry at %s", s.tree.Path(RegistryFile)).
-				WithHint("run 'coord init' in the project root")
+				WithHint("if the project had tasks, %s; a new project: run 'coord init' in the project root", repairHint)
 		}
-		return nil, nil, IOError(err, "")
+		return nil, nil, registryError(err)
 	}
 	f, err := format.Parse(s.tree.Path(RegistryFile), data)
 	if err != nil {
-		return nil, nil, IOError(err, "")
+		return nil, nil, registryError(err)
 	}
 	deps, err := s.loadDepMap()
 	if err != nil {

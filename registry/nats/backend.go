@@ -108,6 +108,7 @@ type names struct {
 	logSubj string
 	arc     string // the archive stream
 	arcSubj string
+	backup  string // the registry's last revisions, sourced from the bucket
 	mutex   string // the commit mutex stream (memory)
 	beats   string // the heartbeat stream (memory)
 	beatPre string // its subject prefix, "coord.<ns>.beats."
@@ -124,6 +125,7 @@ func namesFor(ns string) names {
 		logSubj: "coord." + ns + ".log",
 		arc:     b + "_archive",
 		arcSubj: "coord." + ns + ".archive",
+		backup:  b + "_backup",
 		mutex:   b + "_mutex",
 		beats:   b + "_beats",
 		beatPre: "coord." + ns + ".beats.",

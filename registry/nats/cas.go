@@ -62,6 +62,9 @@ func (b *Backend) docFrom(key string, m *msg) (*doc, error) {
 	d.data = m.data
 	if m.hdr.Get(hdrEncoding) == "s2" {
 		hint := "restore it from a copy ('coord backend copy') or remove the key; 'coord doctor' names it"
+		if key == keyRegistry {
+			hint = repairHint
+		}
 		n, err := s2.DecodedLen(m.data)
 		if err != nil || n > maxDocument {
 			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged", b.where(key)).WithHint("%s", hint)

@@ -16,7 +16,10 @@
 //     there.
 //   - stream coord_NS_log: the coordination log, one message per commit's
 //     lines; stream coord_NS_archive: archived tasks, one message per
-//     archive run.
+//     archive run; stream coord_NS_backup: the registry's last revisions,
+//     copied there by the server (a source on the bucket), which 'coord
+//     doctor --repair' restores from when the registry cannot be read
+//     (backup.go).
 //   - memory streams (not synced, lost when a single server restarts; the
 //     engine makes them again when it finds them missing): coord_NS_mutex,
 //     the advisory commit mutex; coord_NS_beats, the heartbeats,

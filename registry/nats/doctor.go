@@ -29,8 +29,10 @@ type HubInfo struct {
 // replicated storage in a cluster, a stream leader, replicas current),
 // the namespace's streams (file storage, per-key TTL), and every document
 // and key (they parse; the epoch counter is not behind an epoch the log
-// records). With repair it removes lease and kv keys that do not parse and
-// raises a counter found behind.
+// records), and the registry's backup stream. With repair it restores a
+// registry that cannot be read from its newest readable backup (and logs
+// it), makes a missing backup stream, removes lease and kv keys that do
+// not parse and raises a counter found behind.
 func (b *Backend) Doctor(ctx context.Context, repair bool) ([]coord.Problem, error) {
 	var probs []coord.Problem
 	add := func(fix func() (string, error), format string, args ...any) {
@@ -41,6 +43,7 @@ func (b *Backend) Doctor(ctx context.Context, repair bool) ([]coord.Problem, err
 	}
 	b.checkDurability(ctx, add)
 	b.checkStreams(ctx, add)
+	b.checkBackupStream(ctx, add)
 	b.checkDocuments(ctx, add)
 	b.checkKeys(ctx, add)
 	if repair {
@@ -120,7 +123,7 @@ func (b *Backend) checkStreams(ctx context.Context, add func(func() (string, err
 }
 
 func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, error), string, ...any)) {
-	docs, err := b.readDocs(ctx, keyRegistry, keyDepMap, keyConfig, keyQuota)
+	docs, err := b.readDocs(ctx, keyDepMap, keyConfig, keyQuota)
 	if err != nil {
 		add(nil, "%v", err)
 		return
@@ -138,14 +141,8 @@ func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, e
 	if _, _, err := b.readQuota(ctx); err != nil {
 		add(nil, "%v", err)
 	}
-	reg := docs[keyRegistry]
-	if !reg.present() {
-		add(nil, "%s: no registry", b.where(keyRegistry))
-		return
-	}
-	f, err := format.Parse(b.where(keyRegistry), reg.data)
-	if err != nil {
-		add(nil, "%v", err)
+	f, ok := b.checkRegistry(ctx, add)
+	if !ok {
 		return
 	}
 	// Values above the counter ceiling were never issued: they raise

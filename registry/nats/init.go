@@ -114,6 +114,14 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 		}
 		created = append(created, "stream "+s.name)
 	}
+	if _, err := b.w.streamInfo(ctx, b.names.backup); errors.Is(err, errNoStream) {
+		if err := b.makeBackupStream(ctx, js, replicas); err != nil {
+			return created, err
+		}
+		created = append(created, "stream "+b.names.backup)
+	} else if err != nil {
+		return created, b.ioErr(err, "")
+	}
 	for _, m := range []struct {
 		name string
 		cfg  jetstream.StreamConfig
@@ -163,6 +171,39 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 		b.meta = meta{Version: 1, Base: base}
 	}
 	return created, nil
+}
+
+// Backups is how many revisions of the registry before the current one
+// the backup stream keeps (it holds the current one too).
+const Backups = 3
+
+// makeBackupStream makes the stream that keeps the registry's last
+// revisions: it sources the registry's key from the bucket, so the
+// server itself copies every commit there (no client sends anything
+// twice), and keeps Backups+1 of them. A namespace made before it existed
+// works without it (no backups) until 'coord init' or 'coord doctor
+// --repair' makes it; every coord version may use the namespace then, as
+// the bucket itself is unchanged.
+func (b *Backend) makeBackupStream(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	err := b.ensureStream(ctx, b.names.backup, func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:              b.names.backup,
+			Description:       "coord namespace " + b.url.Namespace + ": the registry's last revisions ('coord doctor --repair' restores from them)",
+			Sources:           []*jetstream.StreamSource{{Name: b.names.kv, FilterSubject: b.names.pre + keyRegistry}},
+			Storage:           jetstream.FileStorage,
+			Replicas:          replicas,
+			MaxMsgsPerSubject: Backups + 1,
+			Discard:           jetstream.DiscardOld,
+			AllowDirect:       true,
+			MaxMsgs:           -1,
+			MaxBytes:          -1,
+		})
+		return err
+	})
+	if err != nil && !strings.Contains(err.Error(), "already in use") {
+		return b.createErr(err, "stream "+b.names.backup, replicas)
+	}
+	return nil
 }
 
 // The streams kept in memory: the commit mutex and the heartbeats. A

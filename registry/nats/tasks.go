@@ -43,13 +43,12 @@ func (b *Backend) loadRegistry(ctx context.Context) (*coord.Txn, *format.Registr
 	if !reg.present() {
 		clock()
 		return nil, nil, nil, coord.Errorf(coord.CodeIO, "%s: no registry", b.where(keyRegistry)).
-			WithHint("create the project with 'coord init --backend %s'", b.url)
+			WithHint("if the project had tasks, %s; a new project: 'coord init --backend %s'", repairHint, b.url)
 	}
 	f, err := format.Parse(b.where(keyRegistry), reg.data)
 	if err != nil {
 		clock()
-		return nil, nil, nil, coord.Errorf(coord.CodeIO, "%v", err).
-			WithHint("restore the key from a copy ('coord backend copy') or fix it by hand; 'coord doctor' checks it")
+		return nil, nil, nil, coord.Errorf(coord.CodeIO, "%v", err).WithHint(repairHint)
 	}
 	var deps map[string][]string
 	if dm := docs[keyDepMap]; dm.present() {

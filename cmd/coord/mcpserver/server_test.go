@@ -294,7 +294,11 @@ func TestRefusals(t *testing.T) {
 	reg := filepath.Join(p.root, ".rotd", "coordination", "active_work_registry.json")
 	good, _ := os.ReadFile(reg)
 	os.WriteFile(reg, []byte("{not json"), 0o644)
-	check("corrupt registry", b.call(t, "claim", nil), 2, "io", "")
+	corrupt := b.call(t, "claim", nil)
+	check("corrupt registry", corrupt, 2, "io", "")
+	if msg := corrupt.refusal(t).Message; !strings.Contains(msg, "coord doctor --repair") {
+		t.Errorf("a corrupt registry's refusal does not name coord doctor --repair: %s", msg)
+	}
 	os.WriteFile(reg, good, 0o644)
 	b.call(t, "claim", map[string]any{"task": "t2"}).ok(t)
 }

@@ -1,0 +1,90 @@
+package nats_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	gonats "github.com/nats-io/nats.go"
+
+	rotdtemplate "github.com/rotd/coord"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	coordnats "github.com/rotd/coord/registry/nats"
+)
+
+// TestBackupStreamOldNamespace: a namespace made before the backup
+// stream existed works without it; doctor reports that the registry has
+// no backups and --repair (or init, which is idempotent) makes the
+// stream, after which every commit is kept there, the current one and
+// Backups before it.
+func TestBackupStreamOldNamespace(t *testing.T) {
+	h := startHub(t)
+	url := newProject(t, h, "old")
+	nc, err := gonats.Connect(h.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream("coord_old_backup"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b := open(t, url, coordnats.Options{})
+	s := service(t, b)
+	seed(t, s, "t1", "t2")
+	probs, err := s.Doctor(ctx, false)
+	if err != nil || len(probs) != 1 || !strings.Contains(probs[0].What, "coord_old_backup is missing") {
+		t.Fatalf("doctor on an old namespace: %+v, %v", probs, err)
+	}
+	if probs, err = s.Doctor(ctx, true); err != nil || !probs[0].Fixed {
+		t.Fatalf("doctor --repair: %+v, %v", probs, err)
+	}
+	if _, created, err := coordnats.Init(ctx, url, rotdtemplate.Coordination(), coordnats.Options{}); err != nil || len(created) != 0 {
+		t.Fatalf("init again: %v made, %v", created, err)
+	}
+	// The server copies each commit to the backup stream shortly after
+	// it lands (a source is asynchronous: revisions replaced within that
+	// moment are not all kept); wait for each.
+	caughtUp := func() {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			cur, err := js.GetLastMsg("KV_coord_old", "$KV.coord_old.registry")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := js.GetLastMsg("coord_old_backup", "$KV.coord_old.registry")
+			if err == nil && string(got.Data) == string(cur.Data) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the backup stream never caught up with the registry: %v", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	caughtUp()
+	if _, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp()
+	for i := range coordnats.Backups + 1 {
+		if _, err := s.Progress(ctx, app.TaskRef{Agent: coord.Agent{ID: "a"}, TaskID: "t1", Epoch: coord.NoEpoch}, i+1, ""); err != nil {
+			t.Fatal(err)
+		}
+		caughtUp()
+	}
+	si, err := js.StreamInfo("coord_old_backup")
+	if err != nil || si.State.Msgs != coordnats.Backups+1 {
+		t.Fatalf("the backup stream holds %+v (%v), want %d revisions", si.State, err, coordnats.Backups+1)
+	}
+	if probs, err := s.Doctor(ctx, false); err != nil || len(probs) != 0 {
+		t.Fatalf("doctor with backups: %+v, %v", probs, err)
+	}
+}
