@@ -79,6 +79,9 @@ type check struct {
 	name string
 	// procs: real processes; skipped under -race.
 	procs bool
+	// big: moves tens of megabytes; skipped under -race, which only
+	// slows it (the conformance pass, without -race, runs it).
+	big bool
 	// clocked: moves an injected clock; skipped on engines without one.
 	clocked bool
 	run     func(t *testing.T, e *env)
@@ -101,6 +104,7 @@ var checks = []check{
 	{name: "log-follow-rotation", clocked: true, run: checkLog},
 	{name: "strict-refusal", run: checkStrict},
 	{name: "read-back", run: checkReadBack},
+	{name: "read-back-size", big: true, run: checkReadBackSize},
 	{name: "doctor-clean", run: checkDoctor},
 	{name: "counters-restored", run: checkCountersRestored},
 	{name: "epoch-ceiling", run: checkEpochCeiling},
@@ -119,6 +123,9 @@ func Run(t *testing.T, h Harness) {
 				defer func() { skip = t.Skipped() }()
 				if c.procs && raceEnabled {
 					t.Skip("real processes: run without -race (make conformance and make test's non-race pass do)")
+				}
+				if c.big && raceEnabled {
+					t.Skip("tens of megabytes: run without -race (make conformance does)")
 				}
 				e := newEnv(t, h)
 				if c.clocked && !e.p.Clocked {

@@ -43,7 +43,8 @@
 // it (the NATS engine by shifting its server clock by the injected one's
 // offset; registry/nats's package doc).
 // The multi-process check is skipped under the race detector (it cannot
-// see across processes and slows each ~10×); make's non-race pass runs it.
+// see across processes and slows each ~10×), and so is read-back-size,
+// which moves 65 MiB; make's non-race pass runs them.
 // A test binary that calls Run must route its TestMain through Main, which
 // turns a re-executed copy into a worker.
 //
