@@ -230,3 +230,36 @@ func TestCrashKeepsBackupsOlder(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreKeepsEpochs: the registry restored from before the last
+// commit, a claim, does not know that claim's epoch; the next claim still
+// gets a greater one (the epoch mark and the claim's lock file keep it).
+func TestRestoreKeepsEpochs(t *testing.T) {
+	ctx := context.Background()
+	s := freshStore(t, `{"version":1,"tasks":[{"id":"x"},{"id":"y"}]}`)
+	claim := func(id string) int64 {
+		t.Helper()
+		var epoch int64
+		if err := s.update(ctx, func(tx *coord.Txn) error {
+			task, err := tx.Claim(coord.Agent{ID: "a"}, coord.ClaimOptions{TaskID: id})
+			if err == nil {
+				epoch = task.Epoch
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return epoch
+	}
+	issued := claim("x")
+	data, _ := os.ReadFile(s.tree.Path(RegistryFile))
+	if err := os.WriteFile(s.tree.Path(RegistryFile), data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Doctor(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim("y"); got <= issued {
+		t.Fatalf("after the restore a claim got epoch %d; %d was issued before", got, issued)
+	}
+}

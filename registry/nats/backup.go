@@ -66,14 +66,27 @@ func (b *Backend) newestBackup(ctx context.Context) (bk backup, ok bool, err err
 	return backup{}, false, nil
 }
 
-// restoreRegistry replaces the registry's revision at seq (damaged) with
-// bk, and logs it.
+// restoreRegistry replaces the registry's revision m (damaged) with bk,
+// and logs it. A backup older than the last claim must not let a claim
+// reissue an epoch: its counter is raised to the highest epoch the log
+// records first.
 func (b *Backend) restoreRegistry(ctx context.Context, m *msg, bk backup) (string, error) {
 	base := &doc{key: keyRegistry}
 	if m != nil {
 		base.seq, base.txn, base.ring = m.seq, m.hdr.Get(hdrTxn), m.hdr.Get(hdrRecent)
 	}
-	if _, err := b.commit(ctx, base, bk.data, 0, nil); err != nil {
+	data := bk.data
+	seen, err := b.loggedEpoch(ctx)
+	if err != nil {
+		return "", err
+	}
+	if f, err := format.Parse(b.where(keyRegistry), data); err == nil && seen > f.LastEpoch {
+		f.LastEpoch = seen
+		if data, err = b.encodeRegistry(f); err != nil {
+			return "", err
+		}
+	}
+	if _, err := b.commit(ctx, base, data, 0, nil); err != nil {
 		if errors.Is(err, errConflict) {
 			return "it changed meanwhile; left alone", nil
 		}

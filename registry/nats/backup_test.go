@@ -88,3 +88,72 @@ func TestBackupStreamOldNamespace(t *testing.T) {
 		t.Fatalf("doctor with backups: %+v, %v", probs, err)
 	}
 }
+
+// TestRestoreKeepsEpochs: a restored backup older than the last claim
+// (the source skipped the newest revision, or newer backups were damaged
+// too) never makes a claim reissue an epoch: the restore raises the
+// counter to the highest epoch the log records.
+func TestRestoreKeepsEpochs(t *testing.T) {
+	h := startHub(t)
+	url := newProject(t, h, "ep")
+	nc, err := gonats.Connect(h.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const subject = "$KV.coord_ep.registry"
+	caughtUp := func() uint64 {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			cur, err := js.GetLastMsg("KV_coord_ep", subject)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := js.GetLastMsg("coord_ep_backup", subject)
+			if err == nil && string(got.Data) == string(cur.Data) {
+				return got.Sequence
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the backup stream never caught up with the registry: %v", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	ctx := context.Background()
+	s := service(t, open(t, url, coordnats.Options{}))
+	seed(t, s, "t1", "t2", "t3")
+	claim := func(id string) int64 {
+		t.Helper()
+		res, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Task.Epoch
+	}
+	claim("t1")
+	caughtUp()
+	issued := claim("t2")
+	newest := caughtUp()
+	if _, err := s.LogRead(ctx, 1, func(string) error { return nil }); err != nil { // the claims' log lines are written
+		t.Fatal(err)
+	}
+	// The newest backup is lost and the registry damaged: the restore
+	// can only bring back the registry from before t2's claim.
+	if err := js.DeleteMsg("coord_ep_backup", newest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Request(subject, []byte(`{"version":1,"tas`), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Doctor(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim("t3"); got <= issued {
+		t.Fatalf("after the restore a claim got epoch %d; %d was issued before", got, issued)
+	}
+}

@@ -161,13 +161,8 @@ func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, e
 	}
 	// The log records every epoch a claim was given: one above the
 	// counter means a commit the server acknowledged was lost.
-	var seen int64
-	if _, err := (logStore{b}).Read(ctx, 2000, func(line string) error {
-		if n, ok := coord.ClaimedEpoch(line); ok && coord.CounterOK(n) && n > seen {
-			seen = n
-		}
-		return nil
-	}); err != nil {
+	seen, err := b.loggedEpoch(ctx)
+	if err != nil {
 		add(nil, "the log: %v", err)
 	}
 	if seen > counter {
@@ -261,4 +256,17 @@ func (b *Backend) checkKeys(ctx context.Context, add func(func() (string, error)
 			return "removed it", err
 		}, "%s", strings.TrimSuffix(strings.SplitN(bad.Error(), "; ", 2)[0], "."))
 	}
+}
+
+// loggedEpoch is the highest epoch the last 2,000 log lines record a
+// claim was given.
+func (b *Backend) loggedEpoch(ctx context.Context) (int64, error) {
+	var seen int64
+	_, err := (logStore{b}).Read(ctx, 2000, func(line string) error {
+		if n, ok := coord.ClaimedEpoch(line); ok && coord.CounterOK(n) && n > seen {
+			seen = n
+		}
+		return nil
+	})
+	return seen, err
 }
