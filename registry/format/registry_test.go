@@ -212,6 +212,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"version":1,"last_epoch":3,"tasks":[{"id":"a","status":"claimed","claimed_by":"x","epoch":3,"files":["a/**"]}],"z":{}}`))
 	f.Add([]byte(`{"tasks":[{"id":"a","x":"\u00e9\ud83d\ude00"}]}`))
+	f.Add([]byte(`{"tasks":[{"id":"a","description":"d\n"},{"id":"b","description":{"x":1}}]}`))
 	f.Add([]byte(`{"tasks":[],"path_locks":[{"path":"src/x","holder":"a","since":"2026-01-01T00:00:00Z","task_id":"t","expires":""}]}`))
 	f.Add([]byte(`{"tasks":[{"id":"t","assigned_to":"a","assigned_at":"2026-01-01T00:00:00Z","review_started_at":null,"blocked_at":"2026-01-01T00:00:00Z"}],"agents":[{"id":"a","role":"reviewer","capabilities":["go"],"skill_level":">=entry","worktree":"/w","branch":"b","registered_at":"2026-01-01T00:00:00Z","x":[1]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
