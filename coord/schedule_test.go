@@ -330,17 +330,17 @@ func TestApproveEndsTheReviewAssignment(t *testing.T) {
 func TestRegisterDeregister(t *testing.T) {
 	tx := newTxn(&Task{ID: "w", AssignedTo: "a"}, &Task{ID: "rv", Status: Review, ClaimedBy: "x", AssignedTo: "a", ReviewStartedAt: "z"},
 		&Task{ID: "held", Status: Claimed, ClaimedBy: "a", Epoch: 1})
-	p, isNew, err := tx.Register(member("a", Implementer, "caps=go"))
+	p, isNew, err := tx.Register(member("a", Implementer, "caps=go"), nil)
 	if err != nil || !isNew || p.RegisteredAt != "2026-11-22T10:00:00Z" || !tx.PoolDirty {
 		t.Fatalf("register: %+v, %v, %v", p, isNew, err)
 	}
 	tx.Now = tx.Now.Add(time.Hour)
-	p, isNew, err = tx.Register(PoolAgent{ID: "a", Role: Reviewer, Worktree: "/w\n/x"})
+	p, isNew, err = tx.Register(PoolAgent{ID: "a", Role: Reviewer, Worktree: "/w\n/x"}, nil)
 	if err != nil || isNew || p.RegisteredAt != "2026-11-22T10:00:00Z" || len(tx.Pool) != 1 || tx.Pool[0].Role != Reviewer || p.Worktree != "/w /x" {
 		t.Fatalf("re-register: %+v, new %v, %v, pool %+v", p, isNew, err, tx.Pool)
 	}
 	for _, bad := range []PoolAgent{{ID: "coordinator", Role: Implementer}, {ID: "a.b", Role: Implementer}, {ID: "b", Role: "boss"}, {ID: "b", Role: Planner, Caps: []string{"a,b"}}} {
-		if _, _, err := tx.Register(bad); CodeOf(err) != CodeUsage {
+		if _, _, err := tx.Register(bad, nil); CodeOf(err) != CodeUsage {
 			t.Errorf("register %+v: %v, want usage", bad, err)
 		}
 	}
@@ -522,5 +522,47 @@ func TestScheduleAlertsUnreviewable(t *testing.T) {
 	r = tx.Schedule(allLive(tx), 1)
 	if len(r.Routed) != 1 || r.Routed[0] != (Assignment{Task: "rv", Agent: "any"}) || len(r.Unreviewable) != 0 || tx.Task("rv").ReviewAlertAt != "" {
 		t.Fatalf("routed: %+v, alerts %+v, mark %q", r.Routed, r.Unreviewable, tx.Task("rv").ReviewAlertAt)
+	}
+}
+
+// TestRegisterOneAgentOneID: an id a live agent registered from another
+// host or worktree is refused (ID_IN_USE, naming where it runs); the same
+// place registering again, a stale holder, or a side that names no host
+// is accepted.
+func TestRegisterOneAgentOneID(t *testing.T) {
+	holder := PoolAgent{ID: "a", Role: Implementer, Host: "h1", Worktree: "/src/a", RegisteredAt: "2026-11-22T09:00:00Z"}
+	for _, c := range []struct {
+		name     string
+		old      PoolAgent
+		live     bool
+		host, wt string
+		refused  bool
+	}{
+		{"same place", holder, true, "h1", "/src/a", false},
+		{"other host", holder, true, "h2", "/src/a", true},
+		{"other worktree", holder, true, "h1", "/src/b", true},
+		{"other host, holder stale", holder, false, "h2", "/src/b", false},
+		{"old record without a host", PoolAgent{ID: "a", Role: Implementer, Worktree: "/src/a"}, true, "h2", "/src/a", false},
+		{"old record without a host, other worktree", PoolAgent{ID: "a", Role: Implementer, Worktree: "/src/a"}, true, "h2", "/src/b", true},
+		{"caller names no worktree", holder, true, "h1", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tx := newTxn()
+			tx.Pool = []PoolAgent{c.old}
+			got, isNew, err := tx.Register(PoolAgent{ID: "a", Role: Reviewer, Host: c.host, Worktree: c.wt}, map[string]bool{"a": c.live})
+			if c.refused {
+				if CodeOf(err) != CodeConflict || !strings.Contains(err.Error(), IDInUse) ||
+					!strings.Contains(err.Error(), "host "+orUnknown(c.old.Host)+", worktree "+c.old.Worktree) {
+					t.Fatalf("register: %v, want %s naming host and worktree", err, IDInUse)
+				}
+				if tx.PoolDirty || len(tx.Events) != 0 || tx.Pool[0].Role != Implementer {
+					t.Fatalf("a refused register changed the pool: %+v, events %v", tx.Pool, tx.Events)
+				}
+				return
+			}
+			if err != nil || isNew || got.Role != Reviewer || tx.Pool[0].Host != c.host {
+				t.Fatalf("register: %+v, new %v, %v", got, isNew, err)
+			}
+		})
 	}
 }

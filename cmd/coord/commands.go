@@ -117,6 +117,7 @@ func commands(e *env) []*cli.Command {
 		{Name: "completion", Usage: "print a shell completion script: coord completion bash|zsh", ArgsUsage: "bash|zsh", Action: e.cmdCompletion},
 		leaseCommands(e, epochFlag),
 		kvCommands(e),
+		configCommand(e),
 		{Name: "prime", Usage: "print how an agent uses coord (short)", Action: e.cmdPrime},
 		{Name: "archive", Usage: "move done tasks out of the active registry into archive/<YYYY-MM>.jsonl",
 			Flags:  []cli.Flag{&cli.StringFlag{Name: "older-than", Usage: "only tasks completed longer ago than this (Go duration; bare number = seconds)"}},

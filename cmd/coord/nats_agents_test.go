@@ -91,7 +91,7 @@ func TestMCPOnNATS(t *testing.T) {
 			b, _ := json.Marshal(res.StructuredContent)
 			done <- string(b)
 		}()
-		waitBeat(t, url, "w") // the call has begun (every call beats first)
+		waitBeat(t, url, "w") // the wait has begun (it beats once it has looked)
 		select {
 		case got := <-done:
 			t.Fatalf("wait returned with nothing eligible: %s", got)

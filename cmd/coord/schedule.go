@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -52,8 +53,9 @@ func (e *env) cmdAgentsRegister(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	host, _ := os.Hostname()
 	req := app.RegisterRequest{Agent: id, Role: c.String("role"), Caps: e.caps(c), Skill: c.String("skill-level"),
-		Worktree: c.String("worktree"), Branch: c.String("branch")}
+		Worktree: c.String("worktree"), Branch: c.String("branch"), Host: host}
 	if !c.IsSet("worktree") {
 		req.Worktree = e.paths().WorkTop()
 	}

@@ -22,6 +22,7 @@ type AgentRecord struct {
 	Worktree     *string  `json:"worktree"`
 	Branch       *string  `json:"branch"`
 	RegisteredAt string   `json:"registered_at"`
+	Host         *string  `json:"host"`
 }
 
 func recordOf(p coord.PoolAgent) AgentRecord {
@@ -32,7 +33,7 @@ func recordOf(p coord.PoolAgent) AgentRecord {
 		return &s
 	}
 	return AgentRecord{ID: p.ID, Role: string(p.Role), Capabilities: nonNil(p.Caps), SkillLevel: opt(p.Skill.String()),
-		Worktree: opt(p.Worktree), Branch: opt(p.Branch), RegisteredAt: p.RegisteredAt}
+		Worktree: opt(p.Worktree), Branch: opt(p.Branch), RegisteredAt: p.RegisteredAt, Host: opt(p.Host)}
 }
 
 // RegisterRequest adds the calling agent to the pool.
@@ -41,14 +42,18 @@ type RegisterRequest struct {
 	Role     string   // implementer (""), reviewer or planner
 	Caps     []string // what it can do (a task with no capability suits everyone)
 	Skill    string   // a level ("expert": up to expert) or claim's filter ("=expert")
-	Worktree string   // its checkout and branch, for people
+	Worktree string   // its checkout and branch
 	Branch   string
+	Host     string // the machine it runs on
 }
 
 // Register adds the agent to the pool, or updates its record (keeping
-// when it first registered), and beats for it so it is alive at once.
-// Assignments the new record no longer suits go back to the queue at the
-// next scheduling round.
+// when it first registered), and beats for it inside the commit so it is
+// alive at once. An id that a live agent registered from another host or
+// worktree is refused (coord.Txn.Register: CodeConflict, ID_IN_USE), and
+// then nothing is written, the heartbeat included. Assignments the new
+// record no longer suits go back to the queue at the next scheduling
+// round.
 func (s *Service) Register(ctx context.Context, r RegisterRequest) (AgentRecord, error) {
 	if err := coord.ValidActingAgent(r.Agent); err != nil {
 		return AgentRecord{}, err
@@ -61,20 +66,27 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (AgentRecord,
 	if err != nil {
 		return AgentRecord{}, err
 	}
-	p := coord.PoolAgent{ID: r.Agent, Role: role, Caps: r.Caps, Skill: skill, Worktree: r.Worktree, Branch: r.Branch}
+	p := coord.PoolAgent{ID: r.Agent, Role: role, Caps: r.Caps, Skill: skill, Worktree: r.Worktree, Branch: r.Branch, Host: r.Host}
 	if err := p.Check(); err != nil {
 		return AgentRecord{}, err
-	}
-	if err := s.b.Beats().Beat(ctx, r.Agent, nil); err != nil {
-		return AgentRecord{}, interrupted(ctx, err)
 	}
 	var got coord.PoolAgent
 	var held []*coord.Task
 	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		var live map[string]bool
+		if tx.Member(r.Agent) != nil {
+			seen, now, err := s.b.Beats().LastSeen(ctx, []string{r.Agent})
+			if err != nil {
+				return err
+			}
+			live = tx.PoolLive(seen, now, s.cfg.StaleAfter)
+		}
 		var err error
-		got, _, err = tx.Register(p)
+		if got, _, err = tx.Register(p, live); err != nil {
+			return err
+		}
 		held = tx.HeldBy(r.Agent)
-		return err
+		return s.beatWithin(ctx, r.Agent)
 	})
 	if err != nil {
 		return AgentRecord{}, interrupted(ctx, err)
@@ -233,8 +245,8 @@ type InboxResult struct {
 
 // Inbox atomically takes the caller's next piece of pushed work
 // (coord.Txn.TakeAssignment): the oldest assignment is claimed as claim
-// claims it (beat first, stale claims freed in the same commit when
-// sweep_on_claim allows), a routed review is marked started. An agent not
+// claims it (a beat inside the commit, stale claims freed in the same
+// commit when sweep_on_claim allows), a routed review is marked started. An agent not
 // in the pool is CodeConflict; a wait that times out is CodeConflict too.
 func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error) {
 	if err := coord.ValidActingAgent(r.Agent); err != nil {
@@ -247,12 +259,6 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 	var out InboxResult
 	var lastBeat time.Time
 	check := func() (bool, error) {
-		if time.Since(lastBeat) >= s.cfg.BeatInterval {
-			if err := s.b.Beats().Beat(ctx, r.Agent, nil); err != nil {
-				return false, err
-			}
-			lastBeat = time.Now()
-		}
 		some, drained := false, false
 		err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
 			if tx.Member(r.Agent) == nil {
@@ -262,8 +268,19 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 			some = len(tx.Rejected(r.Agent)) > 0 || len(tx.Waiting(r.Agent)) > 0
 			return nil
 		})
-		if err != nil || (!some && !drained) {
+		if err != nil {
 			return false, err
+		}
+		// Beat once the agent is known to be in the pool: a refused inbox
+		// leaves no trace.
+		if time.Since(lastBeat) >= s.cfg.BeatInterval {
+			if err := s.b.Beats().Beat(ctx, r.Agent, nil); err != nil {
+				return false, err
+			}
+			lastBeat = time.Now()
+		}
+		if !some && !drained {
+			return false, nil
 		}
 		if !some {
 			out = InboxResult{Status: "drained"}
@@ -284,24 +301,24 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 // take is one inbox take, in one commit; drained reports, when nothing
 // was taken, that no work is left at all.
 func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drained bool, err error) {
-	if err := s.b.Beats().Beat(ctx, agent, nil); err != nil {
-		return InboxResult{}, false, interrupted(ctx, err)
-	}
 	var got *coord.Task
 	var m coord.Agent
 	early := s.seenEarly(ctx)
 	defer early.stop()
 	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
-		if err := s.sweepIn(ctx, tx, early); err != nil {
+		if err := s.sweepIn(ctx, tx, early, agent); err != nil {
 			return err
 		}
 		t, err := tx.TakeAssignment(agent)
+		if err != nil {
+			return err
+		}
 		got = t
-		drained = t == nil && err == nil && tx.Drained()
+		drained = t == nil && tx.Drained()
 		if p := tx.Member(agent); p != nil {
 			m = p.Agent()
 		}
-		return err
+		return s.beatWithin(ctx, agent)
 	})
 	if err != nil {
 		return InboxResult{}, false, interrupted(ctx, err)

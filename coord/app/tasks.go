@@ -141,12 +141,13 @@ func (r ClaimResult) Status() string {
 	return StatusNoEligible
 }
 
-// Claim beats for the agent, frees stale locks in the same commit when the
-// configuration allows (sweep_on_claim), and claims: the named task, or the
-// best eligible one (coord.Txn.Best); with push scheduling, without a
-// task, it takes from the agent's inbox as Inbox does. A task assigned to
-// another agent is never claimed (CodeConflict). The agent's heartbeat
-// then names the task.
+// Claim frees stale locks in the same commit when the configuration
+// allows (sweep_on_claim), and claims: the named task, or the best
+// eligible one (coord.Txn.Best); with push scheduling, without a task, it
+// takes from the agent's inbox as Inbox does. A task assigned to another
+// agent is never claimed (CodeConflict). The agent beats inside the
+// commit (beatWithin); its heartbeat then names the task. A refused claim
+// leaves no trace: no heartbeat, no log line.
 func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error) {
 	var res ClaimResult
 	if err := coord.ValidActingAgent(r.Agent.ID); err != nil {
@@ -162,19 +163,18 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 		in, drained, err := s.take(ctx, r.Agent.ID)
 		return ClaimResult{Task: in.Task, Drained: drained}, err
 	}
-	// Beat first, so that a sweep racing this claim sees a live agent.
-	if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
-		return res, interrupted(ctx, err)
-	}
 	early := s.seenEarly(ctx)
 	defer early.stop()
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
-		if err := s.sweepIn(ctx, tx, early); err != nil {
+		if err := s.sweepIn(ctx, tx, early, r.Agent.ID); err != nil {
 			return err
 		}
 		t, err := tx.Claim(r.Agent, coord.ClaimOptions{TaskID: r.TaskID, Any: r.Any})
-		res = ClaimResult{Task: t, Drained: t == nil && err == nil && tx.Drained()}
-		return err
+		if err != nil {
+			return err
+		}
+		res = ClaimResult{Task: t, Drained: t == nil && tx.Drained()}
+		return s.beatWithin(ctx, r.Agent.ID)
 	})
 	if err != nil {
 		return ClaimResult{}, interrupted(ctx, err)
@@ -245,18 +245,35 @@ func (e *early) stop() {
 	<-e.done
 }
 
+// beatWithin beats for agent from inside a commit's transaction, once the
+// transaction has succeeded and before it is written: on files under the
+// registry flock, on NATS before the compare-and-set. A sweep that can see
+// the commit therefore sees the beat too (it judges under the same
+// exclusion, or its compare-and-set fails against the commit and it
+// judges again), so the committing agent is never judged stale by the
+// heartbeat it had before; and a transaction that is refused never beats.
+// A beat that fails fails the transaction: nothing is written. (On NATS a
+// commit that loses its compare-and-set runs the transaction again; if the
+// second run is refused, the first run's beat stays: a refusal that only a
+// concurrent writer can cause, never one of the caller's input.)
+func (s *Service) beatWithin(ctx context.Context, agent string) error {
+	return s.b.Beats().Beat(ctx, agent, nil)
+}
+
 // sweepIn frees, inside the caller's transaction, the locks whose agents
-// went stale (when sweep_on_claim is on). Only a reading made under the
+// went stale (when sweep_on_claim is on); never those of self, the agent
+// acting in this transaction, which is alive (it beats inside the same
+// commit, beatWithin). Only a reading made under the
 // commit's exclusion frees a lock; a reading made before it (e, from
 // seenEarly; nil: none) can only be older, so a holder it shows alive at
 // the commit's now is alive, and only the holders it shows silent (or
 // does not show) are read again here. When nothing is stale, that is no
 // read at all inside the commit, however many agents hold locks.
-func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early) error {
+func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early, self string) error {
 	if !s.cfg.SweepOnClaim {
 		return nil
 	}
-	holders := tx.LockHolders()
+	holders := slices.DeleteFunc(tx.LockHolders(), func(a string) bool { return a == self })
 	if len(holders) == 0 {
 		return nil
 	}
@@ -268,7 +285,8 @@ func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early) error {
 			if tx.Now.After(now) {
 				now = tx.Now
 			}
-			suspects = staleAgents(tx.JudgeStale(e.seen, now, s.cfg.StaleAfter, s.cfg.OnStale))
+			suspects = slices.DeleteFunc(staleAgents(tx.JudgeStale(e.seen, now, s.cfg.StaleAfter, s.cfg.OnStale)),
+				func(a string) bool { return a == self })
 			if len(suspects) == 0 {
 				return nil
 			}

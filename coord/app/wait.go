@@ -119,12 +119,6 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 	initial := ""
 	var out WaitResult
 	check := func() (bool, error) {
-		if beat && time.Since(lastBeat) >= s.cfg.BeatInterval {
-			if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
-				return false, err
-			}
-			lastBeat = time.Now()
-		}
 		stale := false
 		done := false
 		err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
@@ -169,8 +163,19 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 			}
 			return nil
 		})
-		if err != nil || done || !stale {
-			return done, err
+		if err != nil {
+			return false, err
+		}
+		// Beat once the look succeeded: a refused wait (a task that is not
+		// there, an agent outside the pool) leaves no trace.
+		if beat && time.Since(lastBeat) >= s.cfg.BeatInterval {
+			if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
+				return false, err
+			}
+			lastBeat = time.Now()
+		}
+		if done || !stale {
+			return done, nil
 		}
 		freed, err := s.Sweep(ctx, SweepRequest{})
 		swept = len(freed) > 0

@@ -93,6 +93,7 @@ var checks = []check{
 	{name: "fencing", clocked: true, run: checkFencing},
 	{name: "sweep-recheck", clocked: true, run: checkSweepRecheck},
 	{name: "sweep-dry-run", clocked: true, run: checkSweepDryRun},
+	{name: "beat-in-commit", clocked: true, run: checkBeatInCommit},
 	{name: "liveness", clocked: true, run: checkLiveness},
 	{name: "lease-ttl", clocked: true, run: checkLeases},
 	{name: "kv-ttl", clocked: true, run: checkKV},
@@ -108,6 +109,7 @@ var checks = []check{
 	{name: "doctor-clean", run: checkDoctor},
 	{name: "counters-restored", run: checkCountersRestored},
 	{name: "epoch-ceiling", run: checkEpochCeiling},
+	{name: "config", run: checkConfig},
 }
 
 // Run runs every check against h as subtests TestX/<h.Name>/<check>, each

@@ -41,6 +41,7 @@ const (
 	leasesLock    = LockDir + "/leases.lock"
 	kvLock        = LockDir + "/kv.lock"
 	quotaLock     = LockDir + "/quota.lock"
+	configLock    = LockDir + "/config.lock"
 	archiveLock   = LockDir + "/archive.lock"
 	fileLocksLock = LockDir + "/file_locks.lock"
 )

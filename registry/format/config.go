@@ -13,6 +13,12 @@ import (
 // key with a wrong type or value is an error naming the file, and keys of
 // later features and other tools are skipped, never refused.
 func ParseConfig(file string, data []byte) (coord.Config, error) {
+	return parseConfig(file, data, false)
+}
+
+// parseConfig is ParseConfig; strict refuses a key it does not read
+// (ConfigKeys lists them) instead of skipping it.
+func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 	c := coord.DefaultConfig()
 	d, err := newDecoder(file, data)
 	if err != nil {
@@ -96,6 +102,9 @@ func ParseConfig(file string, data []byte) (coord.Config, error) {
 		case "quota_daily_requests":
 			c.Quota.Requests, err = d.integer(`"quota_daily_requests"`, false)
 		default: // keys of later features and other tools are kept, not read
+			if strict {
+				return c, unknownSetting(k)
+			}
 			err = d.fail(d.SkipValue())
 		}
 		if err != nil {

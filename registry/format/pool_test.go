@@ -150,3 +150,24 @@ func samePool(a, b []coord.PoolAgent) bool {
 	}
 	return true
 }
+
+// A record's host (the machine it registered from) is written when known
+// and read back; a record without one gains no member.
+func TestPoolHost(t *testing.T) {
+	f, err := Parse("r", []byte(`{"version":1,"tasks":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Agents = []coord.PoolAgent{{ID: "a", Role: coord.Implementer, Host: "build-1", Worktree: "/src/a", Dirty: true}}
+	out := mustEncode(t, f)
+	if !strings.Contains(string(out), `"registered_at":null,"host":"build-1"}`) {
+		t.Fatalf("host not written:\n%s", out)
+	}
+	g, err := Parse("again", out)
+	if err != nil || len(g.Agents) != 1 || g.Agents[0].Host != "build-1" {
+		t.Fatalf("read back: %+v, %v", g.Agents, err)
+	}
+	if _, err := Parse("bad", []byte(`{"version":1,"tasks":[],"agents":[{"id":"a","role":"implementer","host":7}]}`)); err == nil {
+		t.Fatal("a host that is not a string was read")
+	}
+}

@@ -387,11 +387,11 @@ func versionAtLeast(v, min string) bool {
 	return true
 }
 
-// SetConfig replaces the namespace's settings with data, config.json's
+// ReplaceConfig replaces the namespace's settings with data, config.json's
 // content, after reading it strictly (a file that would not load is
 // refused, exit 2 naming it, and nothing is written). Commands that are
 // running keep the settings they read when they started.
-func (b *Backend) SetConfig(ctx context.Context, data []byte) error {
+func (b *Backend) ReplaceConfig(ctx context.Context, data []byte) error {
 	cfg, err := format.ParseConfig("config", data)
 	if err != nil {
 		return coord.Errorf(coord.CodeIO, "%v", err).WithHint("fix it and try again; nothing was written")
@@ -407,6 +407,45 @@ func (b *Backend) SetConfig(ctx context.Context, data []byte) error {
 		b.cfg, b.cfgErr = cfg, nil
 	}
 	return err
+}
+
+// SetConfig changes one key of the namespace's config key with a
+// compare-and-set (retried while other writers change it, up to the lock
+// wait): the stored settings are read strictly, changed
+// (format.SetSetting) and read back strictly before they are written; on
+// any error nothing is written. "backend" is refused: it names where a
+// project lives, which only a checkout's own config.json can say.
+func (b *Backend) SetConfig(ctx context.Context, key string, value json.RawMessage) (coord.Config, error) {
+	if key == "backend" {
+		return coord.Config{}, coord.Errorf(coord.CodeUsage, "backend is not a setting of a hub's project: it names where a project lives").
+			WithHint("set it in your checkout's .rotd/coordination/config.json, or use --backend or COORD_BACKEND")
+	}
+	var cfg coord.Config
+	err := b.update(ctx, "the config", func(ctx context.Context) (*doc, error) {
+		docs, err := b.readDocs(ctx, keyConfig)
+		if err != nil {
+			return nil, err
+		}
+		return docs[keyConfig], nil
+	}, func(d *doc) ([]byte, error) {
+		out, c, changed, err := format.SetSetting(b.where(keyConfig), d.data, key, value)
+		if err != nil {
+			if coord.CodeOf(err) == coord.CodeUsage {
+				return nil, err
+			}
+			return nil, coord.Errorf(coord.CodeIO, "%v", err).WithHint("fix the config key ('coord doctor' names it)")
+		}
+		cfg = c
+		if !changed {
+			return nil, nil
+		}
+		return out, nil
+	})
+	if err != nil {
+		return coord.Config{}, err
+	}
+	b.cfg, b.cfgErr = cfg, nil
+	return cfg, nil
 }
 
 // ConfigData returns the namespace's config key as it is stored (nil

@@ -359,7 +359,7 @@ func TestFencedHolder(t *testing.T) {
 	h := startHub(t)
 	url := newProject(t, h, "fence")
 	b := open(t, url, coordnats.Options{})
-	if err := b.SetConfig(context.Background(), []byte(`{"stale_after":"2s","sweep_on_claim":false}`)); err != nil {
+	if err := b.ReplaceConfig(context.Background(), []byte(`{"stale_after":"2s","sweep_on_claim":false}`)); err != nil {
 		t.Fatal(err)
 	}
 	s := service(t, open(t, url, coordnats.Options{}))

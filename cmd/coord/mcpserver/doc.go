@@ -25,7 +25,8 @@
 //   - wait is bounded (the caller's timeout, at most MaxWait) and sends
 //     progress notifications while it waits, when the caller asked for
 //     them with a progress token;
-//   - every tool call is a sign of life (the agent's heartbeat moves);
+//   - every tool call that succeeds is a sign of life (the agent's
+//     heartbeat moves); a refused one leaves no trace;
 //   - a bad line never ends a session: one that is not JSON is answered
 //     with a parse error (-32700, id null); a batch, or JSON that is not
 //     a JSON-RPC message, with an invalid request (-32600, with its id

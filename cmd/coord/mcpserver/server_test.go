@@ -579,6 +579,23 @@ func TestEveryCallBeats(t *testing.T) {
 	}
 }
 
+// TestRefusedCallLeavesNoTrace: a refused call does not beat (contract
+// §4a): the agent of a session whose only calls were refused is nowhere.
+func TestRefusedCallLeavesNoTrace(t *testing.T) {
+	p := newProject(t, tasks(1))
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("ghost")}, nil)
+	if ref := s.call(t, "claim", map[string]any{"task": "typo"}).refusal(t); ref.Code != 3 {
+		t.Fatalf("claim of a task that is not there: %+v", ref)
+	}
+	if ref := s.call(t, "release", map[string]any{"task": "t1"}).refusal(t); ref.Code != 6 {
+		t.Fatalf("release of a task not held: %+v", ref)
+	}
+	rows, err := p.svc.Agents(context.Background(), 0)
+	if err != nil || len(rows) != 0 {
+		t.Fatalf("agents after refused calls: %+v %v", rows, err)
+	}
+}
+
 // TestAgentCost measures the bytes an agent reads for one cycle through
 // MCP: the tools/list answer, a claim and a release (the README's
 // figure; the CLI's is measured in cmd/coord).

@@ -116,17 +116,18 @@ func (s *server) addTools(srv *mcp.Server) {
 }
 
 // add registers one tool whose handler returns its structured result; a
-// handler's error becomes a refusal (see refusals). Every call beats for
-// the agent first: calling a tool is a sign of life.
+// handler's error becomes a refusal (see refusals). Every call that
+// succeeds beats for the agent: calling a tool is a sign of life, and a
+// refused call leaves no trace (contract §4a).
 func add[In any](s *server, srv *mcp.Server, name, desc string, h func(context.Context, *mcp.CallToolRequest, In) (any, error)) {
 	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: desc},
 		func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-			if err := s.opt.Service.Beat(ctx, s.opt.Agent.ID, nil); err != nil && ctx.Err() == nil {
-				s.warnf("beat for %s: %v", s.opt.Agent.ID, err)
-			}
 			out, err := h(ctx, req, in)
 			if err != nil {
 				return nil, nil, fail(err)
+			}
+			if err := s.opt.Service.Beat(ctx, s.opt.Agent.ID, nil); err != nil && ctx.Err() == nil {
+				s.warnf("beat for %s: %v", s.opt.Agent.ID, err)
 			}
 			return nil, out, nil
 		})

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/rotd/coord/registry/format"
+)
+
+// The project's settings (contract §4a "Settings on every backend"):
+// config.json on files, the namespace's config key on a hub. Reading
+// and validating them is registry/format's; storing them the engine's.
+
+func configCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "config", Usage: "show and change the project's settings (config.json, or the hub's) on any backend",
+		Subcommands: []*cli.Command{
+			{Name: "show", Usage: "every setting with its value in force ((default) when not set)", Action: e.cmdConfigShow},
+			{Name: "get", Usage: "print one setting's value in force", ArgsUsage: "KEY", Action: e.cmdConfigGet},
+			{Name: "set", Usage: "set a setting (validated as config.json is; nothing written if it is not valid)", ArgsUsage: "KEY VALUE", Action: e.cmdConfigSet},
+			{Name: "unset", Usage: "remove a setting: its default applies again", ArgsUsage: "KEY", Action: e.cmdConfigUnset},
+		}}
+}
+
+// settings reads the stored settings and lists them with their values in
+// force.
+func (e *env) settings() ([]format.Setting, error) {
+	s, err := e.open()
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.ConfigData(e.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return format.Settings(e.where(), data)
+}
+
+func (e *env) cmdConfigShow(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return strErr("config show takes no arguments (config get KEY prints one)")
+	}
+	list, err := e.settings()
+	if err != nil {
+		return err
+	}
+	if e.json {
+		b := []byte("{")
+		for i, st := range list {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			k, _ := json.Marshal(st.Key)
+			b = append(append(append(b, k...), ':'), compactJSON(st.Value)...)
+		}
+		return e.printRaw(append(b, '}'))
+	}
+	width := 0
+	for _, st := range list {
+		width = max(width, len(st.Key))
+	}
+	for _, st := range list {
+		line := fmt.Sprintf("%-*s  %s", width, st.Key, settingText(st.Value))
+		switch {
+		case !st.Known:
+			line += "  (not a coord setting)"
+		case !st.Set:
+			line += "  (default)"
+		}
+		e.printf("%s\n", strings.TrimRight(line, " "))
+	}
+	return nil
+}
+
+func (e *env) cmdConfigGet(c *cli.Context) error {
+	a, err := e.args(c, "KEY")
+	if err != nil {
+		return err
+	}
+	if err := format.SettingKey(a[0]); err != nil {
+		return err
+	}
+	list, err := e.settings()
+	if err != nil {
+		return err
+	}
+	for _, st := range list {
+		if st.Key == a[0] {
+			if e.json {
+				return e.printRaw(compactJSON(st.Value))
+			}
+			return e.printRaw([]byte(settingText(st.Value)))
+		}
+	}
+	return format.SettingKey(a[0])
+}
+
+func (e *env) cmdConfigSet(c *cli.Context) error {
+	a, err := e.args(c, "KEY", "VALUE")
+	if err != nil {
+		return err
+	}
+	v, err := format.SettingValue(a[0], a[1])
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	return s.SetConfig(e.ctx, a[0], v)
+}
+
+func (e *env) cmdConfigUnset(c *cli.Context) error {
+	a, err := e.args(c, "KEY")
+	if err != nil {
+		return err
+	}
+	if err := format.SettingKey(a[0]); err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	return s.SetConfig(e.ctx, a[0], nil)
+}
+
+// settingText is a setting's value for people: a string as it is, any
+// other value as JSON.
+func settingText(v json.RawMessage) string {
+	var s string
+	if bytes.HasPrefix(bytes.TrimSpace(v), []byte(`"`)) && json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(compactJSON(v))
+}
+
+func compactJSON(v json.RawMessage) []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return v
+	}
+	return b.Bytes()
+}
