@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,19 +43,46 @@ func cmdSilentPort(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }
 
-var hubs int
+var (
+	hubsMu  sync.Mutex
+	hubs    int
+	running = map[string]*hub.Hub{} // by WORK and VAR, for hubstop
+)
 
 // cmdHubStart runs a hub for the script and sets VAR to its URL.
 func cmdHubStart(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: hubstart VAR")
 	}
+	hubsMu.Lock()
 	hubs++
-	h, err := hub.Start(hub.Options{Dir: filepath.Join(ts.Getenv("WORK"), fmt.Sprintf(".hub%d", hubs)), Listen: "127.0.0.1:0"})
+	n := hubs
+	hubsMu.Unlock()
+	h, err := hub.Start(hub.Options{Dir: filepath.Join(ts.Getenv("WORK"), fmt.Sprintf(".hub%d", n)), Listen: "127.0.0.1:0"})
 	ts.Check(err)
 	ts.Defer(h.Shutdown)
 	ts.Check(h.WaitJetStream(60 * time.Second))
 	ts.Setenv(args[0], h.URL())
+	hubsMu.Lock()
+	running[ts.Getenv("WORK")+"\x00"+args[0]] = h
+	hubsMu.Unlock()
+}
+
+// cmdHubStop stops the hub hubstart VAR started: a backend that becomes
+// unreachable under the commands using it.
+func cmdHubStop(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: hubstop VAR")
+	}
+	key := ts.Getenv("WORK") + "\x00" + args[0]
+	hubsMu.Lock()
+	h := running[key]
+	delete(running, key)
+	hubsMu.Unlock()
+	if h == nil {
+		ts.Fatalf("hubstop: no hub started as %s", args[0])
+	}
+	h.Shutdown()
 }
 
 // TestHubDirLocked: two real 'coord hub' processes on one --dir (they

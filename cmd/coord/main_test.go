@@ -78,6 +78,7 @@ func installTestHooks() {
 //	hubstart VAR          run a hub (in the test process, on a free
 //	                      loopback port, data in $WORK/.hubN) for the
 //	                      script and set VAR to its URL
+//	hubstop VAR           stop that hub (a backend gone unreachable)
 //
 // $README_HOOK_LINE is the README's pre-commit hook install line, as
 // written there.
@@ -123,6 +124,7 @@ func TestScript(t *testing.T) {
 			"freeport":   cmdFreePort,
 			"silentport": cmdSilentPort,
 			"hubstart":   cmdHubStart,
+			"hubstop":    cmdHubStop,
 		},
 	})
 }

@@ -5,11 +5,11 @@ package app
 // session-start hooks.
 const Prime = `coord: shared task registry for agents in this repo. Exit codes: 0 ok, 1 usage, 2 io, 3 conflict/not eligible, 4 lock timeout, 6 lost (stop working on that task).
 
-Simplest loop: coord run -- <your command>
-  claims the best eligible task, sets COORD_TASK/COORD_EPOCH/COORD_AGENT,
-  beats while it runs, releases on exit 0, blocks the task (exit 3) on failure,
-  stops it and exits 6 if the claim is lost; interrupted (INT/TERM/HUP),
-  it hands the task back and exits 130.
+Simplest loop: coord run --loop -- <your command>
+  claims task after task (waiting while none is eligible), sets
+  COORD_TASK/COORD_EPOCH/COORD_AGENT, beats, releases on exit 0, blocks on
+  failure; stops the command if the claim is lost or cannot be kept alive;
+  exit 0 when no work is left, 130 on INT/TERM/HUP (task handed back).
 
 By hand:
   coord claim            -> {"id":"4.2",...,"epoch":17} or {"status":"no_eligible_task"|"drained"}

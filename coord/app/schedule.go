@@ -241,6 +241,7 @@ type InboxRequest struct {
 type InboxResult struct {
 	Status string      `json:"status"`
 	Task   *coord.Task `json:"-"`
+	Since  time.Time   `json:"-"` // as ClaimResult.Since
 }
 
 // Inbox atomically takes the caller's next piece of pushed work
@@ -292,10 +293,14 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 	}
 	err := s.Until(ctx, r.Timeout, 20*time.Millisecond, check)
 	if errors.Is(err, ErrTimeout) {
-		return InboxResult{}, coord.Errorf(coord.CodeConflict, "timed out after %s: nothing was assigned to %s", coord.RoundDuration(r.Timeout), r.Agent).
-			WithHint("is a scheduler running ('coord schedule')?")
+		return InboxResult{}, inboxTimedOut(r.Timeout, r.Agent)
 	}
 	return out, err
+}
+
+func inboxTimedOut(timeout time.Duration, agent string) error {
+	return coord.Errorf(coord.CodeConflict, "timed out after %s: nothing was assigned to %s", coord.RoundDuration(timeout), agent).
+		WithHint("is a scheduler running ('coord schedule')?")
 }
 
 // take is one inbox take, in one commit; drained reports, when nothing
@@ -303,6 +308,7 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drained bool, err error) {
 	var got *coord.Task
 	var m coord.Agent
+	var since time.Time
 	early := s.seenEarly(ctx)
 	defer early.stop()
 	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
@@ -318,6 +324,7 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 		if p := tx.Member(agent); p != nil {
 			m = p.Agent()
 		}
+		since = time.Now()
 		return s.beatWithin(ctx, agent)
 	})
 	if err != nil {
@@ -329,7 +336,7 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 	if got.Status == coord.Claimed {
 		s.beatHolding(ctx, m, []*coord.Task{got})
 	}
-	return InboxResult{Status: "taken", Task: got}, false, nil
+	return InboxResult{Status: "taken", Task: got, Since: since}, false, nil
 }
 
 // GiveBack hands an assignment the agent will not finish (a review it

@@ -117,6 +117,9 @@ type ClaimRequest struct {
 type ClaimResult struct {
 	Task    *coord.Task
 	Drained bool
+	// Since is when the beat inside the claim's commit began (the local
+	// clock): the agent was alive then. A Keeper counts from it.
+	Since time.Time
 }
 
 // Claim's answers when it got no task (the "status" every front end
@@ -161,7 +164,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 	if r.TaskID == "" && s.cfg.Scheduling == coord.Push {
 		// Push scheduling: claim takes from the caller's inbox.
 		in, drained, err := s.take(ctx, r.Agent.ID)
-		return ClaimResult{Task: in.Task, Drained: drained}, err
+		return ClaimResult{Task: in.Task, Drained: drained, Since: in.Since}, err
 	}
 	early := s.seenEarly(ctx)
 	defer early.stop()
@@ -173,7 +176,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 		if err != nil {
 			return err
 		}
-		res = ClaimResult{Task: t, Drained: t == nil && tx.Drained()}
+		res = ClaimResult{Task: t, Drained: t == nil && tx.Drained(), Since: time.Now()}
 		return s.beatWithin(ctx, r.Agent.ID)
 	})
 	if err != nil {

@@ -85,6 +85,9 @@ type WaitRequest struct {
 	Agent   coord.Agent // whose eligibility counts, and whose heartbeat is kept fresh
 	TaskID  string      // wait for this task to change state instead
 	Timeout time.Duration
+	// own, when set, finds work of the agent's own to take up (a Worker's):
+	// the wait ends as eligible with it.
+	own func(*coord.Txn) *coord.Task
 }
 
 // WaitResult is what ended a wait.
@@ -137,6 +140,12 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 			if tx.Drained() {
 				out, done = WaitResult{Status: "drained"}, true
 				return nil
+			}
+			if r.TaskID == "" && r.own != nil {
+				if t := r.own(tx); t != nil {
+					out, done = WaitResult{Status: "eligible", Task: t.ID}, true
+					return nil
+				}
 			}
 			if r.TaskID == "" && s.cfg.Scheduling == coord.Push {
 				// Push scheduling: what wakes the agent is its inbox.

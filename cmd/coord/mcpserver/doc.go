@@ -27,6 +27,13 @@
 //     them with a progress token;
 //   - every tool call that succeeds is a sign of life (the agent's
 //     heartbeat moves); a refused one leaves no trace;
+//   - while the session holds a task it claimed, it beats in the
+//     background (app.Keeper), so a long think is not a silence; when no
+//     beat has succeeded for half of stale_after (the backend
+//     unreachable, the disk full), the task is fenced: every later call on
+//     it answers code 6 (lost) until the session claims it again, and it
+//     is handed back as soon as a beat succeeds. The session stops before
+//     its claim can go stale and be given to another agent;
 //   - a bad line never ends a session: one that is not JSON is answered
 //     with a parse error (-32700, id null); a batch, or JSON that is not
 //     a JSON-RPC message, with an invalid request (-32600, with its id

@@ -55,20 +55,29 @@ type Options struct {
 	MaxFrame int
 }
 
-// server is one session's state: the options and the epochs it claimed.
+// server is one session's state: the options, the epochs it claimed, and
+// the keeper of the tasks it holds.
 type server struct {
 	opt    Options
 	mu     sync.Mutex
 	epochs map[string]int64 // task -> the epoch this session claimed it at
+	keep   *app.Keeper
 }
 
 // New builds the MCP server of one agent session.
 func New(opt Options) (*mcp.Server, error) {
+	srv, _, err := newServer(opt)
+	return srv, err
+}
+
+// newServer is New, with the session's state (Run closes its keeper when
+// the session ends).
+func newServer(opt Options) (*mcp.Server, *server, error) {
 	if opt.Service == nil || opt.TaskJSON == nil {
-		return nil, errors.New("mcpserver: Service and TaskJSON are required")
+		return nil, nil, errors.New("mcpserver: Service and TaskJSON are required")
 	}
 	if err := coord.ValidActingAgent(opt.Agent.ID); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if opt.DefaultWait <= 0 {
 		opt.DefaultWait = DefaultWait
@@ -91,6 +100,13 @@ func New(opt Options) (*mcp.Server, error) {
 		opt.Summary = func(ctx context.Context) string { return workspace.Summary(ctx, top) }
 	}
 	s := &server{opt: opt, epochs: map[string]int64{}}
+	// While the session holds a task it claimed, its claim is kept alive
+	// in the background and fenced when it can no longer be (contract
+	// §4a "Self-fencing"): every later call on the task answers code 6
+	// until the session claims it again.
+	s.keep = opt.Service.Keep(opt.Agent, app.KeepOptions{Verify: true, OnLost: func(ref app.TaskRef, why string) {
+		s.warnf("task %s: %s; calls on it answer code 6 (lost) until it is claimed again", ref.TaskID, why)
+	}})
 	version := opt.Version
 	if version == "" {
 		version = "dev"
@@ -107,7 +123,7 @@ func New(opt Options) (*mcp.Server, error) {
 				Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: opt.Prime}}},
 			}, nil
 		})
-	return srv, nil
+	return srv, s, nil
 }
 
 // instructions is what the server says of itself in the handshake; clients
@@ -123,10 +139,11 @@ const instructions = "coord shares this repository's tasks between agents: claim
 // calls in flight (a wait among them) are cancelled and Run returns at
 // once.
 func Run(ctx context.Context, opt Options, in io.ReadCloser, out io.WriteCloser) error {
-	srv, err := New(opt)
+	srv, s, err := newServer(opt)
 	if err != nil {
 		return err
 	}
+	defer s.keep.Close()
 	w := &syncWriter{w: out}
 	warn := func(format string, args ...any) {
 		if opt.Warn != nil {

@@ -596,6 +596,92 @@ func TestRefusedCallLeavesNoTrace(t *testing.T) {
 	}
 }
 
+// TestSelfFencing: a session holding a task keeps it alive in the
+// background; when its beats fail (here the heartbeat directory is
+// replaced by a file: every beat fails, as on a full disk) for half of
+// stale_after, the task is fenced: the session says so on stderr, and
+// every later call on the task answers code 6. Once beats succeed again
+// the task is handed back; calls on it stay refused until the session
+// claims it again.
+func TestSelfFencing(t *testing.T) {
+	root := t.TempDir()
+	coordDir := filepath.Join(root, ".rotd", "coordination")
+	if err := os.MkdirAll(coordDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(coordDir, "config.json"), []byte(`{"stale_after": "2s"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := openProject(t, root, tasks(1))
+	var mu sync.Mutex
+	var warnings []string
+	warned := func(sub string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, w := range warnings {
+			if strings.Contains(w, sub) {
+				return true
+			}
+		}
+		return false
+	}
+	s := connect(t, Options{Service: p.svc, Agent: agentAt("a"), Warn: func(w string) {
+		mu.Lock()
+		warnings = append(warnings, w)
+		mu.Unlock()
+	}}, nil)
+	s.call(t, "claim", map[string]any{"task": "t1"}).ok(t)
+
+	beats := filepath.Join(coordDir, "heartbeat")
+	if err := os.RemoveAll(beats); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(beats, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !waitUntil(func() bool { return warned("task t1: no successful beat for ") }) {
+		t.Fatalf("no fence within 60s; warnings %q", warnings)
+	}
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{{"release", map[string]any{"task": "t1"}}, {"progress", map[string]any{"task": "t1", "percent": 50}}, {"block", map[string]any{"task": "t1", "reason": "x"}}} {
+		if ref := s.call(t, call.name, call.args).refusal(t); ref.Code != 6 || !strings.Contains(ref.Message, "no successful beat") {
+			t.Fatalf("%s of a fenced task: %+v", call.name, ref)
+		}
+	}
+	if err := os.Remove(beats); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(beats, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	handedBack := func() bool {
+		list, err := p.svc.Tasks(context.Background(), app.ListRequest{})
+		return err == nil && len(list) == 1 && list[0].Status == coord.Unclaimed
+	}
+	if !waitUntil(handedBack) {
+		t.Fatal("the fenced task was not handed back within 60s of beats working again")
+	}
+	if ref := s.call(t, "release", map[string]any{"task": "t1"}).refusal(t); ref.Code != 6 {
+		t.Fatalf("release after the hand-back: %+v", ref)
+	}
+	s.call(t, "claim", map[string]any{"task": "t1"}).ok(t)
+	s.call(t, "release", map[string]any{"task": "t1"}).ok(t)
+}
+
+// waitUntil polls cond for up to 60 s.
+func waitUntil(cond func() bool) bool {
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
 // TestAgentCost measures the bytes an agent reads for one cycle through
 // MCP: the tools/list answer, a claim and a release (the README's
 // figure; the CLI's is measured in cmd/coord).

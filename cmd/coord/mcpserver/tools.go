@@ -169,6 +169,10 @@ func (s *server) ref(task string, epoch int64) (app.TaskRef, error) {
 	if err := coord.ValidTaskID(task); err != nil {
 		return app.TaskRef{}, err
 	}
+	// A task this session could no longer keep alive is no longer its own.
+	if err := s.keep.Check(task); err != nil {
+		return app.TaskRef{}, err
+	}
 	e, err := s.epochFor(task, epoch)
 	return app.TaskRef{Agent: s.opt.Agent, TaskID: task, Epoch: e}, err
 }
@@ -262,6 +266,7 @@ func (s *server) claim(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) 
 		return claimStatus{res.Status()}, nil
 	}
 	s.remember(t.ID, t.Epoch)
+	s.keep.Hold(app.TaskRef{Agent: s.opt.Agent, TaskID: t.ID, Epoch: t.Epoch}, res.Since)
 	return s.task(t), nil
 }
 
@@ -279,6 +284,7 @@ func (s *server) release(ctx context.Context, _ *mcp.CallToolRequest, in release
 		return nil, err
 	}
 	s.forget(t.ID)
+	s.keep.Drop(t.ID)
 	return s.task(t), nil
 }
 
