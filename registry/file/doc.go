@@ -29,6 +29,10 @@
 //     the rules are coord's (LeaseSet, KVSpace, Quota). Lease epochs and
 //     kv revisions have high-water marks in .lock/ (lease_epoch, kv_rev),
 //     so a document restored from an older copy never reissues one.
+//   - Config: config.json, read strictly on every Config; SetConfig
+//     changes one key under .lock/config.lock (format.SetSetting: every
+//     other key kept in place, the result read back strictly before it
+//     replaces the file atomically and durably).
 //   - Log: coordination.log, one write(2) per batch of lines under
 //     .lock/log.lock, rotated daily (UTC) by rename to
 //     coordination-YYYY-MM-DD.log (a first line dated in the future

@@ -10,6 +10,12 @@
 // 10,000 are errors (*ParseError, naming the file and where), as are
 // wrong types and values out of range for known members.
 //
+// config.json is changed one key at a time (SetSetting, the engines'
+// SetConfig): a key is a setting when ParseConfig reads it (ConfigKeys
+// lists them, kept equal to its cases by a test), a value is valid when
+// ParseConfig accepts it, and every other member keeps its bytes and its
+// place. SettingValue reads what a person types for a key.
+//
 // The registry is written back as it was read wherever it did not change:
 // unknown members, at the top and in tasks, keep their bytes and their
 // place; unchanged tasks and path locks are copied without re-encoding;

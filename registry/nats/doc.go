@@ -9,7 +9,9 @@
 //     creation): "registry", the registry document in exactly the file
 //     engine's format (registry/format: tasks, "last_epoch", "path_locks"),
 //     compressed with S2 above 32 KiB; "depmap", the dependency map;
-//     "config", config.json's content; "quota", quota.json's; "meta", the
+//     "config", config.json's content (SetConfig changes one key with a
+//     compare-and-set; "backend" is refused there: it names where a
+//     project lives); "quota", quota.json's; "meta", the
 //     namespace's own record; "lease.<name>" and "kv.<key>", each with
 //     the server-side TTL of the lease or key. Names and keys are
 //     base64url in the subject, so any agent id, lease name or key is safe
