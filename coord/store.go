@@ -17,6 +17,11 @@ import (
 // returns an error matching ErrInterrupted and has changed nothing; a
 // commit already under way finishes first.
 
+// TreeDir is where a project keeps its coordination tree, relative to
+// the project root (contract §1): the file engine keeps its state there,
+// and a caller finds its project by it.
+const TreeDir = ".rotd/coordination"
+
 // Backend is one storage engine opened on one project.
 type Backend interface {
 	// Name is the engine's name as the conformance suite and

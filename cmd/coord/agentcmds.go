@@ -13,8 +13,8 @@ import (
 	"github.com/rotd/coord/cmd/coord/hooks"
 	"github.com/rotd/coord/cmd/coord/mcpserver"
 	"github.com/rotd/coord/cmd/coord/setup"
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // agentCommands are the commands for the agents' own interfaces

@@ -15,13 +15,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/registry/backend"
 	"github.com/rotd/coord/registry/format"
 	"github.com/rotd/coord/registry/rotd"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 func commands(e *env) []*cli.Command {
@@ -230,7 +230,7 @@ func (e *env) keepOutOfGit(root string) (string, []string) {
 	file, added, err := workspace.KeepOutOfGit(e.ctx, root, wait)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "coord: warning: could not keep %s out of git: %v; add the line %s to %s by hand\n",
-			workspace.RelDir, coord.OneLine(err.Error()), workspace.GitExcludes(".")[0], file)
+			coord.TreeDir, coord.OneLine(err.Error()), workspace.GitExcludes(".")[0], file)
 	}
 	return file, added
 }

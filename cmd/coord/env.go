@@ -10,10 +10,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // env is what every command needs, resolved lazily from the global flags:

@@ -16,9 +16,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // lastLine passes writes through and remembers the last non-empty line

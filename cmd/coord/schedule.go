@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // Push scheduling (contract §8): the pool (agents register/deregister),

@@ -6,7 +6,6 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/heartbeat"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // Names inside the coordination directory (contract §1), defined here
@@ -74,8 +73,8 @@ func BackupName(n int) string { return BackupDir + "/" + RegistryFile + "." + st
 var Subdirs = []string{LocksDir, FileLocksDir, HeartbeatDir, LockDir, ArchiveDir, BackupDir}
 
 // RelDir is the coordination directory relative to the project root
-// (defined by registry/workspace, which finds projects by it).
-const RelDir = workspace.RelDir
+// (coord.TreeDir: the contract's place, where callers find projects by it).
+const RelDir = coord.TreeDir
 
 // LockName is the lock file name of task held by agent.
 func LockName(task, agent string) string { return task + "." + agent + ".lock" }

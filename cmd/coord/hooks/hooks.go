@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // Exit statuses of a hook.

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
 	"github.com/rotd/coord/registry/format"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // project is a coordination tree in a temporary directory, with task

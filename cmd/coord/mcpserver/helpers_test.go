@@ -16,11 +16,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
 	"github.com/rotd/coord/registry/format"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // TestMain lets the test binary serve MCP on its stdio (the subprocess

@@ -17,10 +17,10 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // TestToolsListDefault: the default set is exactly the contract's nine

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // Agents are the agents setup knows.

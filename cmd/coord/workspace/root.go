@@ -17,9 +17,6 @@ import (
 	"github.com/rotd/coord/fsops"
 )
 
-// RelDir is the coordination tree's place in a project root.
-const RelDir = ".rotd/coordination"
-
 // FindRoot resolves the project root (contract §1): --root, else
 // COORD_ROOT, else the nearest ancestor of cwd holding .rotd/coordination.
 // Inside a linked git worktree the search starts from the same place in
@@ -39,8 +36,8 @@ func FindRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 			return "", coord.Errorf(coord.CodeUsage, "invalid root %q: %v", root, err)
 		}
 		if mustExist {
-			if _, err := os.Stat(filepath.Join(abs, RelDir)); err != nil {
-				return "", coord.Errorf(coord.CodeIO, "no coordination tree at %s", filepath.Join(abs, RelDir)).
+			if _, err := os.Stat(filepath.Join(abs, coord.TreeDir)); err != nil {
+				return "", coord.Errorf(coord.CodeIO, "no coordination tree at %s", filepath.Join(abs, coord.TreeDir)).
 					WithHint("create it first: coord init --root %s", ShellQuote(root))
 			}
 		}
@@ -57,7 +54,7 @@ func FindRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 		}
 	}
 	for d := start; ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(filepath.Join(d, RelDir)); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(filepath.Join(d, coord.TreeDir)); err == nil && fi.IsDir() {
 			return d, nil
 		}
 		if d == filepath.Dir(d) {
@@ -65,7 +62,7 @@ func FindRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 		}
 	}
 	if mustExist {
-		return "", coord.Errorf(coord.CodeIO, "no %s in %s or any parent directory", RelDir, start).
+		return "", coord.Errorf(coord.CodeIO, "no %s in %s or any parent directory", coord.TreeDir, start).
 			WithHint("run 'coord init' in the project root, or pass --root DIR")
 	}
 	if main != "" {
@@ -415,7 +412,7 @@ func GitExcludes(rel string) []string {
 	if rel = filepath.ToSlash(filepath.Clean(rel)); rel != "." {
 		dir += gitignoreQuote(rel) + "/"
 	}
-	return []string{dir + RelDir + "/", "/.rotd/agent_id"}
+	return []string{dir + coord.TreeDir + "/", "/.rotd/agent_id"}
 }
 
 // gitignoreQuote escapes the characters a gitignore pattern reads as glob
