@@ -35,8 +35,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) == 0 {
 		args = []string{"coord"}
 	}
-	if isRunGuard(args) { // coord run's helper process (guard.go)
-		return runGuard(args, stdin, stdout, stderr)
+	if isSupervisor(args) { // coord run's helper process (supervise.go)
+		return runSupervisor(args, stdin, stdout, stderr)
 	}
 	// "rotd coord …" behaves exactly like "coord …".
 	if filepath.Base(args[0]) == "rotd" {

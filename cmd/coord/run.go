@@ -57,10 +57,11 @@ func (l *lastLine) Last() string {
 
 // cmdRun: take the next task (app.Worker.Next: claim, or the inbox,
 // waiting while nothing is eligible but work remains), run CMD on it
-// under the run guard (guard.go: CMD and everything it started die with
-// run, however run ends) while an app.Keeper beats, then release or block
-// by its exit status; stop CMD if the claim is lost or can no longer be
-// kept (self-fencing), hand the task back if run itself gets a signal.
+// under the run supervisor (supervise.go: CMD and everything it started
+// die with run, however run ends) while an app.Keeper beats, then release
+// or block by its exit status; stop CMD if the claim is lost or can no
+// longer be kept (self-fencing), hand the task back if run itself gets a
+// signal.
 // With --loop (and, as before, with --inbox) it goes on to the next task
 // until no work is left.
 func (e *env) cmdRun(c *cli.Context) error {
@@ -215,7 +216,7 @@ func (r *runner) work(a coord.Agent, t *coord.Task, since time.Time) error {
 	if t.ReviewNotes != "" { // work a reviewer sent back: what to change
 		env = append(env, "COORD_REVIEW_NOTES="+t.ReviewNotes)
 	}
-	out, err := r.guarded(env, a.ID, ref)
+	out, err := r.supervise(env, a.ID, ref)
 	if err != nil {
 		return r.blockAfterRun(ctx, ref, "could not start: "+err.Error())
 	}
@@ -283,7 +284,7 @@ func (r *runner) review(a coord.Agent, t *coord.Task) error {
 	}
 	env := append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(t.Epoch, 10),
 		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root, "COORD_REVIEW=1")
-	out, err := r.guarded(env, a.ID, app.TaskRef{})
+	out, err := r.supervise(env, a.ID, app.TaskRef{})
 	if err != nil {
 		out = runOutcome{status: "error " + err.Error()}
 	}
@@ -310,9 +311,9 @@ func (r *runner) review(a coord.Agent, t *coord.Task) error {
 	return nil
 }
 
-// runOutcome is how a guarded CMD ended.
+// runOutcome is how a supervised CMD ended.
 type runOutcome struct {
-	status string    // the guard's report: "exit N", "signal N", "error …"
+	status string    // the supervisor's report: "exit N", "signal N", "error …"
 	sig    os.Signal // the first stop signal run got meanwhile (or just after)
 	lost   string    // why the task was lost, when it was
 	tail   string    // CMD's last stderr line
@@ -327,15 +328,15 @@ func (o runOutcome) reason() string {
 	return reason
 }
 
-// guarded runs CMD under the run guard. With a task (the keeper keeps
-// it), CMD is stopped when the keeper reports it lost or fenced; without
+// supervise runs CMD under the run supervisor. With a task (the keeper
+// keeps it), CMD is stopped when the keeper reports it lost or fenced; without
 // one (a review), run beats for agent every beat itself. Signals to run
 // go to CMD's process group, and SIGKILL follows after grace.
-func (r *runner) guarded(env []string, agent string, task app.TaskRef) (runOutcome, error) {
+func (r *runner) supervise(env []string, agent string, task app.TaskRef) (runOutcome, error) {
 	e := r.e
 	ctx := context.WithoutCancel(e.ctx)
 	errTail := &lastLine{w: e.stderr}
-	g, err := startGuarded(r.path, r.argv, env, rawStdin(e.stdin), e.stdout, errTail)
+	g, err := startSupervised(r.path, r.argv, env, rawStdin(e.stdin), e.stdout, errTail)
 	if err != nil {
 		return runOutcome{}, err
 	}
@@ -418,7 +419,7 @@ func (e *env) handBack(ctx context.Context, svc *app.Service, ref app.TaskRef, s
 	return &coord.Error{Code: coord.CodeInterrupted, Msg: fmt.Sprintf("run: %s; task %s was not finished", why, ref.TaskID)}
 }
 
-// exitReason words the guard's report of how CMD ended.
+// exitReason words the supervisor's report of how CMD ended.
 func exitReason(status string) string {
 	kind, arg, _ := strings.Cut(status, " ")
 	n, _ := strconv.Atoi(arg)

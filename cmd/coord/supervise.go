@@ -1,29 +1,5 @@
 package main
 
-// The run guard. coord run does not start CMD itself: it starts this
-// binary again as a small guard process (argv "coord __run-guard PATH
-// ARGV0 ARGS…", with COORD_RUN_GUARD=1), and the guard starts CMD in a
-// process group of its own. run and the guard share a socket, the
-// lifeline, that run never writes to:
-//
-//   - run forwards SIGINT, SIGTERM and SIGHUP to the guard, which forwards
-//     them to CMD's whole process group;
-//   - when the lifeline closes (run shut it to stop CMD at once, or run
-//     died, SIGKILL included: the kernel closes a dead process's sockets),
-//     the guard SIGKILLs CMD's group;
-//   - when CMD exits, the guard SIGKILLs what CMD left running in its
-//     group and, on Linux, every other descendant (the guard is a child
-//     subreaper: a process that left the group with setsid is reparented
-//     to the guard when its parent dies, and is killed there too), then
-//     writes CMD's status on the lifeline ("exit N", "signal N" or
-//     "error TEXT") and exits.
-//
-// On Linux CMD itself also gets SIGKILL if the guard dies (Pdeathsig).
-// What is not covered: a process that escaped to another subreaper or
-// init while the guard was alive (a daemon started through systemd-run or
-// a second double fork across a subreaper), and, outside Linux,
-// descendants that left CMD's process group.
-
 import (
 	"fmt"
 	"io"
@@ -37,21 +13,45 @@ import (
 	"time"
 )
 
+// The run supervisor. coord run does not start CMD itself: it starts
+// this binary again as a small supervisor process (argv "coord
+// __run-supervisor PATH ARGV0 ARGS…", with COORD_RUN_SUPERVISOR=1), and
+// the supervisor starts CMD in a process group of its own. run and the
+// supervisor share a socket, the lifeline, that run never writes to:
+//
+//   - run forwards SIGINT, SIGTERM and SIGHUP to the supervisor, which
+//     forwards them to CMD's whole process group;
+//   - when the lifeline closes (run shut it to stop CMD at once, or run
+//     died, SIGKILL included: the kernel closes a dead process's sockets),
+//     the supervisor SIGKILLs CMD's group;
+//   - when CMD exits, the supervisor SIGKILLs what CMD left running in its
+//     group and, on Linux, every other descendant (the supervisor is a
+//     child subreaper: a process that left the group with setsid is
+//     reparented to the supervisor when its parent dies, and is killed
+//     there too), then writes CMD's status on the lifeline ("exit N",
+//     "signal N" or "error TEXT") and exits.
+//
+// On Linux CMD itself also gets SIGKILL if the supervisor dies
+// (Pdeathsig). What is not covered: a process that escaped to another
+// subreaper or init while the supervisor was alive (a daemon started
+// through systemd-run or a second double fork across a subreaper), and,
+// outside Linux, descendants that left CMD's process group.
+
 const (
-	guardArg = "__run-guard"
-	guardEnv = "COORD_RUN_GUARD"
-	// lifelineFD is the lifeline's descriptor in the guard (ExtraFiles[0]).
+	supervisorArg = "__run-supervisor"
+	supervisorEnv = "COORD_RUN_SUPERVISOR"
+	// lifelineFD is the lifeline's descriptor in the supervisor (ExtraFiles[0]).
 	lifelineFD = 3
 )
 
-// isRunGuard reports whether this process is a run guard.
-func isRunGuard(args []string) bool {
-	return len(args) >= 4 && args[1] == guardArg && os.Getenv(guardEnv) == "1"
+// isSupervisor reports whether this process is a run supervisor.
+func isSupervisor(args []string) bool {
+	return len(args) >= 4 && args[1] == supervisorArg && os.Getenv(supervisorEnv) == "1"
 }
 
-// runGuard is the guard's whole life; args are [coord __run-guard PATH
+// runSupervisor is the supervisor's whole life; args are [coord __run-supervisor PATH
 // ARGV0 ARGS…]. Its own stdin, stdout and stderr are CMD's.
-func runGuard(args []string, _ io.Reader, _, _ io.Writer) int {
+func runSupervisor(args []string, _ io.Reader, _, _ io.Writer) int {
 	syscall.CloseOnExec(lifelineFD) // CMD must not hold the lifeline open
 	lifeline := os.NewFile(lifelineFD, "lifeline")
 	report := func(format string, a ...any) { fmt.Fprintf(lifeline, format+"\n", a...) }
@@ -59,9 +59,9 @@ func runGuard(args []string, _ io.Reader, _, _ io.Writer) int {
 	signal.Notify(sigs, stopSignals...)
 	becomeSubreaper()
 	// Pdeathsig fires when the thread that started CMD ends; this one
-	// stays locked (and alive) until the guard exits.
+	// stays locked (and alive) until the supervisor exits.
 	runtime.LockOSThread()
-	env := withoutEnv(os.Environ(), guardEnv)
+	env := withoutEnv(os.Environ(), supervisorEnv)
 	p, err := os.StartProcess(args[2], args[3:], &os.ProcAttr{
 		Env:   env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
@@ -103,8 +103,8 @@ wait:
 	return 0
 }
 
-// reapChildren waits for every child of the guard: CMD (whose status it
-// sends on exited) and the orphans reparented to the guard, so none stays
+// reapChildren waits for every child of the supervisor: CMD (whose status it
+// sends on exited) and the orphans reparented to the supervisor, so none stays
 // a zombie.
 func reapChildren(pid int, exited chan<- syscall.WaitStatus) {
 	for {
@@ -132,14 +132,14 @@ func withoutEnv(env []string, name string) []string {
 	return out
 }
 
-// guarded is CMD running under its guard, as run sees it.
-type guarded struct {
+// supervised is CMD running under its supervisor, as run sees it.
+type supervised struct {
 	cmd  *exec.Cmd
 	line *net.UnixConn // run's end of the lifeline
 }
 
-// startGuarded starts the guard, which starts CMD (path, argv) with env.
-func startGuarded(path string, argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (*guarded, error) {
+// startSupervised starts the supervisor, which starts CMD (path, argv) with env.
+func startSupervised(path string, argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (*supervised, error) {
 	self, err := selfExe()
 	if err != nil {
 		return nil, err
@@ -148,8 +148,8 @@ func startGuarded(path string, argv, env []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return nil, err
 	}
-	guardEnd := os.NewFile(uintptr(fds[1]), "lifeline")
-	defer guardEnd.Close() // the guard has its copy once started
+	supervisorEnd := os.NewFile(uintptr(fds[1]), "lifeline")
+	defer supervisorEnd.Close() // the supervisor has its copy once started
 	runEnd := os.NewFile(uintptr(fds[0]), "lifeline")
 	fc, err := net.FileConn(runEnd)
 	runEnd.Close()
@@ -158,10 +158,10 @@ func startGuarded(path string, argv, env []string, stdin io.Reader, stdout, stde
 	}
 	line := fc.(*net.UnixConn)
 	cmd := exec.Command(self)
-	cmd.Args = append([]string{"coord", guardArg, path}, argv...)
-	cmd.Env = append(env, guardEnv+"=1")
+	cmd.Args = append([]string{"coord", supervisorArg, path}, argv...)
+	cmd.Env = append(env, supervisorEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.ExtraFiles = []*os.File{guardEnd}
+	cmd.ExtraFiles = []*os.File{supervisorEnd}
 	// Its own group: a terminal's Ctrl-C reaches run alone, which forwards
 	// it once.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -170,18 +170,18 @@ func startGuarded(path string, argv, env []string, stdin io.Reader, stdout, stde
 		line.Close()
 		return nil, err
 	}
-	return &guarded{cmd: cmd, line: line}, nil
+	return &supervised{cmd: cmd, line: line}, nil
 }
 
-// signal forwards sig to CMD's process group (through the guard).
-func (g *guarded) signal(sig os.Signal) { g.cmd.Process.Signal(sig) }
+// signal forwards sig to CMD's process group (through the supervisor).
+func (g *supervised) signal(sig os.Signal) { g.cmd.Process.Signal(sig) }
 
-// kill shuts the lifeline: the guard SIGKILLs CMD's process group.
-func (g *guarded) kill() { g.line.CloseWrite() }
+// kill shuts the lifeline: the supervisor SIGKILLs CMD's process group.
+func (g *supervised) kill() { g.line.CloseWrite() }
 
-// wait waits for the guard and returns its report of CMD's end: "exit N",
-// "signal N", "error TEXT", or, when the guard itself died, how.
-func (g *guarded) wait() string {
+// wait waits for the supervisor and returns its report of CMD's end: "exit N",
+// "signal N", "error TEXT", or, when the supervisor itself died, how.
+func (g *supervised) wait() string {
 	werr := g.cmd.Wait()
 	g.line.SetReadDeadline(time.Now().Add(5 * time.Second))
 	b, _ := io.ReadAll(io.LimitReader(g.line, 4096))
@@ -189,10 +189,10 @@ func (g *guarded) wait() string {
 	if st := strings.TrimSpace(string(b)); st != "" {
 		return st
 	}
-	return fmt.Sprintf("the run guard died (%v)", werr)
+	return fmt.Sprintf("the run supervisor died (%v)", werr)
 }
 
-// selfExe is this binary, for re-executing it as the guard. On Linux,
+// selfExe is this binary, for re-executing it as the supervisor. On Linux,
 // /proc/self/exe works even if the file was replaced since (make build
 // while agents run).
 func selfExe() (string, error) {
@@ -203,7 +203,7 @@ func selfExe() (string, error) {
 }
 
 // lifelinePair is a connected socket pair, both ends close-on-exec (the
-// guard gets its end through ExtraFiles; nothing else may inherit either).
+// supervisor gets its end through ExtraFiles; nothing else may inherit either).
 func lifelinePair() ([2]int, error) {
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()

@@ -12,18 +12,18 @@ import (
 )
 
 // childAttr puts CMD in a process group of its own and kills it if the
-// guard dies.
+// supervisor dies.
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// becomeSubreaper makes the guard the reaper of CMD's orphans, so that a
+// becomeSubreaper makes the supervisor the reaper of CMD's orphans, so that a
 // descendant that left CMD's group is reparented here, not to init.
 func becomeSubreaper() {
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
-// killOrphans SIGKILLs the guard's remaining children (orphans reparented
+// killOrphans SIGKILLs the supervisor's remaining children (orphans reparented
 // to it), round after round as their own children are reparented in
 // turn, until none is left or wait has passed. reapChildren reaps them.
 func killOrphans(wait time.Duration) {

@@ -13,5 +13,5 @@ func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: tru
 // becomeSubreaper: only Linux has child subreapers.
 func becomeSubreaper() {}
 
-// killOrphans: without a subreaper the guard has no orphans to kill.
+// killOrphans: without a subreaper the supervisor has no orphans to kill.
 func killOrphans(time.Duration) {}
