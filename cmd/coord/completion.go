@@ -1,8 +1,10 @@
 package main
 
-import (
-	"github.com/urfave/cli/v2"
-)
+import "github.com/urfave/cli/v2"
+
+func completionCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "completion", Usage: "print a shell completion script: coord completion bash|zsh", ArgsUsage: "bash|zsh", Action: e.cmdCompletion}
+}
 
 // Shell completion: urfave/cli answers --generate-bash-completion with the
 // commands and flags that fit; these scripts ask it.

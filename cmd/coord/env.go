@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -210,15 +210,10 @@ func (e *env) close() {
 	}
 }
 
-// printJSON prints v as one line of JSON. '<', '>' and '&' are printed
-// as they are (a skill filter reads "<=expert", not "\u003c=expert"):
-// the output is for terminals and scripts, never HTML.
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-func (e *env) printf(format string, args ...any) {
-	fmt.Fprintf(e.stdout, format, args...)
+// useProjectDir takes the working directory the agent names for its
+// session, CLAUDE_PROJECT_DIR, when set (contract §6).
+func (e *env) useProjectDir() {
+	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" && filepath.IsAbs(d) {
+		e.cwd = d
+	}
 }

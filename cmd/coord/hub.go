@@ -9,43 +9,22 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
 	natsreg "github.com/rotd/coord/registry/nats"
 	"github.com/rotd/coord/registry/nats/hub"
 )
 
-func hubCommands(e *env) []*cli.Command {
-	return []*cli.Command{
-		{Name: "hub", Usage: "run a NATS JetStream server for projects shared across machines (prints COORD_BACKEND=nats://HOST:PORT[/NAMESPACE] when ready)",
-			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "namespace", Usage: "the project namespace to name in the printed URL (COORD_BACKEND=nats://HOST:PORT/NAMESPACE); without it the URL names none, and clients that follow it use \"default\""},
-				&cli.StringFlag{Name: "dir", Usage: "where the hub keeps its data, locked while it runs (default: $XDG_DATA_HOME/coord/hub, or ~/.local/share/coord/hub)"},
-				&cli.StringFlag{Name: "listen", Value: hub.DefaultListen, Usage: "HOST:PORT for clients (port 0: a free one; 0.0.0.0 for other machines)"},
-				&cli.StringFlag{Name: "cluster", Usage: "cluster name: this hub is one node of a 3-node cluster (replicated storage)"},
-				&cli.StringFlag{Name: "routes", Usage: "the other nodes' route URLs, comma-separated (nats-route://host:6222)"},
-				&cli.StringFlag{Name: "cluster-listen", Usage: "HOST:PORT for routes (default: --listen's host, port 6222)"},
-				&cli.StringFlag{Name: "cluster-advertise", Usage: "HOST:PORT the other nodes should route to (behind NAT)"},
-				&cli.BoolFlag{Name: "verbose", Usage: "print the server's notices to stderr (warnings and errors always are)"},
-			}, Action: e.cmdHub},
-		{Name: "backend", Usage: "move a project between backends",
-			Subcommands: []*cli.Command{
-				{Name: "copy", Usage: "copy a whole project (tasks, claims and epochs, path locks, leases, kv, quota, log) into an empty one",
-					Flags: copyFlags(), Action: e.cmdBackendCopy},
-			}},
-		// 'coord copy' is what people type first: the same command.
-		{Name: "copy", Usage: "the same as 'coord backend copy': copy a whole project into an empty one",
-			Flags: copyFlags(), Action: e.cmdBackendCopy},
-	}
-}
-
-// copyFlags are the flags of 'backend copy' and of its short name 'copy'
-// (each command gets flags of its own).
-func copyFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "from", Usage: "source backend URL (file:///abs/path or nats://host:port/NAMESPACE)"},
-		&cli.StringFlag{Name: "to", Usage: "destination backend URL; created if missing, refused if it holds tasks"},
-	}
+func hubCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "hub", Usage: "run a NATS JetStream server for projects shared across machines (prints COORD_BACKEND=nats://HOST:PORT[/NAMESPACE] when ready)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "namespace", Usage: "the project namespace to name in the printed URL (COORD_BACKEND=nats://HOST:PORT/NAMESPACE); without it the URL names none, and clients that follow it use \"default\""},
+			&cli.StringFlag{Name: "dir", Usage: "where the hub keeps its data, locked while it runs (default: $XDG_DATA_HOME/coord/hub, or ~/.local/share/coord/hub)"},
+			&cli.StringFlag{Name: "listen", Value: hub.DefaultListen, Usage: "HOST:PORT for clients (port 0: a free one; 0.0.0.0 for other machines)"},
+			&cli.StringFlag{Name: "cluster", Usage: "cluster name: this hub is one node of a 3-node cluster (replicated storage)"},
+			&cli.StringFlag{Name: "routes", Usage: "the other nodes' route URLs, comma-separated (nats-route://host:6222)"},
+			&cli.StringFlag{Name: "cluster-listen", Usage: "HOST:PORT for routes (default: --listen's host, port 6222)"},
+			&cli.StringFlag{Name: "cluster-advertise", Usage: "HOST:PORT the other nodes should route to (behind NAT)"},
+			&cli.BoolFlag{Name: "verbose", Usage: "print the server's notices to stderr (warnings and errors always are)"},
+		}, Action: e.cmdHub}
 }
 
 // cmdHub runs an embedded NATS server until SIGTERM or SIGINT, then stops
@@ -116,45 +95,4 @@ func (e *env) cmdHub(c *cli.Context) error {
 	<-e.ctx.Done()
 	h.Shutdown()
 	return interrupted(e.ctx)
-}
-
-// cmdBackendCopy copies a project between backends (app.Copy).
-func (e *env) cmdBackendCopy(c *cli.Context) error {
-	from, to := c.String("from"), c.String("to")
-	if from == "" || to == "" {
-		return strErr("copy needs --from URL and --to URL")
-	}
-	warn := func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
-	opt := func(url string) backend.Options {
-		o := backend.Options{URL: url, Clock: e.clock, Warn: warn, AllowUnsafeFS: e.allowUnsafeFS}
-		if e.lockWaitSet {
-			o.LockWait = e.lockWait
-		}
-		return o
-	}
-	src, err := backend.Open(e.ctx, opt(from))
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	// The destination is created if it does not exist yet (idempotent:
-	// an existing project is only opened).
-	if _, _, err := backend.Init(e.ctx, opt(to)); err != nil {
-		return err
-	}
-	dst, err := backend.Open(e.ctx, opt(to))
-	if err != nil {
-		return err
-	}
-	defer dst.Close()
-	res, err := app.Copy(e.ctx, src, dst)
-	if err != nil {
-		return err
-	}
-	if e.json {
-		return e.printJSON(res)
-	}
-	e.printf("copied %d tasks, %d leases, %d keys, %d log lines and %d archived tasks from %s to %s\n",
-		res.Tasks, res.Leases, res.Keys, res.LogLines, res.Archived, res.From, res.To)
-	return nil
 }

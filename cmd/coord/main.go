@@ -1,6 +1,3 @@
-// Command coord coordinates AI coding agents that share one repository
-// through the file system: claim, beat, release. See README.md and
-// ../shared/spec/cli.md for the contract.
 package main
 
 import (
@@ -9,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -91,61 +86,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return int(code)
 }
 
-// signalsHook, when set (by the test wrapper only), is called once the
-// stop signals are caught: from then on a signal means exit 130.
-var signalsHook func()
-
-// stopSignals are the signals that stop a command with exit 130: Ctrl-C,
-// kill's default, and a closed terminal or ssh session.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-
-// signalCause is the cause of a context cancelled by a stop signal
-// (context.Cause); it names the signal, which run forwards.
-type signalCause struct{ sig os.Signal }
-
-func (c *signalCause) Error() string { return "interrupted by " + signalName(c.sig) }
-
-// Unwrap makes a signal read as a cancellation (exit 130) wherever the
-// cause is checked instead of ctx.Err().
-func (c *signalCause) Unwrap() error { return context.Canceled }
-
-func signalName(sig os.Signal) string {
-	switch sig {
-	case os.Interrupt:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	}
-	return sig.String()
-}
-
-// notifyStop is signal.NotifyContext over stopSignals, except that the
-// cause names the signal. After the first signal the handler stays
-// installed until stop, so a second one cannot kill a commit half-way.
-func notifyStop(parent context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(parent)
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, stopSignals...)
-	if signalsHook != nil {
-		signalsHook()
-	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-ch:
-			cancel(&signalCause{sig})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		close(done)
-		signal.Stop(ch)
-		cancel(nil)
-	}
-}
-
 // exitCode is the one table from errors to exit codes.
 func exitCode(err error) coord.Code {
 	var ue usageError
@@ -156,13 +96,6 @@ func exitCode(err error) coord.Code {
 		return coord.CodeInterrupted
 	}
 	return coord.CodeOf(err)
-}
-
-func printExitCodes(w io.Writer) {
-	fmt.Fprintf(w, "%-5s %-15s %s\n", "CODE", "NAME", "MEANING")
-	for _, c := range coord.ExitCodes {
-		fmt.Fprintf(w, "%-5d %-15s %s\n", c.Code, c.Name, c.Meaning)
-	}
 }
 
 func onUsageError(_ *cli.Context, err error, _ bool) error {
@@ -183,7 +116,7 @@ func newApp(e *env) *cli.App {
 		OnUsageError:         onUsageError,
 		Flags:                globalFlags(),
 		Before:               e.before,
-		Commands:             append(append(append(append(commands(e), planningCommands(e)...), scheduleCommands(e)...), agentCommands(e)...), hubCommands(e)...),
+		Commands:             commands(e),
 		CommandNotFound: func(c *cli.Context, name string) {
 			e.notFound = name
 		},
@@ -225,3 +158,9 @@ func strErr(format string, args ...any) error {
 }
 
 func trimmed(s string) string { return strings.TrimSpace(s) }
+
+// exitStatus ends a command with a status it has already explained (on
+// stderr or in the agent's own convention): run prints nothing more.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +19,22 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 )
+
+func runCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "run", Usage: "claim (waiting while nothing is eligible), run CMD beating meanwhile, release on success, block on failure", ArgsUsage: "-- CMD [ARGS...]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "task", Usage: "take this task or exit 3"},
+			capabilityFlag(), skillFlag(),
+			&cli.BoolFlag{Name: "any", Usage: "first eligible in registry order"},
+			&cli.BoolFlag{Name: "loop", Usage: "run CMD on one task after another until no work is left (a failed or lost task is logged and the loop goes on)"},
+			&cli.StringFlag{Name: "timeout", Usage: "give up (exit 3) when no task becomes eligible for this long (default: wait)"},
+			&cli.StringFlag{Name: "beat", Usage: "beat and check the claim this often (default: config beat_interval)"},
+			&cli.StringFlag{Name: "grace", Usage: "after SIGTERM to a command whose claim was lost, SIGKILL after this (default 10s)"},
+			&cli.StringFlag{Name: "summary", Usage: "release summary (default: git diff --shortstat)"},
+			&cli.BoolFlag{Name: "inbox", Usage: "push scheduling: run CMD on each task pushed to this agent, in turn, until no work is left"},
+			&cli.StringFlag{Name: "wait", Usage: "with --inbox: give up (exit 3) when nothing is pushed for this long (as --timeout)"},
+		}, Action: e.cmdRun}
+}
 
 // lastLine passes writes through and remembers the last non-empty line
 // (for the reason of a blocked task).
@@ -444,85 +459,4 @@ func (r *runner) blockAfterRun(ctx context.Context, ref app.TaskRef, reason stri
 	r.blocked = t
 	return coord.Errorf(coord.CodeConflict, "run: task %s blocked: %s", ref.TaskID, reason).
 		WithHint("fix the cause, then 'coord unblock %s' and run again", ref.TaskID)
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-// durFlag is the positive duration of flag name, def when it is not set.
-func durFlag(c *cli.Context, name string, def time.Duration) (time.Duration, error) {
-	if !c.IsSet(name) {
-		return def, nil
-	}
-	return coord.ParsePositive("--"+name, c.String(name))
-}
-
-// intervalFlag is the interval of flag name (at least coord.MinInterval),
-// def when it is not set.
-func intervalFlag(c *cli.Context, name string, def time.Duration) (time.Duration, error) {
-	if !c.IsSet(name) {
-		return def, nil
-	}
-	return coord.ParseInterval("--"+name, c.String(name))
-}
-
-// cmdWait blocks until this agent has an eligible task, or the named task
-// changes state, or no work is left at all ({"status":"drained"}, exit
-// 0): app.Service.Wait, woken by the backend's change notification with a
-// slow poll as the fallback, beating for the agent every beat_interval and
-// freeing stale locks it finds (unless sweep_on_claim is false).
-func (e *env) cmdWait(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return strErr("wait takes no arguments (use --task ID)")
-	}
-	timeout, err := durFlag(c, "timeout", 0)
-	if err != nil {
-		return err
-	}
-	if _, err := coord.ParseSkillFilter(c.String("skill-level")); err != nil {
-		return err
-	}
-	taskID := c.String("task")
-	if taskID != "" {
-		if err := coord.ValidTaskID(taskID); err != nil {
-			return err
-		}
-	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	a, err := e.caller(c)
-	if err != nil {
-		return err
-	}
-	markWaiting()
-	res, err := s.Wait(e.ctx, app.WaitRequest{Agent: a, TaskID: taskID, Timeout: timeout})
-	if err != nil {
-		return err
-	}
-	return e.printRaw(waitJSON(res))
-}
-
-// waitJSON prints a wait's result as the contract shows it:
-// {"status":"eligible","task":ID}, {"task":ID,"status":S,"was":W} or
-// {"status":"drained"}.
-func waitJSON(r app.WaitResult) []byte {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	switch {
-	case r.Was != "":
-		return []byte(`{"task":` + q(r.Task) + `,"status":` + q(r.Status) + `,"was":` + q(r.Was) + `}`)
-	case r.Task != "":
-		return []byte(`{"status":` + q(r.Status) + `,"task":` + q(r.Task) + `}`)
-	}
-	return []byte(`{"status":` + q(r.Status) + `}`)
-}
-
-func (e *env) cmdPrime(c *cli.Context) error {
-	_, err := e.stdout.Write([]byte(app.Prime))
-	return err
 }

@@ -14,6 +14,14 @@ import (
 	"github.com/rotd/coord/coord/app"
 )
 
+func topCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "top", Usage: "live view: agents, tasks by status, locks, recent log (redrawn on change)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
+			&cli.BoolFlag{Name: "once", Usage: "print one frame and exit"},
+		}, Action: e.cmdTop}
+}
+
 // cmdTop is a live view for people: agents and their heartbeat age, tasks
 // by status, locks, and the last log lines, redrawn when the tree changes
 // (and every second for the ages). Plain ANSI, so it works over ssh. When

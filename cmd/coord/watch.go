@@ -11,6 +11,15 @@ import (
 	"github.com/rotd/coord/coord/app"
 )
 
+func watchCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "watch", Usage: "long-running sweeper: frees stale locks as they expire, rotates the log, archives",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
+			&cli.StringFlag{Name: "interval", Usage: "full rescan at least this often (default: timeout/3, at most 1m)"},
+			&cli.BoolFlag{Name: "poll", Usage: "do not use file-system notification"},
+		}, Action: e.cmdWatch}
+}
+
 // cmdWatch is the long-running sweeper of one project: one maintenance
 // step (app.Service.Maintain, as clean-stale runs it) at start, then a
 // cheap one (the stale sweep and expired path locks) whenever the next

@@ -2,24 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"github.com/rotd/coord/coord"
 )
-
-// interrupted is what a command returns when a signal ended ctx: exit
-// 130, naming the signal. Every command that waits returns it, so the
-// long-running ones (log -f, top, beat --every, watch, wait, kv watch)
-// agree on the code.
-func interrupted(ctx context.Context) error {
-	msg := "interrupted"
-	var sc *signalCause
-	if errors.As(context.Cause(ctx), &sc) {
-		msg = sc.Error()
-	}
-	return &coord.Error{Code: coord.CodeInterrupted, Msg: msg}
-}
 
 // readErr is the error of a read from the caller's input (stdin, a seed
 // file): exit 130 when a signal cut it short, else an I/O error naming it.
@@ -28,18 +14,6 @@ func (e *env) readErr(what string, err error) error {
 		return interrupted(e.ctx)
 	}
 	return coord.Wrap(coord.CodeIO, err, "cannot read %s", what)
-}
-
-// waitingHook, when set, is called once a waiting command is ready to be
-// signalled: its signal handler is installed and it waits. Only the test
-// wrapper sets it (COORD_TEST_WAITING names a file to create), so tests
-// signal after a condition, never after a sleep.
-var waitingHook func()
-
-func markWaiting() {
-	if waitingHook != nil {
-		waitingHook()
-	}
 }
 
 // ctxReader is the commands' stdin: a read that waits (a terminal, a pipe

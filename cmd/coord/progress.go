@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+func progressCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "progress", Usage: "record progress (0-100) on a task you hold", ArgsUsage: "TASK PERCENT",
+		Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the log"}, newEpochFlag()},
+		Action: e.cmdProgress}
+}
+
+func (e *env) cmdProgress(c *cli.Context) error {
+	a, err := e.args(c, "TASK", "PERCENT")
+	if err != nil {
+		return err
+	}
+	pct, err := strconv.Atoi(strings.TrimSuffix(a[1], "%"))
+	if err != nil || pct < 0 || pct > 100 {
+		return strErr("PERCENT must be an integer 0..100, got %q", a[1])
+	}
+	s, ref, err := e.held(c, a[0])
+	if err != nil {
+		return err
+	}
+	t, err := s.Progress(e.ctx, ref, pct, c.String("note"))
+	if err != nil {
+		return err
+	}
+	return e.printTask(t, false, fmt.Sprintf("progress %s %d%%", t.ID, t.Progress))
+}
