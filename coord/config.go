@@ -1,6 +1,9 @@
 package coord
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Config is a project's settings (config.json on the file backend). Every
 // key is optional; DefaultConfig says what an absent one means.
@@ -63,4 +66,16 @@ func DefaultConfig() Config {
 
 		MaxRejections: DefaultMaxRejections,
 	}
+}
+
+// Setting is one setting of a project as people see it (coord config
+// show and get): its key, its value in force, and where that comes from.
+type Setting struct {
+	Key string
+	// Value is its JSON value in force: as stored, else the default
+	// (null for a setting that is off when unset).
+	Value json.RawMessage
+	// Set says it is stored (not a default); Known that it is one of
+	// coord's settings (a stored key of another tool is not).
+	Set, Known bool
 }

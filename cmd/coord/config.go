@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/rotd/coord/registry/format"
 )
 
 // The project's settings (contract §4a "Settings on every backend"):
 // config.json on files, the namespace's config key on a hub. Reading
-// and validating them is registry/format's; storing them the engine's.
+// and validating them is the application's (app.Service.Settings,
+// SetConfigText, over registry/format); storing them the engine's.
 
 func configCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "config", Usage: "show and change the project's settings (config.json, or the hub's) on any backend",
@@ -25,25 +24,15 @@ func configCommand(e *env) *cli.Command {
 		}}
 }
 
-// settings reads the stored settings and lists them with their values in
-// force.
-func (e *env) settings() ([]format.Setting, error) {
-	s, err := e.open()
-	if err != nil {
-		return nil, err
-	}
-	data, err := s.ConfigData(e.ctx)
-	if err != nil {
-		return nil, err
-	}
-	return format.Settings(e.where(), data)
-}
-
 func (e *env) cmdConfigShow(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return strErr("config show takes no arguments (config get KEY prints one)")
 	}
-	list, err := e.settings()
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	list, err := s.Settings(e.ctx)
 	if err != nil {
 		return err
 	}
@@ -80,22 +69,18 @@ func (e *env) cmdConfigGet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := format.SettingKey(a[0]); err != nil {
-		return err
-	}
-	list, err := e.settings()
+	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	for _, st := range list {
-		if st.Key == a[0] {
-			if e.json {
-				return e.printRaw(compactJSON(st.Value))
-			}
-			return e.printRaw([]byte(settingText(st.Value)))
-		}
+	st, err := s.Setting(e.ctx, a[0])
+	if err != nil {
+		return err
 	}
-	return format.SettingKey(a[0])
+	if e.json {
+		return e.printRaw(compactJSON(st.Value))
+	}
+	return e.printRaw([]byte(settingText(st.Value)))
 }
 
 func (e *env) cmdConfigSet(c *cli.Context) error {
@@ -103,15 +88,11 @@ func (e *env) cmdConfigSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := format.SettingValue(a[0], a[1])
-	if err != nil {
-		return err
-	}
 	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	return s.SetConfig(e.ctx, a[0], v)
+	return s.SetConfigText(e.ctx, a[0], a[1])
 }
 
 func (e *env) cmdConfigUnset(c *cli.Context) error {
@@ -119,14 +100,11 @@ func (e *env) cmdConfigUnset(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := format.SettingKey(a[0]); err != nil {
-		return err
-	}
 	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	return s.SetConfig(e.ctx, a[0], nil)
+	return s.UnsetConfig(e.ctx, a[0])
 }
 
 // settingText is a setting's value for people: a string as it is, any

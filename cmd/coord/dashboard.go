@@ -78,7 +78,7 @@ func (e *env) cmdDashboard(c *cli.Context) error {
 	url := "http://" + ln.Addr().String() + "/"
 	err = dashboard.Serve(e.ctx, ln, dashboard.Options{
 		Reader:      s.Reader(),
-		TaskJSON:    taskJSON,
+		TaskJSON:    s.TaskJSON,
 		Token:       token,
 		Timeout:     timeout,
 		DoctorEvery: every,

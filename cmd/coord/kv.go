@@ -9,7 +9,6 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/format"
 )
 
 // A small TTL key-value space for agents' messages, in the neighbours'
@@ -52,10 +51,6 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	val, err := coord.KVValue(a[1], func(b []byte) error { return format.CheckStrict("value", b) })
-	if err != nil {
-		return err
-	}
 	var cond coord.KVCond
 	if c.Command.Name == "cas" {
 		cond = coord.KVCond{ExpectRev: c.Int64("expect-rev"), ExpectAbsent: c.Bool("expect-absent")}
@@ -64,6 +59,10 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 		}
 	}
 	if _, err := e.open(); err != nil {
+		return err
+	}
+	val, err := e.svc.KVValue(a[1])
+	if err != nil {
 		return err
 	}
 	by := e.explicitAgent

@@ -60,7 +60,7 @@ func (e *env) cmdLs(c *cli.Context) error {
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			w.Write(taskJSON(t))
+			w.Write(s.TaskJSON(t))
 		}
 		w.WriteString("]\n")
 		return nil

@@ -44,7 +44,7 @@ func (e *env) cmdMCP(c *cli.Context) error {
 		Agent:    coord.Agent{ID: id, Caps: e.caps(c)},
 		Paths:    e.paths(),
 		All:      all,
-		TaskJSON: taskJSON,
+		TaskJSON: svc.TaskJSON,
 		Version:  version,
 		Warn:     func(s string) { fmt.Fprintf(e.stderr, "coord: mcp: %s\n", s) },
 	}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
 )
 
 // printJSON prints v as one line of JSON. '<', '>' and '&' are printed
@@ -25,22 +24,12 @@ func (e *env) printf(format string, args ...any) {
 // printTask prints a task as JSON (with --json, or always when force).
 func (e *env) printTask(t *coord.Task, force bool, human string) error {
 	if e.json || force {
-		return e.printRaw(taskJSON(t))
+		return e.printRaw(e.svc.TaskJSON(t))
 	}
 	if human != "" {
 		e.printf("%s\n", human)
 	}
 	return nil
-}
-
-// taskJSON is a task as it stands in the registry (unknown fields kept),
-// on one line.
-func taskJSON(t *coord.Task) []byte {
-	b, err := format.TaskLine(t)
-	if err != nil {
-		return format.TaskJSON(t)
-	}
-	return b
 }
 
 func (e *env) printRaw(b []byte) error {

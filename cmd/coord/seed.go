@@ -10,8 +10,6 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/format"
-	"github.com/rotd/coord/registry/rotd"
 )
 
 func seedTasksCommand(e *env) *cli.Command {
@@ -45,20 +43,15 @@ func (e *env) cmdSeed(c *cli.Context) error {
 	default:
 		return strErr("seed-tasks needs FILE or --stdin")
 	}
-	var batch []coord.SeedLine
-	var err error
-	switch dialect := c.String("format"); dialect {
-	case "", "coord":
-		batch, err = format.ParseSeed(name, r)
-	case "rotd":
-		batch, err = e.parseROTD(name, r)
-	default:
+	dialect := c.String("format")
+	if dialect != "" && dialect != "coord" && dialect != "rotd" {
 		return strErr("--format %q is not coord or rotd", dialect)
 	}
+	s, err := e.open()
 	if err != nil {
 		return err
 	}
-	s, err := e.open()
+	batch, err := s.ParseSeed(e.ctx, dialect, name, r)
 	if err != nil {
 		return err
 	}
@@ -94,25 +87,4 @@ func (e *env) cmdSeed(c *cli.Context) error {
 		e.printf("%d seeded, %d unchanged\n", res.Count, res.Unchanged)
 	}
 	return nil
-}
-
-// parseROTD reads ROTD planner tasks; a phase dependency resolves against
-// the batch and the registry's tasks.
-func (e *env) parseROTD(name string, r io.Reader) ([]coord.SeedLine, error) {
-	s, err := e.open()
-	if err != nil {
-		return nil, err
-	}
-	tasks, err := s.Snapshot(e.ctx)
-	if err != nil {
-		return nil, err
-	}
-	phases := map[string][]string{}
-	ids := map[string]bool{}
-	for _, t := range tasks {
-		ids[t.ID] = true
-		p := rotd.TaskPhase(t)
-		phases[p] = append(phases[p], t.ID)
-	}
-	return rotd.ParseTasks(name, r, func(p string) []string { return phases[p] }, func(id string) bool { return ids[id] }, e.clock())
 }

@@ -27,7 +27,7 @@ func (e *env) cmdStatus(c *cli.Context) error {
 		return err
 	}
 	if e.json {
-		return e.printJSON(mcpserver.StatusJSON(v, taskJSON))
+		return e.printJSON(mcpserver.StatusJSON(v, svc.TaskJSON))
 	}
 	e.printf("agent %s\n", id)
 	for _, t := range v.Holding {

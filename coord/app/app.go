@@ -12,10 +12,11 @@ import (
 // concurrent use by several goroutines as far as the backend is (both
 // engines are); identity is per call.
 type Service struct {
-	b     coord.Backend
-	cfg   coord.Config
-	clock coord.Clock
-	warn  func(string)
+	b       coord.Backend
+	cfg     coord.Config
+	clock   coord.Clock
+	warn    func(string)
+	formats Formats
 }
 
 // Options tune a Service.
@@ -27,6 +28,12 @@ type Options struct {
 	// Warn receives problems that happened after a commit (the change
 	// stands, so the call still succeeds). nil discards them.
 	Warn func(string)
+	// Formats reads and writes the formats front ends hand over as
+	// bytes (seed batches, settings, a task as the registry holds it):
+	// registry/backend.Formats. The methods that need it (ParseSeed,
+	// TaskJSON, Settings, Setting, SetConfigText, UnsetConfig) refuse or
+	// panic without it; KVValue reads JSON less strictly.
+	Formats Formats
 }
 
 // New opens the application on b, reading the project's configuration.
@@ -35,7 +42,7 @@ func New(ctx context.Context, b coord.Backend, opt Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn}
+	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats}
 	if s.clock == nil {
 		s.clock = coord.SystemClock
 	}

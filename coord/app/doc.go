@@ -6,7 +6,11 @@
 // It owns the order of things (beat, sweep, claim, log), never the rules
 // (those are coord's) and never the storage (the engine's). Front ends
 // parse their input, call a Service method, and format the result; they
-// hold no rule and name no storage package.
+// hold no rule and name no storage package. Input in one of the formats
+// of contract §2 (a seed batch, a setting as a person types it, a task as
+// the registry holds it) is read through Options.Formats, which the
+// storage layer provides (registry/backend.Formats): front ends pass the
+// bytes.
 //
 // Promises: a method that returns an error has changed nothing, not even
 // the caller's heartbeat: an agent beats inside the commit that needs it

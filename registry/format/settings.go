@@ -206,21 +206,10 @@ func encodeSettings(members []Member) []byte {
 	return append(b, "}\n"...)
 }
 
-// Setting is one setting as config show and get print it.
-type Setting struct {
-	Key string
-	// Value is its JSON value in force: as stored, else the default
-	// (null for a setting that is off when unset).
-	Value json.RawMessage
-	// Set says it is stored (not a default); Known that it is one of
-	// coord's settings (a stored key of another tool is not).
-	Set, Known bool
-}
-
 // Settings lists every setting of ConfigKeys with its value in force,
 // then the stored keys that are not coord's, as doc (the stored settings;
 // nil: none) holds them.
-func Settings(file string, doc []byte) ([]Setting, error) {
+func Settings(file string, doc []byte) ([]coord.Setting, error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		doc = []byte("{}")
 	}
@@ -228,20 +217,20 @@ func Settings(file string, doc []byte) ([]Setting, error) {
 		return nil, err
 	}
 	stored := map[string]json.RawMessage{}
-	var others []Setting
+	var others []coord.Setting
 	for _, m := range Members(doc) {
 		stored[m.Name] = m.Raw
 		if !isSetting(m.Name) {
-			others = append(others, Setting{Key: m.Name, Value: m.Raw, Set: true})
+			others = append(others, coord.Setting{Key: m.Name, Value: m.Raw, Set: true})
 		}
 	}
 	def := defaultSettings()
-	var out []Setting
+	var out []coord.Setting
 	for _, k := range ConfigKeys {
 		if v, ok := stored[k]; ok {
-			out = append(out, Setting{Key: k, Value: v, Set: true, Known: true})
+			out = append(out, coord.Setting{Key: k, Value: v, Set: true, Known: true})
 		} else {
-			out = append(out, Setting{Key: k, Value: def[k], Known: true})
+			out = append(out, coord.Setting{Key: k, Value: def[k], Known: true})
 		}
 	}
 	return append(out, others...), nil

@@ -154,7 +154,7 @@ func TestSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]Setting{}
+	got := map[string]coord.Setting{}
 	for _, s := range list {
 		got[s.Key] = s
 	}
