@@ -16,6 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/nats/hub"
 )
 
@@ -108,8 +109,8 @@ func TestHubDirLocked(t *testing.T) {
 		}
 	}
 	defer stop()
-	if !waitFor(func() bool { _, err := os.Stat(ready); return err == nil }) {
-		t.Fatalf("the first hub did not start within %s: %s", condTimeout, firstErr.String())
+	if !backendtest.WaitFor(func() bool { _, err := os.Stat(ready); return err == nil }) {
+		t.Fatalf("the first hub did not start within %s: %s", backendtest.Timeout, firstErr.String())
 	}
 	start := time.Now()
 	code, stdout, stderr := boundedCoord(t, "", "hub", "--dir", dir, "--listen", "127.0.0.1:0")

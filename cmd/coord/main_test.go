@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // TestMain lets the test binary stand in for the coord binary (and for
@@ -269,28 +271,12 @@ func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// condTimeout bounds every wait for a condition in the tests: generous,
-// so that a loaded 2-core machine is slow, never wrong.
-const condTimeout = 60 * time.Second
-
-// waitFor polls cond until it holds or condTimeout passes.
-func waitFor(cond func() bool) bool {
-	deadline := time.Now().Add(condTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
-}
-
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitfile FILE")
 	}
-	if !waitFor(func() bool { _, err := os.Stat(ts.MkAbs(args[0])); return err == nil }) {
-		ts.Fatalf("%s did not appear within %s", args[0], condTimeout)
+	if !backendtest.WaitFor(func() bool { _, err := os.Stat(ts.MkAbs(args[0])); return err == nil }) {
+		ts.Fatalf("%s did not appear within %s", args[0], backendtest.Timeout)
 	}
 }
 
@@ -302,9 +288,9 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("gone: %s holds no pid", args[0])
 	}
-	if !waitFor(func() bool { return processGone(pid) }) {
+	if !backendtest.WaitFor(func() bool { return processGone(pid) }) {
 		syscall.Kill(pid, syscall.SIGKILL) // leave nothing behind
-		ts.Fatalf("process %d (%s) still runs after %s", pid, args[0], condTimeout)
+		ts.Fatalf("process %d (%s) still runs after %s", pid, args[0], backendtest.Timeout)
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/file"
 )
 
@@ -352,8 +353,8 @@ func TestMultiProcessSIGKILL(t *testing.T) {
 				defer wg.Done()
 				select {
 				case <-first:
-				case <-time.After(condTimeout):
-					t.Errorf("worker %s claimed nothing within %s", agent, condTimeout)
+				case <-time.After(backendtest.Timeout):
+					t.Errorf("worker %s claimed nothing within %s", agent, backendtest.Timeout)
 				}
 				time.Sleep(time.Duration(rand.IntN(200)) * time.Millisecond)
 				_ = cmd.Process.Signal(syscall.SIGKILL)

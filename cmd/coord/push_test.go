@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // startCoordProcess starts the test binary as `coord ARGS...` (a real process).
@@ -267,11 +268,7 @@ func TestPushScenario(t *testing.T) {
 	// Kill the victim once it holds a task and has work waiting.
 	var held string
 	var waiting []string
-	deadline := time.Now().Add(60 * time.Second)
-	for held == "" || len(waiting) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the victim never held a task with work waiting\n%s", mustCoord(t, "--root", r.root, "log", "-n", "40"))
-		}
+	if !backendtest.WaitFor(func() bool {
 		held, waiting = "", nil
 		for _, task := range r.registry(t) {
 			if task["claimed_by"] == "victim" && task["status"] == "claimed" {
@@ -281,7 +278,9 @@ func TestPushScenario(t *testing.T) {
 				waiting = append(waiting, task["id"].(string))
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return held != "" && len(waiting) > 0
+	}) {
+		t.Fatalf("the victim never held a task with work waiting\n%s", mustCoord(t, "--root", r.root, "log", "-n", "40"))
 	}
 	r.procs["victim"].Process.Kill()
 	r.procs["victim"].Wait()

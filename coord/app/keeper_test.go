@@ -8,6 +8,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // lostLog collects what a Keeper reports lost.
@@ -50,7 +51,7 @@ func TestKeeperFences(t *testing.T) {
 		t.Fatalf("a kept task: %v", err)
 	}
 	c.failBeats.Store(true)
-	until(t, "the fence", func() bool { return len(lost.all()) > 0 })
+	backendtest.Wait(t, "the fence", func() bool { return len(lost.all()) > 0 })
 	if got := lost.all(); len(got) != 1 || !strings.HasPrefix(got[0], "t1: no successful beat for ") ||
 		!strings.Contains(got[0], "half of stale_after 2s") || !strings.Contains(got[0], "no space left on device") {
 		t.Fatalf("reported lost: %q", got)
@@ -66,7 +67,7 @@ func TestKeeperFences(t *testing.T) {
 		t.Fatalf("fenced while the backend could not be written: %+v", task)
 	}
 	c.failBeats.Store(false)
-	until(t, "the hand-back", func() bool { return p.task("t1").Status == coord.Unclaimed && len(k.Owed()) == 0 })
+	backendtest.Wait(t, "the hand-back", func() bool { return p.task("t1").Status == coord.Unclaimed && len(k.Owed()) == 0 })
 	if coord.CodeOf(k.Check("t1")) != coord.CodeLost {
 		t.Fatal("a handed-back task is no longer refused")
 	}
@@ -99,7 +100,7 @@ func TestKeeperVerifies(t *testing.T) {
 	if _, err := p.s.HandBack(p.ctx, ref, "someone else's decision"); err != nil {
 		t.Fatal(err)
 	}
-	until(t, "the loss", func() bool { return len(lost.all()) > 0 })
+	backendtest.Wait(t, "the loss", func() bool { return len(lost.all()) > 0 })
 	if got := lost.all(); len(got) != 1 || got[0] != "t1: it is now unclaimed by nobody" {
 		t.Fatalf("reported lost: %q", got)
 	}
@@ -124,7 +125,7 @@ func TestKeeperKeepsAHealthyHolder(t *testing.T) {
 	}
 	k.Hold(app.TaskRef{Agent: a, TaskID: "t1", Epoch: res.Task.Epoch}, res.Since)
 	beats := c.beats.Load()
-	until(t, "120 beats", func() bool { return c.beats.Load()-beats >= 120 })
+	backendtest.Wait(t, "120 beats", func() bool { return c.beats.Load()-beats >= 120 })
 	if got := lost.all(); len(got) != 0 || k.Check("t1") != nil {
 		t.Fatalf("a healthy holder was fenced: %q", got)
 	}

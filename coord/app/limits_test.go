@@ -34,7 +34,7 @@ func (u untouched) Quota() coord.QuotaStore  { u.touched("quota"); return u.Back
 // the refusal, with nothing written, from the one check.
 func TestBoundedTextBeforeAnyStore(t *testing.T) {
 	var u untouched
-	p := newProjectOn(t, "", func(b coord.Backend) coord.Backend { u = untouched{b, t}; return u })
+	p := openProject(t, "", func(b coord.Backend) coord.Backend { u = untouched{b, t}; return u })
 	s, ctx := p.s, context.Background()
 	over := strings.Repeat("x", coord.MaxNote+1)
 	ref := app.TaskRef{Agent: coord.Agent{ID: "a"}, TaskID: "t1", Epoch: coord.NoEpoch}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // counted counts the transactions and reads run through it, and can make
@@ -55,23 +56,11 @@ func (b countedBeats) Beat(ctx context.Context, agent string, info *coord.BeatIn
 
 func newCounted(t *testing.T, config string) (*project, *counted) {
 	var c *counted
-	p := newProjectOn(t, config, func(b coord.Backend) coord.Backend {
+	p := openProject(t, config, func(b coord.Backend) coord.Backend {
 		c = &counted{Backend: b}
 		return c
 	})
 	return p, c
-}
-
-// until waits (up to 60 s) for cond.
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 60s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestNextWaitsWithoutSpinning: with nothing eligible but work left (the
@@ -102,7 +91,7 @@ func TestNextWaitsWithoutSpinning(t *testing.T) {
 		got <- result{res, err}
 	}()
 	// Five looks after the claim: at least four of them the slow poll.
-	until(t, "five looks", func() bool { return c.views.Load()-views >= 5 })
+	backendtest.Wait(t, "five looks", func() bool { return c.views.Load()-views >= 5 })
 	if n := c.updates.Load() - updates; n != 1 {
 		t.Fatalf("%d claims while nothing was eligible, want 1", n)
 	}

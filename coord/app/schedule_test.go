@@ -11,18 +11,17 @@ import (
 	"testing"
 	"time"
 
-	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // The push-scheduling operations over a real engine (the file tree): the
 // pool, rounds committed once, the inbox, claim and wait in push mode.
 
 type pushProject struct {
-	dir string
-	now atomic.Int64 // the engines' clock, unix seconds
+	root string
+	now  atomic.Int64 // the engines' clock, unix seconds
 }
 
 func (p *pushProject) clock() time.Time { return time.Unix(p.now.Load(), 0).UTC() }
@@ -32,29 +31,9 @@ func (p *pushProject) advance(d time.Duration) { p.now.Add(int64(d / time.Second
 // newPushProject lays down a tree with config.json and the given tasks.
 func newPushProject(t *testing.T, config string, tasks ...*coord.Task) *pushProject {
 	t.Helper()
-	p := &pushProject{dir: filepath.Join(t.TempDir(), ".rotd", "coordination")}
+	p := &pushProject{}
 	p.now.Store(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).Unix())
-	if _, err := file.Init(p.dir, rotdtemplate.Coordination()); err != nil {
-		t.Fatal(err)
-	}
-	if config != "" {
-		if err := os.WriteFile(filepath.Join(p.dir, file.ConfigFile), []byte(config), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(tasks) > 0 {
-		var batch []coord.SeedLine
-		for i, task := range tasks {
-			task.Dirty = true
-			if task.Status == "" {
-				task.Status = coord.Unclaimed
-			}
-			batch = append(batch, coord.SeedLine{Line: i + 1, Task: task})
-		}
-		if _, err := p.service(t).Seed(context.Background(), app.SeedRequest{Name: "test", Batch: batch}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p.root = backendtest.NewProject(t, backendtest.Options{Config: config, Clock: p.clock, Tasks: tasks}).Root
 	return p
 }
 
@@ -62,16 +41,7 @@ func newPushProject(t *testing.T, config string, tasks ...*coord.Task) *pushProj
 // separate process would have.
 func (p *pushProject) service(t *testing.T) *app.Service {
 	t.Helper()
-	b, err := file.Open(p.dir, file.Options{Clock: p.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	s, err := app.New(context.Background(), b, app.Options{Clock: p.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return backendtest.NewProject(t, backendtest.Options{Root: p.root, Clock: p.clock}).Service
 }
 
 func register(t *testing.T, s *app.Service, id, role string, caps ...string) app.AgentRecord {
@@ -174,7 +144,7 @@ func TestScheduleAndInbox(t *testing.T) {
 	if err != nil || got.Status != "taken" || got.Task.ID != "t1" || got.Task.ClaimedBy != "a" || got.Task.Epoch != 1 || got.Task.AssignedTo != "" {
 		t.Fatalf("inbox: %+v %+v, %v", got, got.Task, err)
 	}
-	if _, err := os.Stat(filepath.Join(p.dir, "agent_locks", "t1.a.lock")); err != nil {
+	if _, err := os.Stat(filepath.Join(p.root, coord.TreeDir, "agent_locks", "t1.a.lock")); err != nil {
 		t.Fatalf("the inbox's claim has no lock file: %v", err)
 	}
 	views, _ := s.Agents(ctx, 0)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/conformance"
 	"github.com/rotd/coord/registry/nats/hub"
 	"github.com/rotd/coord/registry/nats/hubtest"
@@ -201,19 +202,12 @@ func backedUp(t *testing.T, nc *gonats.Conn, ns string) {
 		t.Fatal(err)
 	}
 	subject := "$KV.coord_" + ns + ".registry"
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	backendtest.Wait(t, "the backup stream to catch up with the registry", func() bool {
 		cur, err := js.GetLastMsg("KV_coord_"+ns, subject)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, err := js.GetLastMsg("coord_"+ns+"_backup", subject)
-		if err == nil && string(got.Data) == string(cur.Data) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the backup stream never caught up with the registry: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil && string(got.Data) == string(cur.Data)
+	})
 }

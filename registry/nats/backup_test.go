@@ -11,6 +11,7 @@ import (
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	coordnats "github.com/rotd/coord/registry/nats"
 )
 
@@ -21,7 +22,7 @@ import (
 // Backups before it.
 func TestBackupStreamOldNamespace(t *testing.T) {
 	h := startHub(t)
-	url := newProject(t, h, "old")
+	url := newNamespace(t, h, "old")
 	nc, err := gonats.Connect(h.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -53,21 +54,14 @@ func TestBackupStreamOldNamespace(t *testing.T) {
 	// moment are not all kept); wait for each.
 	caughtUp := func() {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		backendtest.Wait(t, "the backup stream to catch up with the registry", func() bool {
 			cur, err := js.GetLastMsg("KV_coord_old", "$KV.coord_old.registry")
 			if err != nil {
 				t.Fatal(err)
 			}
 			got, err := js.GetLastMsg("coord_old_backup", "$KV.coord_old.registry")
-			if err == nil && string(got.Data) == string(cur.Data) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the backup stream never caught up with the registry: %v", err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return err == nil && string(got.Data) == string(cur.Data)
+		})
 	}
 	caughtUp()
 	if _, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "t1"}); err != nil {
@@ -95,7 +89,7 @@ func TestBackupStreamOldNamespace(t *testing.T) {
 // counter to the highest epoch the log records.
 func TestRestoreKeepsEpochs(t *testing.T) {
 	h := startHub(t)
-	url := newProject(t, h, "ep")
+	url := newNamespace(t, h, "ep")
 	nc, err := gonats.Connect(h.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -108,21 +102,20 @@ func TestRestoreKeepsEpochs(t *testing.T) {
 	const subject = "$KV.coord_ep.registry"
 	caughtUp := func() uint64 {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		var seq uint64
+		backendtest.Wait(t, "the backup stream to catch up with the registry", func() bool {
 			cur, err := js.GetLastMsg("KV_coord_ep", subject)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got, err := js.GetLastMsg("coord_ep_backup", subject)
 			if err == nil && string(got.Data) == string(cur.Data) {
-				return got.Sequence
+				seq = got.Sequence
+				return true
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the backup stream never caught up with the registry: %v", err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return false
+		})
+		return seq
 	}
 	ctx := context.Background()
 	s := service(t, open(t, url, coordnats.Options{}))

@@ -25,7 +25,7 @@ import (
 // doctor says every invariant holds).
 func TestBaseCeiling(t *testing.T) {
 	h := startHub(t)
-	url := newProject(t, h, "base")
+	url := newNamespace(t, h, "base")
 	nc, err := gonats.Connect(h.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestBaseCeiling(t *testing.T) {
 	// A copy from a tree whose counters a hand edit pushed: values above
 	// the ceiling raise nothing; values that would leave no room are
 	// refused, nothing written.
-	dstB := open(t, newProject(t, h, "dst"), coordnats.Options{})
+	dstB := open(t, newNamespace(t, h, "dst"), coordnats.Options{})
 	snap := &coord.Snapshot{Registry: []byte(`{"version":1,"tasks":[]}`), LeaseEpoch: 9223372036854775807, KVRev: 12}
 	if err := dstB.Import(ctx, snap); err != nil {
 		t.Fatalf("import with a lease counter above the ceiling: %v", err)
@@ -62,7 +62,7 @@ func TestBaseCeiling(t *testing.T) {
 	if err != nil || l.Epoch <= 12 || !coord.CounterOK(l.Epoch) {
 		t.Fatalf("acquire after the import: %+v, %v", l, err)
 	}
-	far := open(t, newProject(t, h, "far"), coordnats.Options{})
+	far := open(t, newNamespace(t, h, "far"), coordnats.Options{})
 	snap.LeaseEpoch = coord.MaxCounter - 10
 	err = far.Import(ctx, snap)
 	wantOneLine(t, err, coord.CodeUsage, "up to "+strconv.FormatInt(coord.MaxCounter-10, 10))

@@ -19,6 +19,7 @@ import (
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	coordnats "github.com/rotd/coord/registry/nats"
 	"github.com/rotd/coord/registry/nats/hub"
 )
@@ -283,7 +284,7 @@ func seedN(t *testing.T, s *app.Service, n int) {
 func TestMultiProcessClaims(t *testing.T) {
 	manyProcesses(t)
 	h := startHub(t)
-	url := newProject(t, h, "race")
+	url := newNamespace(t, h, "race")
 	s := service(t, open(t, url, coordnats.Options{}))
 	const tasks = 160
 	seedN(t, s, tasks)
@@ -338,7 +339,7 @@ func TestHubCrash(t *testing.T) {
 	seedN(t, seeder, tasks)
 	ws := startWorkers(t, url, 8)
 	// Kill it once a third of the work was answered.
-	waitFor(t, "claims before the crash", func() bool {
+	backendtest.Wait(t, "claims before the crash", func() bool {
 		n := 0
 		for _, w := range ws {
 			n += strings.Count(w.out.String(), "released ")
@@ -357,7 +358,7 @@ func TestHubCrash(t *testing.T) {
 func TestFencedHolder(t *testing.T) {
 	manyProcesses(t)
 	h := startHub(t)
-	url := newProject(t, h, "fence")
+	url := newNamespace(t, h, "fence")
 	b := open(t, url, coordnats.Options{})
 	if err := b.ReplaceConfig(context.Background(), []byte(`{"stale_after":"2s","sweep_on_claim":false}`)); err != nil {
 		t.Fatal(err)
@@ -382,7 +383,7 @@ func TestFencedHolder(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGSTOP)
 	ctx := context.Background()
-	waitFor(t, "the sweep to free the stopped holder's task", func() bool {
+	backendtest.Wait(t, "the sweep to free the stopped holder's task", func() bool {
 		freed, err := s.Sweep(ctx, app.SweepRequest{})
 		return err == nil && len(freed) == 1
 	})

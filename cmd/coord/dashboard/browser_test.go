@@ -266,7 +266,7 @@ func TestBrowserBackendDown(t *testing.T) {
 	}
 	reader, _ := openNATS(t, url)
 	_, agent := openNATS(t, url) // an agent's own connection
-	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: taskJSON, DoctorEvery: 200 * time.Millisecond, StallAfter: time.Second})
+	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: reader.TaskJSON, DoctorEvery: 200 * time.Millisecond, StallAfter: time.Second})
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(bctx) }()
 	srv := httptest.NewServer(d.Handler())

@@ -22,8 +22,7 @@ import (
 	"github.com/rotd/coord/cmd/coord/dashboard"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // bound is how long a test waits for a condition before it fails: far
@@ -41,14 +40,6 @@ type fixture struct {
 	srv *httptest.Server
 }
 
-func taskJSON(t *coord.Task) []byte {
-	b, err := format.TaskLine(t)
-	if err != nil {
-		return format.TaskJSON(t)
-	}
-	return b
-}
-
 // newFixture opens a fresh project seeded with tasks and serves a
 // dashboard over it, its builder running until the test ends (not in a
 // benchmark).
@@ -62,36 +53,13 @@ func newFixture(t testing.TB, opt dashboard.Options, tasks ...*coord.Task) *fixt
 func newFixtureConfig(t testing.TB, opt dashboard.Options, config string, tasks ...*coord.Task) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	root := t.TempDir()
-	dir, _, err := backend.Init(ctx, backend.Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if config != "" {
-		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"+config+"}\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		config = "{" + config + "}\n"
 	}
-	b, err := backend.Open(ctx, backend.Options{URL: "file://" + root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := app.New(ctx, b, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tasks) > 0 {
-		batch := make([]coord.SeedLine, len(tasks))
-		for i, task := range tasks {
-			task.Status = coord.Unclaimed
-			batch[i] = coord.SeedLine{Line: i + 1, Task: task}
-		}
-		if _, err := s.Seed(ctx, app.SeedRequest{Name: "test", Batch: batch}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := backendtest.NewProject(t, backendtest.Options{Config: config, Tasks: tasks})
+	s, dir := p.Service, filepath.Join(p.Root, coord.TreeDir)
 	opt.Reader = s.Reader()
-	opt.TaskJSON = taskJSON
+	opt.TaskJSON = s.TaskJSON
 	d := dashboard.New(opt)
 	if err := d.Build(ctx); err != nil {
 		t.Fatal(err)
@@ -108,7 +76,6 @@ func newFixtureConfig(t testing.TB, opt dashboard.Options, config string, tasks 
 		srv.Close()
 		cancel()
 		<-done
-		b.Close()
 	})
 	return &fixture{t: t, ctx: ctx, s: s, dir: dir, d: d, srv: srv}
 }
@@ -435,8 +402,8 @@ func events(t *testing.T, body io.Reader, out chan<- map[string]string) {
 	}
 }
 
-// waitFor reads frames until one satisfies ok, or fails after bound.
-func waitFor(t *testing.T, frames <-chan map[string]string, what string, ok func(map[string]string) bool) {
+// waitFrame reads frames until one satisfies ok, or fails after bound.
+func waitFrame(t *testing.T, frames <-chan map[string]string, what string, ok func(map[string]string) bool) {
 	t.Helper()
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
@@ -463,7 +430,7 @@ func TestEventsAfterClaim(t *testing.T) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	defer cancel()
 	frames := openEvents(t, ctx, f.srv)
-	waitFor(t, frames, "every panel first", func(p map[string]string) bool {
+	waitFrame(t, frames, "every panel first", func(p map[string]string) bool {
 		for _, id := range []string{"p-summary", "p-alerts", "p-agents", "p-thru", "p-queue", "p-blocked", "p-review", "p-locks", "p-log"} {
 			if _, ok := p[id]; !ok {
 				t.Fatalf("the first event lacks %s", id)
@@ -472,7 +439,7 @@ func TestEventsAfterClaim(t *testing.T) {
 		return true
 	})
 	f.claim("dora", "1.3")
-	waitFor(t, frames, "dora's claim of 1.3", func(p map[string]string) bool {
+	waitFrame(t, frames, "dora's claim of 1.3", func(p map[string]string) bool {
 		a := p["p-agents"]
 		return strings.Contains(a, "dora") && strings.Contains(a, "1.3")
 	})
@@ -510,7 +477,7 @@ func TestHungClientDoesNotBlock(t *testing.T) {
 			t.Fatal("building a snapshot waited on a hung client")
 		}
 	}
-	waitFor(t, frames, "the last claim", func(p map[string]string) bool {
+	waitFrame(t, frames, "the last claim", func(p map[string]string) bool {
 		return strings.Contains(p["p-agents"], "agent2")
 	})
 }
@@ -528,17 +495,10 @@ func TestWritesNothing(t *testing.T) {
 		}
 	}
 	// Let the builder and doctor run a few rounds.
-	deadline := time.Now().Add(bound)
-	for {
+	backendtest.Wait(t, "the doctor check", func() bool {
 		_, body := f.get("GET", "/api/state.json")
-		if strings.Contains(body, `"checked_at":"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the doctor check never ran")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(body, `"checked_at":"`)
+	})
 	if after := treeSum(t, f.dir); after != before {
 		t.Fatalf("the coordination tree changed while the dashboard served it:\n%s\n---\n%s", before, after)
 	}
@@ -681,7 +641,7 @@ func TestStaleAfterFollowsProject(t *testing.T) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	defer cancel()
 	frames := openEvents(t, ctx, f.srv)
-	waitFor(t, frames, "erin alive under stale_after 15m", func(p map[string]string) bool {
+	waitFrame(t, frames, "erin alive under stale_after 15m", func(p map[string]string) bool {
 		if strings.Contains(p["p-agents"], "erin") && strings.Contains(p["p-alerts"], "No alerts") {
 			if !strings.Contains(p["p-agents"], "stale after 15m (the project&#39;s stale_after)") {
 				t.Error("the agents panel does not say it judges by the project's stale_after (15m)")
@@ -693,7 +653,7 @@ func TestStaleAfterFollowsProject(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.dir, "config.json"), []byte(`{"stale_after": "2m"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, frames, "erin stale under the new stale_after 2m", func(p map[string]string) bool {
+	waitFrame(t, frames, "erin stale under the new stale_after 2m", func(p map[string]string) bool {
 		return strings.Contains(p["p-alerts"], "agent erin is stale") && strings.Contains(p["p-agents"], "stale after 2m (the project&#39;s stale_after)")
 	})
 	var after int64

@@ -12,6 +12,7 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/nats/hubtest"
 )
 
@@ -19,17 +20,8 @@ import (
 // connection of its own, as another process has).
 func openNATS(t *testing.T, url string) (*app.Service, coord.Backend) {
 	t.Helper()
-	ctx := context.Background()
-	b, err := backend.Open(ctx, backend.Options{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	s, err := app.New(ctx, b, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, b
+	p := backendtest.NewProject(t, backendtest.Options{URL: url})
+	return p.Service, p.Backend
 }
 
 // TestEventsAfterClaimNATS is TestEventsAfterClaim on a NATS hub: the
@@ -69,7 +61,7 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: taskJSON, DoctorEvery: time.Hour})
+	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: reader.TaskJSON, DoctorEvery: time.Hour})
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(ctx) }()
 	srv := httptest.NewServer(d.Handler())
@@ -77,20 +69,15 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 
 	// /api/state.json once the first snapshot exists (Run builds it).
 	var st map[string]json.RawMessage
-	for deadline := time.Now().Add(bound); ; time.Sleep(20 * time.Millisecond) {
+	backendtest.Wait(t, "/api/state.json", func() bool {
 		res, err := srv.Client().Get(srv.URL + "/api/state.json")
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = json.NewDecoder(res.Body).Decode(&st)
 		res.Body.Close()
-		if res.StatusCode == 200 && err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no state within %s: %d %v", bound, res.StatusCode, err)
-		}
-	}
+		return res.StatusCode == 200 && err == nil
+	})
 	for _, k := range []string{"agents", "tasks", "locks", "leases", "log", "queue", "throughput", "alerts", "doctor", "counts", "now", "where"} {
 		if _, ok := st[k]; !ok {
 			t.Errorf("state.json lacks %q", k)
@@ -115,7 +102,7 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 	}
 
 	frames := openEvents(t, ctx, srv)
-	waitFor(t, frames, "every panel first", func(p map[string]string) bool {
+	waitFrame(t, frames, "every panel first", func(p map[string]string) bool {
 		_, ok := p["p-agents"]
 		return ok
 	})
@@ -128,7 +115,7 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 	case <-time.After(bound):
 		t.Fatalf("the dashboard's client got no change notification within %s of another client's claim", bound)
 	}
-	waitFor(t, frames, "dora's claim of 1.3", func(p map[string]string) bool {
+	waitFrame(t, frames, "dora's claim of 1.3", func(p map[string]string) bool {
 		a := p["p-agents"]
 		return strings.Contains(a, "dora") && strings.Contains(a, "1.3")
 	})
@@ -153,7 +140,7 @@ func TestBackendDownNATS(t *testing.T) {
 	}
 	reader, _ := openNATS(t, url)
 	_, agent := openNATS(t, url) // an agent's own connection
-	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: taskJSON, DoctorEvery: 200 * time.Millisecond, StallAfter: time.Second})
+	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: reader.TaskJSON, DoctorEvery: 200 * time.Millisecond, StallAfter: time.Second})
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(ctx) }()
 	srv := httptest.NewServer(d.Handler())
@@ -173,13 +160,13 @@ func TestBackendDownNATS(t *testing.T) {
 	}
 
 	frames := openEvents(t, ctx, srv)
-	waitFor(t, frames, "a live page whose doctor ran and found nothing", func(p map[string]string) bool {
+	waitFrame(t, frames, "a live page whose doctor ran and found nothing", func(p map[string]string) bool {
 		return p["live"] == "true" && strings.Contains(p["p-alerts"], "found nothing")
 	})
 
 	h.Shutdown()
 	stopped := time.Now()
-	waitFor(t, frames, "the page not live, naming the hub", func(p map[string]string) bool {
+	waitFrame(t, frames, "the page not live, naming the hub", func(p map[string]string) bool {
 		if p["live"] != "false" {
 			return false
 		}
@@ -217,11 +204,11 @@ func TestBackendDownNATS(t *testing.T) {
 	if err := agent.Beats().Beat(ctx, "alice", nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, frames, "the page live again once the hub is back", func(p map[string]string) bool {
+	waitFrame(t, frames, "the page live again once the hub is back", func(p map[string]string) bool {
 		return p["live"] == "true"
 	})
 	t.Logf("live again %s after the hub restarted", time.Since(restarted).Round(time.Millisecond))
-	waitFor(t, frames, "doctor run again, finding nothing", func(p map[string]string) bool {
+	waitFrame(t, frames, "doctor run again, finding nothing", func(p map[string]string) bool {
 		a, ok := p["p-alerts"]
 		if ok && strings.Contains(a, "problem") {
 			t.Errorf("after the hub came back, the alerts list problems:\n%s", a)

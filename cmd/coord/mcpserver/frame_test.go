@@ -115,8 +115,8 @@ func (s *rawSession) answers(t *testing.T, n int) []answer {
 // lines are fine.
 func TestSessionGoesOnAfterBadFrames(t *testing.T) {
 	const max = 4096
-	p := newProject(t, tasks(1))
-	opt := Options{Service: p.svc, Agent: agentAt("raw"), MaxFrame: max}
+	p := seeded(t, tasks(1))
+	opt := Options{Service: p.Service, Agent: agentAt("raw"), MaxFrame: max}
 	ping := func(id string) string { return `{"jsonrpc":"2.0","id":"` + id + `","method":"ping"}` + "\n" }
 	pad := func(prefix, suffix string, size int) string { // a line of size bytes
 		return prefix + strings.Repeat("x", size-len(prefix)-len(suffix)) + suffix
@@ -199,13 +199,13 @@ func TestSessionGoesOnAfterBadFrames(t *testing.T) {
 // mcp got SIGINT or SIGTERM), Run returns at once even with a wait in
 // flight: the SDK alone waited for every handler, here up to ten minutes.
 func TestSessionEndsWithItsContext(t *testing.T) {
-	p := newProject(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`)
-	if _, err := p.svc.Claim(context.Background(), app.ClaimRequest{Agent: agentAt("holder"), TaskID: "a"}); err != nil {
+	p := seeded(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`)
+	if _, err := p.Service.Claim(context.Background(), app.ClaimRequest{Agent: agentAt("holder"), TaskID: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := startRaw(t, ctx, Options{Service: p.svc, Agent: agentAt("w")})
+	s := startRaw(t, ctx, Options{Service: p.Service, Agent: agentAt("w")})
 	s.send(t, `{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"wait","arguments":{"timeout":"10m"}}}`+"\n")
 	waitingOn(t, p, "w")
 	start := time.Now()
@@ -223,9 +223,9 @@ func TestSessionEndsWithItsContext(t *testing.T) {
 // limit, 16 MiB), answers both on stdout with nothing but protocol there,
 // and exits 0 when its input ends.
 func TestSubprocessBadFrames(t *testing.T) {
-	p := newProject(t, tasks(1))
+	p := seeded(t, tasks(1))
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "COORD_MCPSERVER_TEST_SERVE=1", "COORD_ROOT="+p.root, "COORD_AGENT=sub")
+	cmd.Env = append(os.Environ(), "COORD_MCPSERVER_TEST_SERVE=1", "COORD_ROOT="+p.Root, "COORD_AGENT=sub")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

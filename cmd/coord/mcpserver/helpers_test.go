@@ -20,6 +20,7 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/format"
 )
 
@@ -70,57 +71,26 @@ func serveForTest() int {
 	return 0
 }
 
-// project is a coordination tree in a temporary directory.
-type project struct {
-	root string
-	svc  *app.Service
-	b    coord.Backend
+// project is a coordination tree in a temporary directory (backendtest).
+type project struct{ *backendtest.Project }
+
+// seeded is a fresh project with the tasks of seed (JSON Lines, each read
+// as a task line: a fixture may carry fields another tool wrote into the
+// registry), opened with the opener's options adjusted by opts.
+func seeded(t testing.TB, seed string, opts ...func(*backend.Options)) *project {
+	t.Helper()
+	return reopen(t, "", seed, opts...)
 }
 
-// newProject lays a tree down and seeds it with tasks (JSON Lines).
-func newProject(t testing.TB, seed string, opts ...func(*backend.Options)) *project {
+// reopen is seeded on the project at root ("": a new one): another
+// opening, as another process makes.
+func reopen(t testing.TB, root, seed string, opts ...func(*backend.Options)) *project {
 	t.Helper()
-	root := t.TempDir()
-	return openProject(t, root, seed, opts...)
-}
-
-func openProject(t testing.TB, root, seed string, opts ...func(*backend.Options)) *project {
-	t.Helper()
-	ctx := context.Background()
-	bo := backend.Options{Root: root}
-	if _, _, err := backend.Init(ctx, bo); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range opts {
-		o(&bo)
-	}
-	b, err := backend.Open(ctx, bo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	svc, err := app.New(ctx, b, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &project{root: root, svc: svc, b: b}
-	if seed != "" {
-		// A fixture may carry fields another tool wrote into the
-		// registry (kept as they are), which a seed line in coord's
-		// format may not: each line is read as a task line.
-		var batch []coord.SeedLine
-		for i, line := range strings.Split(strings.TrimSpace(seed), "\n") {
-			task, err := format.ParseTaskLine(fmt.Sprintf("seed: line %d", i+1), []byte(line))
-			if err != nil {
-				t.Fatal(err)
-			}
-			batch = append(batch, coord.SeedLine{Line: i + 1, Task: task})
+	return &project{backendtest.NewProject(t, backendtest.Options{Root: root, Seed: seed, Open: func(o *backend.Options) {
+		for _, opt := range opts {
+			opt(o)
 		}
-		if _, err := svc.Seed(ctx, app.SeedRequest{Name: "seed", Batch: batch}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return p
+	}})}
 }
 
 // tasks seeds n tasks t1..tn, every one eligible.
@@ -290,7 +260,7 @@ func (s *session) callCtx(ctx context.Context, t testing.TB, name string, args a
 // registryTask is a task as the registry holds it now, compact.
 func (p *project) registryTask(t testing.TB, id string) string {
 	t.Helper()
-	ts, err := p.svc.Snapshot(context.Background())
+	ts, err := p.Service.Snapshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,14 +21,15 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // TestToolsListDefault: the default set is exactly the contract's nine
 // tools, each described in one or two short sentences, and the whole
 // tools/list answer on the wire stays under 6,000 bytes.
 func TestToolsListDefault(t *testing.T) {
-	p := newProject(t, "")
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	p := seeded(t, "")
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("a")}, nil)
 	s.wire.take() // the handshake
 	res, err := s.cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -62,8 +63,8 @@ func sortedCopy(s []string) []string {
 
 // TestToolsListAll: --tools all adds exactly the contract's six.
 func TestToolsListAll(t *testing.T) {
-	p := newProject(t, "")
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("a"), All: true}, nil)
+	p := seeded(t, "")
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("a"), All: true}, nil)
 	res, err := s.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +81,8 @@ func TestToolsListAll(t *testing.T) {
 
 // TestPrimePrompt: prime is offered as a prompt carrying the prime text.
 func TestPrimePrompt(t *testing.T) {
-	p := newProject(t, "")
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("a"), Prime: "how to use coord"}, nil)
+	p := seeded(t, "")
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("a"), Prime: "how to use coord"}, nil)
 	ctx := context.Background()
 	list, err := s.cs.ListPrompts(ctx, nil)
 	if err != nil || len(list.Prompts) != 1 || list.Prompts[0].Name != "prime" {
@@ -100,8 +101,8 @@ func TestPrimePrompt(t *testing.T) {
 // result is the task exactly as the registry holds it (what the CLI's
 // --json prints), and the text content is the same JSON.
 func TestCycle(t *testing.T) {
-	p := newProject(t, `{"id":"4.1","title":"first","priority":"high","x_custom":{"kept":true}}`+"\n"+`{"id":"4.2","title":"second"}`)
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	p := seeded(t, `{"id":"4.1","title":"first","priority":"high","x_custom":{"kept":true}}`+"\n"+`{"id":"4.2","title":"second"}`)
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("a")}, nil)
 
 	got := s.call(t, "claim", nil).ok(t)
 	jsonEqual(t, string(got.raw), p.registryTask(t, "4.1"))
@@ -139,8 +140,8 @@ func TestCycle(t *testing.T) {
 // gets no task: no_eligible_task while work remains (here a task still
 // held), drained once no work is left at all.
 func TestClaimDrained(t *testing.T) {
-	p := newProject(t, `{"id":"only"}`)
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	p := seeded(t, `{"id":"only"}`)
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("a")}, nil)
 	s.call(t, "claim", nil).ok(t)
 	got := s.call(t, "claim", nil).ok(t)
 	jsonEqual(t, string(got.raw), `{"status":"no_eligible_task"}`)
@@ -153,8 +154,8 @@ func TestClaimDrained(t *testing.T) {
 
 // TestStatusReadyLog: the read-only default tools.
 func TestStatusReadyLog(t *testing.T) {
-	p := newProject(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`+"\n"+`{"id":"c","priority":"urgent"}`)
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("me")}, nil)
+	p := seeded(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`+"\n"+`{"id":"c","priority":"urgent"}`)
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("me")}, nil)
 
 	var st StatusOut
 	s.call(t, "status", nil).ok(t).decode(t, &st)
@@ -197,13 +198,13 @@ func TestStatusReadyLog(t *testing.T) {
 // working directory), list, unlock; another session's lock is a conflict
 // naming the holder.
 func TestFiles(t *testing.T) {
-	p := newProject(t, "")
-	sub := filepath.Join(p.root, "src")
+	p := seeded(t, "")
+	sub := filepath.Join(p.Root, "src")
 	os.MkdirAll(sub, 0o755)
-	a := connect(t, Options{Service: p.svc, Agent: agentAt("a"), Paths: workspace.NewPaths(p.root, sub)}, nil)
-	b := connect(t, Options{Service: p.svc, Agent: agentAt("b"), Paths: workspace.NewPaths(p.root, p.root)}, nil)
+	a := connect(t, Options{Service: p.Service, Agent: agentAt("a"), Paths: workspace.NewPaths(p.Root, sub)}, nil)
+	b := connect(t, Options{Service: p.Service, Agent: agentAt("b"), Paths: workspace.NewPaths(p.Root, p.Root)}, nil)
 
-	jsonEqual(t, string(a.call(t, "files", map[string]any{"lock": []string{"x.go", filepath.Join(p.root, "README.md")}}).ok(t).raw),
+	jsonEqual(t, string(a.call(t, "files", map[string]any{"lock": []string{"x.go", filepath.Join(p.Root, "README.md")}}).ok(t).raw),
 		`{"locked":["src/x.go","README.md"],"holder":"a"}`)
 	ref := b.call(t, "files", map[string]any{"lock": []string{"src"}}).refusal(t)
 	if ref.Code != 3 || ref.Name != "conflict" || ref.Holder != "a" {
@@ -227,16 +228,16 @@ func TestFiles(t *testing.T) {
 // (contract 4a): a lock through the link is the target's, and another
 // session's lock through either spelling is a conflict.
 func TestFilesThroughSymlink(t *testing.T) {
-	p := newProject(t, "")
-	os.MkdirAll(filepath.Join(p.root, "src"), 0o755)
-	if err := os.Symlink("src", filepath.Join(p.root, "link")); err != nil {
+	p := seeded(t, "")
+	os.MkdirAll(filepath.Join(p.Root, "src"), 0o755)
+	if err := os.Symlink("src", filepath.Join(p.Root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	a := connect(t, Options{Service: p.svc, Agent: agentAt("a"), Paths: workspace.NewPaths(p.root, p.root)}, nil)
-	b := connect(t, Options{Service: p.svc, Agent: agentAt("b"), Paths: workspace.NewPaths(p.root, filepath.Join(p.root, "link"))}, nil)
+	a := connect(t, Options{Service: p.Service, Agent: agentAt("a"), Paths: workspace.NewPaths(p.Root, p.Root)}, nil)
+	b := connect(t, Options{Service: p.Service, Agent: agentAt("b"), Paths: workspace.NewPaths(p.Root, filepath.Join(p.Root, "link"))}, nil)
 	jsonEqual(t, string(a.call(t, "files", map[string]any{"lock": []string{"link/x.go"}}).ok(t).raw),
 		`{"locked":["src/x.go"],"holder":"a"}`)
-	for _, path := range []string{"x.go", filepath.Join(p.root, "link", "x.go"), "../src/x.go"} {
+	for _, path := range []string{"x.go", filepath.Join(p.Root, "link", "x.go"), "../src/x.go"} {
 		if ref := b.call(t, "files", map[string]any{"lock": []string{path}}).refusal(t); ref.Code != 3 || ref.Holder != "a" {
 			t.Fatalf("lock %s: %+v; want a conflict with a", path, ref)
 		}
@@ -246,9 +247,9 @@ func TestFilesThroughSymlink(t *testing.T) {
 // TestRefusals: every exit code coord produces comes back as a tool error
 // whose structured content is {code, name, message} (and holder).
 func TestRefusals(t *testing.T) {
-	p := newProject(t, tasks(2), func(o *backend.Options) { o.LockWait = 300 * time.Millisecond })
-	a := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
-	b := connect(t, Options{Service: p.svc, Agent: agentAt("b")}, nil)
+	p := seeded(t, tasks(2), func(o *backend.Options) { o.LockWait = 300 * time.Millisecond })
+	a := connect(t, Options{Service: p.Service, Agent: agentAt("a")}, nil)
+	b := connect(t, Options{Service: p.Service, Agent: agentAt("b")}, nil)
 	a.call(t, "claim", map[string]any{"task": "t1"}).ok(t)
 
 	check := func(what string, r result, code int, name, holder string) {
@@ -283,7 +284,7 @@ func TestRefusals(t *testing.T) {
 	}
 
 	// 4: the registry's flock held elsewhere longer than the lock wait.
-	fl := flock.New(filepath.Join(p.root, ".rotd", "coordination", ".lock", "registry.lock"))
+	fl := flock.New(filepath.Join(p.Root, ".rotd", "coordination", ".lock", "registry.lock"))
 	if err := fl.Lock(); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +292,7 @@ func TestRefusals(t *testing.T) {
 	fl.Unlock()
 
 	// 2: an unreadable registry.
-	reg := filepath.Join(p.root, ".rotd", "coordination", "active_work_registry.json")
+	reg := filepath.Join(p.Root, ".rotd", "coordination", "active_work_registry.json")
 	good, _ := os.ReadFile(reg)
 	os.WriteFile(reg, []byte("{not json"), 0o644)
 	corrupt := b.call(t, "claim", nil)
@@ -343,13 +344,13 @@ func TestRefusalOf(t *testing.T) {
 // to finish its successor's work.
 func TestEpochRemembered(t *testing.T) {
 	ctx := context.Background()
-	p := newProject(t, tasks(1))
-	first := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	p := seeded(t, tasks(1))
+	first := connect(t, Options{Service: p.Service, Agent: agentAt("a")}, nil)
 	first.call(t, "claim", nil).ok(t)
-	if _, err := p.svc.HandBack(ctx, app.TaskRef{Agent: agentAt("a"), TaskID: "t1", Epoch: coord.NoEpoch}, "session ended"); err != nil {
+	if _, err := p.Service.HandBack(ctx, app.TaskRef{Agent: agentAt("a"), TaskID: "t1", Epoch: coord.NoEpoch}, "session ended"); err != nil {
 		t.Fatal(err)
 	}
-	second := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
+	second := connect(t, Options{Service: p.Service, Agent: agentAt("a")}, nil)
 	second.call(t, "claim", nil).ok(t)
 	if ref := first.call(t, "release", map[string]any{"task": "t1"}).refusal(t); ref.Code != 6 {
 		t.Fatalf("stale session's release: %+v", ref)
@@ -361,7 +362,7 @@ func TestEpochRemembered(t *testing.T) {
 // waits, and returns what `wait --json` prints once a task is eligible.
 func TestWaitProgress(t *testing.T) {
 	ctx := context.Background()
-	p := newProject(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`+"\n"+`{"id":"z","deps":["b"]}`)
+	p := seeded(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`+"\n"+`{"id":"z","deps":["b"]}`)
 	var notes atomic.Int32
 	noted := make(chan struct{}, 100)
 	copt := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -370,9 +371,9 @@ func TestWaitProgress(t *testing.T) {
 			noted <- struct{}{}
 		}
 	}}
-	holder := connect(t, Options{Service: p.svc, Agent: agentAt("holder")}, nil)
+	holder := connect(t, Options{Service: p.Service, Agent: agentAt("holder")}, nil)
 	holder.call(t, "claim", map[string]any{"task": "a"}).ok(t)
-	w := connect(t, Options{Service: p.svc, Agent: agentAt("w"), ProgressEvery: 20 * time.Millisecond}, copt)
+	w := connect(t, Options{Service: p.Service, Agent: agentAt("w"), ProgressEvery: 20 * time.Millisecond}, copt)
 
 	done := make(chan result, 1)
 	go func() { done <- w.callCtx(ctx, t, "wait", map[string]any{"timeout": "60s"}, "w1") }()
@@ -404,7 +405,7 @@ func TestWaitProgress(t *testing.T) {
 	for i := 0; changed.raw == nil; i++ {
 		if i%2 == 0 {
 			w.call(t, "block", map[string]any{"task": "b", "reason": "toggle"}).ok(t)
-		} else if _, err := p.svc.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch}); err != nil {
+		} else if _, err := p.Service.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch}); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -421,7 +422,7 @@ func TestWaitProgress(t *testing.T) {
 		t.Fatalf("wait --task: %s", changed.raw)
 	}
 	if ch.Status == "blocked" {
-		p.svc.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch})
+		p.Service.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch})
 	}
 	w.call(t, "release", map[string]any{"task": "b"}).ok(t)
 	// No work left at all.
@@ -434,28 +435,26 @@ func TestWaitProgress(t *testing.T) {
 // has begun (what the test does next is right whenever it happens).
 func waitingOn(t testing.TB, p *project, agent string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		rows, err := p.svc.Agents(context.Background(), 0)
+	backendtest.Wait(t, "agent "+agent+" to beat", func() bool {
+		rows, err := p.Service.Agents(context.Background(), 0)
 		if err == nil {
 			for _, r := range rows {
 				if r.Agent == agent && r.LastBeat != nil {
-					return
+					return true
 				}
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("agent %s never beat", agent)
+		return false
+	})
 }
 
 // TestWaitBounded: a wait gives up at its timeout (conflict), is clamped
 // to MaxWait, and ends when its client cancels the call.
 func TestWaitBounded(t *testing.T) {
-	p := newProject(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`)
-	holder := connect(t, Options{Service: p.svc, Agent: agentAt("holder")}, nil)
+	p := seeded(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`)
+	holder := connect(t, Options{Service: p.Service, Agent: agentAt("holder")}, nil)
 	holder.call(t, "claim", map[string]any{"task": "a"}).ok(t)
-	w := connect(t, Options{Service: p.svc, Agent: agentAt("w"), MaxWait: 200 * time.Millisecond}, nil)
+	w := connect(t, Options{Service: p.Service, Agent: agentAt("w"), MaxWait: 200 * time.Millisecond}, nil)
 	ref := w.call(t, "wait", map[string]any{"timeout": "100ms"}).refusal(t)
 	if ref.Code != 3 || !strings.Contains(ref.Message, "timed out") {
 		t.Fatalf("timeout: %+v", ref)
@@ -466,7 +465,7 @@ func TestWaitBounded(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	long := connect(t, Options{Service: p.svc, Agent: agentAt("long")}, nil)
+	long := connect(t, Options{Service: p.Service, Agent: agentAt("long")}, nil)
 	go func() {
 		_, err := long.cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{"timeout": "10m"}})
 		errc <- err
@@ -486,11 +485,11 @@ func TestWaitBounded(t *testing.T) {
 
 // TestMoreTools: the tools --tools all adds.
 func TestMoreTools(t *testing.T) {
-	p := newProject(t, tasks(2))
-	writeFile(t, p.root, ".rotd/coordination/config.json", `{"review_gate": true}`)
-	p = openProject(t, p.root, "")
-	a := connect(t, Options{Service: p.svc, Agent: agentAt("a"), All: true}, nil)
-	r := connect(t, Options{Service: p.svc, Agent: agentAt("r"), All: true}, nil)
+	p := seeded(t, tasks(2))
+	writeFile(t, p.Root, ".rotd/coordination/config.json", `{"review_gate": true}`)
+	p = reopen(t, p.Root, "")
+	a := connect(t, Options{Service: p.Service, Agent: agentAt("a"), All: true}, nil)
+	r := connect(t, Options{Service: p.Service, Agent: agentAt("r"), All: true}, nil)
 
 	var ts struct{ Tasks []json.RawMessage }
 	a.call(t, "tasks", nil).ok(t).decode(t, &ts)
@@ -570,10 +569,10 @@ func TestMoreTools(t *testing.T) {
 
 // TestEveryCallBeats: any tool call moves the agent's heartbeat.
 func TestEveryCallBeats(t *testing.T) {
-	p := newProject(t, "")
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("reader")}, nil)
+	p := seeded(t, "")
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("reader")}, nil)
 	s.call(t, "log", nil).ok(t)
-	rows, err := p.svc.Agents(context.Background(), 0)
+	rows, err := p.Service.Agents(context.Background(), 0)
 	if err != nil || len(rows) != 1 || rows[0].Agent != "reader" || !rows[0].Alive {
 		t.Fatalf("agents after one call: %+v %v", rows, err)
 	}
@@ -582,15 +581,15 @@ func TestEveryCallBeats(t *testing.T) {
 // TestRefusedCallLeavesNoTrace: a refused call does not beat (contract
 // §4a): the agent of a session whose only calls were refused is nowhere.
 func TestRefusedCallLeavesNoTrace(t *testing.T) {
-	p := newProject(t, tasks(1))
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("ghost")}, nil)
+	p := seeded(t, tasks(1))
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("ghost")}, nil)
 	if ref := s.call(t, "claim", map[string]any{"task": "typo"}).refusal(t); ref.Code != 3 {
 		t.Fatalf("claim of a task that is not there: %+v", ref)
 	}
 	if ref := s.call(t, "release", map[string]any{"task": "t1"}).refusal(t); ref.Code != 6 {
 		t.Fatalf("release of a task not held: %+v", ref)
 	}
-	rows, err := p.svc.Agents(context.Background(), 0)
+	rows, err := p.Service.Agents(context.Background(), 0)
 	if err != nil || len(rows) != 0 {
 		t.Fatalf("agents after refused calls: %+v %v", rows, err)
 	}
@@ -612,7 +611,7 @@ func TestSelfFencing(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(coordDir, "config.json"), []byte(`{"stale_after": "2s"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := openProject(t, root, tasks(1))
+	p := reopen(t, root, tasks(1))
 	var mu sync.Mutex
 	var warnings []string
 	warned := func(sub string) bool {
@@ -625,7 +624,7 @@ func TestSelfFencing(t *testing.T) {
 		}
 		return false
 	}
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("a"), Warn: func(w string) {
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("a"), Warn: func(w string) {
 		mu.Lock()
 		warnings = append(warnings, w)
 		mu.Unlock()
@@ -639,7 +638,7 @@ func TestSelfFencing(t *testing.T) {
 	if err := os.WriteFile(beats, []byte("not a directory"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !waitUntil(func() bool { return warned("task t1: no successful beat for ") }) {
+	if !backendtest.WaitFor(func() bool { return warned("task t1: no successful beat for ") }) {
 		t.Fatalf("no fence within 60s; warnings %q", warnings)
 	}
 	for _, call := range []struct {
@@ -657,10 +656,10 @@ func TestSelfFencing(t *testing.T) {
 		t.Fatal(err)
 	}
 	handedBack := func() bool {
-		list, err := p.svc.Tasks(context.Background(), app.ListRequest{})
+		list, err := p.Service.Tasks(context.Background(), app.ListRequest{})
 		return err == nil && len(list) == 1 && list[0].Status == coord.Unclaimed
 	}
-	if !waitUntil(handedBack) {
+	if !backendtest.WaitFor(handedBack) {
 		t.Fatal("the fenced task was not handed back within 60s of beats working again")
 	}
 	if ref := s.call(t, "release", map[string]any{"task": "t1"}).refusal(t); ref.Code != 6 {
@@ -670,24 +669,12 @@ func TestSelfFencing(t *testing.T) {
 	s.call(t, "release", map[string]any{"task": "t1"}).ok(t)
 }
 
-// waitUntil polls cond for up to 60 s.
-func waitUntil(cond func() bool) bool {
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
-}
-
 // TestAgentCost measures the bytes an agent reads for one cycle through
 // MCP: the tools/list answer, a claim and a release (the README's
 // figure; the CLI's is measured in cmd/coord).
 func TestAgentCost(t *testing.T) {
-	p := newProject(t, `{"id":"4.2","title":"Preamble Editor Modal","priority":"high"}`)
-	s := connect(t, Options{Service: p.svc, Agent: agentAt("agent-a")}, nil)
+	p := seeded(t, `{"id":"4.2","title":"Preamble Editor Modal","priority":"high"}`)
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("agent-a")}, nil)
 	hello := s.wire.take()
 	if _, err := s.cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -711,7 +698,7 @@ func TestRace8Processes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	p := newProject(t, tasks(80))
+	p := seeded(t, tasks(80))
 	var mu sync.Mutex
 	claims := map[string][]string{}
 	var wg sync.WaitGroup
@@ -720,7 +707,7 @@ func TestRace8Processes(t *testing.T) {
 		wg.Add(1)
 		go func(agent string) {
 			defer wg.Done()
-			cs, _, err := startServer(t, p.root, agent, nil)
+			cs, _, err := startServer(t, p.Root, agent, nil)
 			if err != nil {
 				errs <- err
 				return
@@ -764,7 +751,7 @@ func TestRace8Processes(t *testing.T) {
 			t.Errorf("task %s claimed %d times: %v", id, len(by), by)
 		}
 	}
-	ts, _ := p.svc.Snapshot(context.Background())
+	ts, _ := p.Service.Snapshot(context.Background())
 	for _, task := range ts {
 		if task.Status != coord.Done {
 			t.Errorf("task %s is %s", task.ID, task.Status)
@@ -777,11 +764,11 @@ func TestRace8Processes(t *testing.T) {
 // review_notes, and status shows them; at max_rejections the review tool
 // blocks the task instead.
 func TestReviewNotesReachTheOwner(t *testing.T) {
-	p := newProject(t, tasks(2))
-	writeFile(t, p.root, ".rotd/coordination/config.json", `{"review_gate": true, "max_rejections": 2}`)
-	p = openProject(t, p.root, "")
-	a := connect(t, Options{Service: p.svc, Agent: agentAt("a")}, nil)
-	r := connect(t, Options{Service: p.svc, Agent: agentAt("r"), All: true}, nil)
+	p := seeded(t, tasks(2))
+	writeFile(t, p.Root, ".rotd/coordination/config.json", `{"review_gate": true, "max_rejections": 2}`)
+	p = reopen(t, p.Root, "")
+	a := connect(t, Options{Service: p.Service, Agent: agentAt("a")}, nil)
+	r := connect(t, Options{Service: p.Service, Agent: agentAt("r"), All: true}, nil)
 	a.call(t, "claim", map[string]any{"task": "t1"}).ok(t)
 	a.call(t, "release", map[string]any{"task": "t1"}).ok(t)
 	r.call(t, "review", map[string]any{"task": "t1", "action": "reject", "reason": "cover the error path"}).ok(t)
@@ -811,7 +798,7 @@ func TestReviewNotesReachTheOwner(t *testing.T) {
 func logLines(t testing.TB, p *project) int {
 	t.Helper()
 	n := 0
-	if _, err := p.svc.LogRead(context.Background(), 0, func(string) error { n++; return nil }); err != nil {
+	if _, err := p.Service.LogRead(context.Background(), 0, func(string) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return n
