@@ -42,23 +42,25 @@ fmt-check:
 
 # Every package under the race detector. The tests that start many coord
 # processes (the end-to-end scripts, worker swarms, the load scenarios)
-# skip themselves under -race: the detector cannot see across processes
-# and only slows each one. `procs` runs them.
+# live in test files built only without it (//go:build !race): the
+# detector cannot see across processes and only slows each. `procs` runs
+# them.
 unit:
 	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -count=1 ./...
 
-# The packages of PROCS_PKGS without -race, only the tests that skip
-# themselves under it (`unit` ran the rest): the scripts, the
-# multi-process tests, the NATS hub crash and cluster scenarios and the
-# load scenarios. cmd/coord's TestProcsListComplete fails when a test that
-# skips under -race is missing from PROCS_TESTS. Their log goes to a file
-# of its own (mktemp: concurrent runs share nothing); the figures and any
-# failure are printed.
-PROCS_PKGS := ./cmd/coord ./cmd/coord/mcpserver ./registry/nats
-PROCS_TESTS := TestRace8Processes|TestScript|TestMultiProcessDrain|TestMultiProcessLog|TestMultiProcessSIGKILL|TestMutualExclusionUnderLoad|TestPushScenario|TestPushTwoSchedulers|TestRacingLeaseLockAndCAS|TestSIGKILLStorm|TestCluster|TestFencedHolder|TestHubCrash|TestMultiProcessClaims
+# Exactly the tests `unit` does not build: every Test function of the
+# test files marked //go:build !race, in their packages, without -race.
+# Both lists are read from those files, so a test joins this pass by
+# being put in such a file (nothing else to keep up to date). Their log
+# goes to a file of its own (mktemp: concurrent runs share nothing); the
+# figures and any failure are printed.
 procs:
-	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-procs.XXXXXX") || exit 1; \
-	$(GO) test -count=1 -v -run '^($(PROCS_TESTS))$$' $(PROCS_PKGS) >"$$log" 2>&1; s=$$?; \
+	@files=$$(grep -rl --include='*_test.go' '^//go:build !race$$' .); \
+	pkgs=$$(for f in $$files; do echo "$${f%/*}"; done | sort -u); \
+	tests=$$(sed -n 's/^func \(Test[A-Za-z0-9_]*\)([a-z_]* \*testing\.T).*/\1/p' $$files | sort -u | paste -sd'|' -); \
+	[ -n "$$tests" ] || { echo "procs: no test in a //go:build !race file"; exit 1; }; \
+	log=$$(mktemp "$${TMPDIR:-/tmp}/coord-procs.XXXXXX") || exit 1; \
+	$(GO) test -count=1 -v -run "^($$tests)$$" $$pkgs >"$$log" 2>&1; s=$$?; \
 	grep -E '^(--- FAIL|ok|FAIL|\s+load_test\.go)' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 

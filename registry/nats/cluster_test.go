@@ -1,3 +1,5 @@
+//go:build !race
+
 package nats_test
 
 import (
@@ -304,7 +306,6 @@ func released(outs []*syncBuffer) int {
 // minority refuses writes (exit 2 or 4), the majority goes on, and no
 // acknowledged claim is lost or granted twice.
 func TestCluster(t *testing.T) {
-	manyProcesses(t)
 	c := startCluster(t)
 	ctx := context.Background()
 	url := c.url("cl")
