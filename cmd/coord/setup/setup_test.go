@@ -427,8 +427,23 @@ func TestUnifiedDiff(t *testing.T) {
 	if got != want {
 		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
 	}
-	if got := unifiedDiff("f", nil, []byte("x\n"), false, true); got != "--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+x\n" {
+	if got := unifiedDiff("f", nil, []byte("x\n"), false, true); got != "--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n+x\n" {
 		t.Fatalf("new file diff:\n%s", got)
+	}
+	if got := unifiedDiff("f", []byte("x\n"), nil, true, false); got != "--- a/f\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-x\n" {
+		t.Fatalf("removed file diff:\n%s", got)
+	}
+}
+
+// TestUnifiedDiffFinalNewline: a change that only adds the final newline
+// is shown as one (the hand-written diff split lines after trimming the
+// last newline and printed a header with no hunk: a dry run said a file
+// changed and showed nothing).
+func TestUnifiedDiffFinalNewline(t *testing.T) {
+	got := unifiedDiff("f", []byte("a\nb"), []byte("a\nb\n"), true, true)
+	want := "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"
+	if got != want {
+		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
 	}
 }
 
