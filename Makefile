@@ -14,7 +14,7 @@ FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText
 .PHONY: build demo demo-hub test vet fmt-check unit procs conformance fuzz bench bench-compare stress install-rotd clean mcp-smoke
 
 build:
-	$(GO) build -tags urfave_cli_no_docs -o $(BIN)/coord ./cmd/coord
+	$(GO) build -o $(BIN)/coord ./cmd/coord
 
 demo: build
 	./scripts/demo.sh

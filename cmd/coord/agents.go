@@ -1,22 +1,23 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 )
 
-func (e *env) cmdAgents(c *cli.Context) error {
+func (e *env) cmdAgents(ctx context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
-		return parentAction(c) // help, or an unknown subcommand
+		return parentAction(ctx, c) // help, or an unknown subcommand
 	}
 	s, err := e.open()
 	if err != nil {
@@ -70,7 +71,7 @@ func (e *env) cmdAgents(c *cli.Context) error {
 func agentsCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "agents", Usage: "agents with last beat, alive or stale, tasks held; role, inbox and worktree of registered ones",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"}},
-		Subcommands: []*cli.Command{
+		Commands: []*cli.Command{
 			{Name: "register", Usage: "join the pool of agents a scheduler pushes work to; prints the record as JSON",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "role", Usage: "implementer (default), reviewer or planner"},
@@ -84,7 +85,7 @@ func agentsCommand(e *env) *cli.Command {
 		Action: e.cmdAgents}
 }
 
-func (e *env) cmdAgentsRegister(c *cli.Context) error {
+func (e *env) cmdAgentsRegister(_ context.Context, c *cli.Command) error {
 	s, id, err := e.openAs()
 	if err != nil {
 		return err
@@ -109,7 +110,7 @@ func (e *env) cmdAgentsRegister(c *cli.Context) error {
 	return e.printJSON(rec)
 }
 
-func (e *env) cmdAgentsDeregister(c *cli.Context) error {
+func (e *env) cmdAgentsDeregister(_ context.Context, c *cli.Command) error {
 	s, id, err := e.openAs()
 	if err != nil {
 		return err

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 )
@@ -14,7 +15,7 @@ func archiveCommand(e *env) *cli.Command {
 		Action: e.cmdArchive}
 }
 
-func (e *env) cmdArchive(c *cli.Context) error {
+func (e *env) cmdArchive(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("archive takes no arguments")
 	}

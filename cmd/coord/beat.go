@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 )
@@ -19,7 +20,7 @@ func beatCommand(e *env) *cli.Command {
 		Action: e.cmdBeat}
 }
 
-func (e *env) cmdBeat(c *cli.Context) error {
+func (e *env) cmdBeat(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("beat takes no arguments")
 	}

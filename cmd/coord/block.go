@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func blockCommand(e *env) *cli.Command {
@@ -17,7 +18,7 @@ func unblockCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{newEpochFlag()}, Action: e.cmdUnblock}
 }
 
-func (e *env) cmdBlock(c *cli.Context) error {
+func (e *env) cmdBlock(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
 		return err
@@ -36,7 +37,7 @@ func (e *env) cmdBlock(c *cli.Context) error {
 	return e.printTask(t, false, "blocked "+t.ID)
 }
 
-func (e *env) cmdUnblock(c *cli.Context) error {
+func (e *env) cmdUnblock(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
 		return err

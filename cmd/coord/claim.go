@@ -1,7 +1,9 @@
 package main
 
 import (
-	"github.com/urfave/cli/v2"
+	"context"
+
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -16,7 +18,7 @@ func claimCommand(e *env) *cli.Command {
 		}, Action: e.cmdClaim}
 }
 
-func (e *env) cmdClaim(c *cli.Context) error {
+func (e *env) cmdClaim(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("claim takes no arguments (use --task ID)")
 	}
@@ -32,7 +34,7 @@ func (e *env) cmdClaim(c *cli.Context) error {
 
 // claimTask claims by c's flags (--task, --any, --capability,
 // --skill-level) through the Service (which beats and sweeps).
-func (e *env) claimTask(c *cli.Context) (app.ClaimResult, coord.Agent, error) {
+func (e *env) claimTask(c *cli.Command) (app.ClaimResult, coord.Agent, error) {
 	if id := c.String("task"); c.IsSet("task") {
 		if err := coord.ValidTaskID(id); err != nil {
 			return app.ClaimResult{}, coord.Agent{}, err

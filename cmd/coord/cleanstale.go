@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord/app"
 )
@@ -21,7 +21,7 @@ func cleanStaleCommand(e *env) *cli.Command {
 // watch runs it): the stale sweep, expired path locks, leases and keys,
 // log rotation and archiving. Once it has begun, a signal lets it finish
 // (the sweep commits first; the housekeeping after it completes).
-func (e *env) cmdCleanStale(c *cli.Context) error {
+func (e *env) cmdCleanStale(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("clean-stale takes no arguments")
 	}

@@ -1,6 +1,6 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v3"
 
 // commands is every command, in the order help lists them.
 func commands(e *env) []*cli.Command {
@@ -25,7 +25,6 @@ func commands(e *env) []*cli.Command {
 		watchCommand(e),
 		topCommand(e),
 		dashboardCommand(e),
-		completionCommand(e),
 		leaseCommand(e),
 		kvCommand(e),
 		configCommand(e),

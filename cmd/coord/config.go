@@ -2,11 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // The project's settings (contract §4a "Settings on every backend"):
@@ -16,7 +17,7 @@ import (
 
 func configCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "config", Usage: "show and change the project's settings (config.json, or the hub's) on any backend",
-		Subcommands: []*cli.Command{
+		Commands: []*cli.Command{
 			{Name: "show", Usage: "every setting with its value in force ((default) when not set)", Action: e.cmdConfigShow},
 			{Name: "get", Usage: "print one setting's value in force", ArgsUsage: "KEY", Action: e.cmdConfigGet},
 			{Name: "set", Usage: "set a setting (validated as config.json is; nothing written if it is not valid)", ArgsUsage: "KEY VALUE", Action: e.cmdConfigSet},
@@ -24,7 +25,7 @@ func configCommand(e *env) *cli.Command {
 		}}
 }
 
-func (e *env) cmdConfigShow(c *cli.Context) error {
+func (e *env) cmdConfigShow(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("config show takes no arguments (config get KEY prints one)")
 	}
@@ -64,7 +65,7 @@ func (e *env) cmdConfigShow(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) cmdConfigGet(c *cli.Context) error {
+func (e *env) cmdConfigGet(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "KEY")
 	if err != nil {
 		return err
@@ -83,7 +84,7 @@ func (e *env) cmdConfigGet(c *cli.Context) error {
 	return e.printRaw([]byte(settingText(st.Value)))
 }
 
-func (e *env) cmdConfigSet(c *cli.Context) error {
+func (e *env) cmdConfigSet(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "KEY", "VALUE")
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func (e *env) cmdConfigSet(c *cli.Context) error {
 	return s.SetConfigText(e.ctx, a[0], a[1])
 }
 
-func (e *env) cmdConfigUnset(c *cli.Context) error {
+func (e *env) cmdConfigUnset(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "KEY")
 	if err != nil {
 		return err

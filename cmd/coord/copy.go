@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -12,7 +13,7 @@ import (
 
 func backendCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "backend", Usage: "move a project between backends",
-		Subcommands: []*cli.Command{
+		Commands: []*cli.Command{
 			{Name: "copy", Usage: "copy a whole project (tasks, claims and epochs, path locks, leases, kv, quota, log) into an empty one",
 				Flags: copyFlags(), Action: e.cmdBackendCopy},
 		}}
@@ -33,7 +34,7 @@ func copyFlags() []cli.Flag {
 }
 
 // cmdBackendCopy copies a project between backends (app.Copy).
-func (e *env) cmdBackendCopy(c *cli.Context) error {
+func (e *env) cmdBackendCopy(_ context.Context, c *cli.Command) error {
 	from, to := c.String("from"), c.String("to")
 	if from == "" || to == "" {
 		return strErr("copy needs --from URL and --to URL")

@@ -1,12 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/dashboard"
 	"github.com/rotd/coord/coord"
@@ -26,7 +27,7 @@ func dashboardCommand(e *env) *cli.Command {
 
 // cmdDashboard serves the dashboard until a signal (exit 130). The first
 // line on stdout is the page's address, once it answers.
-func (e *env) cmdDashboard(c *cli.Context) error {
+func (e *env) cmdDashboard(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("dashboard takes no arguments")
 	}

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 )
@@ -13,7 +14,7 @@ func depsCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "dot", Usage: "Graphviz output"}}, Action: e.cmdDeps}
 }
 
-func (e *env) cmdDeps(c *cli.Context) error {
+func (e *env) cmdDeps(_ context.Context, c *cli.Command) error {
 	s, err := e.open()
 	if err != nil {
 		return err

@@ -1,7 +1,9 @@
 package main
 
 import (
-	"github.com/urfave/cli/v2"
+	"context"
+
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 )
@@ -11,7 +13,7 @@ func doctorCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "repair", Usage: "fix and log each fix"}}, Action: e.cmdDoctor}
 }
 
-func (e *env) cmdDoctor(c *cli.Context) error {
+func (e *env) cmdDoctor(_ context.Context, c *cli.Command) error {
 	s, err := e.openForDoctor()
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
@@ -30,7 +30,6 @@ type env struct {
 	rootSet, agentSet, backendSet    bool
 	lockWait                         time.Duration
 	lockWaitSet                      bool
-	notFound                         string
 	allowUnsafeFS                    bool
 	clock                            coord.Clock
 	be                               coord.Backend // for Close and Where only: commands go through svc
@@ -47,7 +46,7 @@ type env struct {
 	connectTimeout time.Duration
 }
 
-func (e *env) before(c *cli.Context) error {
+func (e *env) before(c *cli.Command) error {
 	e.json = c.Bool("json")
 	e.diagnose = c.Bool("lock-diagnose")
 	e.rootFlag, e.rootSet = c.String("root"), c.IsSet("root")
@@ -167,7 +166,7 @@ func (e *env) who() (string, error) {
 // caller is this agent as the rules see it: its id, its capabilities
 // (--capability, else COORD_AGENT_CAPS, else ROTD_AGENT_CAPS) and its
 // skill filter (--skill-level).
-func (e *env) caller(c *cli.Context) (coord.Agent, error) {
+func (e *env) caller(c *cli.Command) (coord.Agent, error) {
 	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
 	if err != nil {
 		return coord.Agent{}, err
@@ -181,7 +180,7 @@ func (e *env) caller(c *cli.Context) (coord.Agent, error) {
 
 // caps is this agent's capabilities: --capability, else COORD_AGENT_CAPS,
 // else ROTD_AGENT_CAPS (ROTD's spelling, contract §1).
-func (e *env) caps(c *cli.Context) []string {
+func (e *env) caps(c *cli.Command) []string {
 	if c.IsSet("capability") {
 		return coord.ParseCaps(c.String("capability"))
 	}

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -11,7 +12,7 @@ import (
 
 // staleTimeout is --timeout where it means "stale after" (agents,
 // clean-stale, top, watch): the project's stale_after unless given.
-func (e *env) staleTimeout(c *cli.Context) (time.Duration, error) {
+func (e *env) staleTimeout(c *cli.Command) (time.Duration, error) {
 	if !c.IsSet("timeout") {
 		return e.cfg.StaleAfter, nil
 	}
@@ -24,7 +25,7 @@ func limitFlag() cli.Flag {
 }
 
 // limitOf is --limit: app.ListLimit unless given; 0 means every row.
-func limitOf(c *cli.Context) (int, error) {
+func limitOf(c *cli.Command) (int, error) {
 	n := c.Int("limit")
 	if n < 0 {
 		return 0, strErr("--limit %d: use 0 (every row) or a positive number", n)
@@ -33,7 +34,7 @@ func limitOf(c *cli.Context) (int, error) {
 }
 
 // durFlag is the positive duration of flag name, def when it is not set.
-func durFlag(c *cli.Context, name string, def time.Duration) (time.Duration, error) {
+func durFlag(c *cli.Command, name string, def time.Duration) (time.Duration, error) {
 	if !c.IsSet(name) {
 		return def, nil
 	}
@@ -42,7 +43,7 @@ func durFlag(c *cli.Context, name string, def time.Duration) (time.Duration, err
 
 // intervalFlag is the interval of flag name (at least coord.MinInterval),
 // def when it is not set.
-func intervalFlag(c *cli.Context, name string, def time.Duration) (time.Duration, error) {
+func intervalFlag(c *cli.Command, name string, def time.Duration) (time.Duration, error) {
 	if !c.IsSet(name) {
 		return def, nil
 	}
@@ -55,7 +56,7 @@ func intervalFlag(c *cli.Context, name string, def time.Duration) (time.Duration
 // refused (exit 1), never read as "skip the check".
 func newEpochFlag() *cli.Int64Flag {
 	return &cli.Int64Flag{Name: "epoch", Usage: "refuse (exit 6) unless the task is still at this epoch",
-		Action: func(_ *cli.Context, v int64) error {
+		Action: func(_ context.Context, _ *cli.Command, v int64) error {
 			if v < 0 {
 				return strErr("--epoch %d is negative; give the epoch 'coord claim' printed, or leave --epoch out", v)
 			}
@@ -64,7 +65,7 @@ func newEpochFlag() *cli.Int64Flag {
 }
 
 // epochOf is the --epoch given, or coord.NoEpoch when it was not.
-func epochOf(c *cli.Context) int64 {
+func epochOf(c *cli.Command) int64 {
 	if !c.IsSet("epoch") {
 		return coord.NoEpoch
 	}

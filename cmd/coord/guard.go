@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
@@ -16,7 +17,7 @@ func guardCommand(e *env) *cli.Command {
 // cmdGuard checks the staged change (read from the caller's own worktree
 // and mapped to repository paths) against other agents' path locks and
 // the files of the tasks they hold (app.Service.Guard).
-func (e *env) cmdGuard(c *cli.Context) error {
+func (e *env) cmdGuard(_ context.Context, c *cli.Command) error {
 	s, agent, err := e.openAs()
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 )
@@ -17,10 +17,10 @@ func printExitCodes(w io.Writer) {
 	}
 }
 
-// isHelpExitCodes reports whether argv (normalized) asks for 'coord help
-// exit-codes': the command word is help (or h) and exit-codes follows.
-// A positional "help exit-codes" of another command does not count.
-func isHelpExitCodes(app *cli.App, argv []string) bool {
+// isHelpExitCodes reports whether argv asks for 'coord help exit-codes':
+// the command word is help (or h) and exit-codes follows. A positional
+// "help exit-codes" of another command does not count.
+func isHelpExitCodes(app *cli.Command, argv []string) bool {
 	global := flagArity(app.Flags)
 	var words []string
 	for i := 1; i < len(argv); i++ {

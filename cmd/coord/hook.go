@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/hooks"
 	"github.com/rotd/coord/cmd/coord/workspace"
@@ -15,7 +15,7 @@ func hookCommand(e *env) *cli.Command {
 		Action: e.cmdHook}
 }
 
-func (e *env) cmdHook(c *cli.Context) error {
+func (e *env) cmdHook(_ context.Context, c *cli.Command) error {
 	a := c.Args().Slice()
 	if len(a) < 1 || len(a) > 2 {
 		return strErr("hook needs AGENT [EVENT] (AGENT: %s)", strings.Join(hooks.Agents, ", "))

@@ -1,12 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry/backend"
@@ -28,7 +29,7 @@ func hubCommand(e *env) *cli.Command {
 
 // cmdHub runs an embedded NATS server until SIGTERM or SIGINT, then stops
 // it cleanly (exit 130, as every command a signal ends).
-func (e *env) cmdHub(c *cli.Context) error {
+func (e *env) cmdHub(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("hub takes no arguments")
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
-	"github.com/urfave/cli/v2"
+	"context"
+
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord/app"
 )
@@ -16,7 +18,7 @@ func inboxCommand(e *env) *cli.Command {
 // task as claim does; {"status":"empty"} when none (or, with --wait, when
 // none came in time: exit 3), {"status":"drained"} when waiting and no
 // work is left at all.
-func (e *env) cmdInbox(c *cli.Context) error {
+func (e *env) cmdInbox(_ context.Context, c *cli.Command) error {
 	wait, err := durFlag(c, "wait", 0)
 	if err != nil {
 		return err

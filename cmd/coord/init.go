@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
@@ -16,7 +17,7 @@ func initCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "init", Usage: "create the coordination tree (idempotent, never overwrites)", Action: e.cmdInit}
 }
 
-func (e *env) cmdInit(c *cli.Context) error {
+func (e *env) cmdInit(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("init takes no arguments")
 	}

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -16,7 +17,7 @@ import (
 
 func kvCommand(e *env) *cli.Command {
 	ttl := &cli.StringFlag{Name: "ttl", Usage: "lifetime (required)"}
-	return &cli.Command{Name: "kv", Usage: "a small TTL key-value space for agent messages", Subcommands: []*cli.Command{
+	return &cli.Command{Name: "kv", Usage: "a small TTL key-value space for agent messages", Commands: []*cli.Command{
 		{Name: "set", Usage: "set KEY to VALUE for --ttl", ArgsUsage: "KEY VALUE", Flags: []cli.Flag{ttl}, Action: e.cmdKVSet},
 		{Name: "cas", Usage: "set only if KEY is at --expect-rev N (or --expect-absent); exit 3 otherwise", ArgsUsage: "KEY VALUE",
 			Flags: []cli.Flag{ttl, &cli.Int64Flag{Name: "expect-rev"}, &cli.BoolFlag{Name: "expect-absent"}}, Action: e.cmdKVSet},
@@ -36,7 +37,7 @@ func (e *env) printKV(en coord.KVEntry) error {
 	return nil
 }
 
-func (e *env) cmdKVSet(c *cli.Context) error {
+func (e *env) cmdKVSet(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "KEY", "VALUE")
 	if err != nil {
 		return err
@@ -45,14 +46,14 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 		return err
 	}
 	if !c.IsSet("ttl") {
-		return strErr("kv %s needs --ttl DUR (every key expires)", c.Command.Name)
+		return strErr("kv %s needs --ttl DUR (every key expires)", c.Name)
 	}
 	ttl, err := durFlag(c, "ttl", 0)
 	if err != nil {
 		return err
 	}
 	var cond coord.KVCond
-	if c.Command.Name == "cas" {
+	if c.Name == "cas" {
 		cond = coord.KVCond{ExpectRev: c.Int64("expect-rev"), ExpectAbsent: c.Bool("expect-absent")}
 		if (cond.ExpectRev > 0) == cond.ExpectAbsent {
 			return strErr("kv cas needs exactly one of --expect-rev N (N > 0) or --expect-absent")
@@ -77,7 +78,7 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) cmdKVGet(c *cli.Context) error {
+func (e *env) cmdKVGet(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "KEY")
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func (e *env) cmdKVGet(c *cli.Context) error {
 	return e.printKV(en)
 }
 
-func (e *env) cmdKVDel(c *cli.Context) error {
+func (e *env) cmdKVDel(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "KEY")
 	if err != nil {
 		return err
@@ -114,7 +115,7 @@ func (e *env) cmdKVDel(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) cmdKVLs(c *cli.Context) error {
+func (e *env) cmdKVLs(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 1 {
 		return strErr("kv ls takes at most a PREFIX")
 	}
@@ -139,7 +140,7 @@ func (e *env) cmdKVLs(c *cli.Context) error {
 
 // cmdKVWatch waits until some key under PREFIX changes (set, deleted or
 // expired), then prints one JSON line per change and exits 0.
-func (e *env) cmdKVWatch(c *cli.Context) error {
+func (e *env) cmdKVWatch(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 1 {
 		return strErr("kv watch takes at most a PREFIX")
 	}

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -17,7 +18,7 @@ import (
 func leaseCommand(e *env) *cli.Command {
 	ttl := &cli.StringFlag{Name: "ttl", Usage: "lifetime (default 2h, or COORD_LEASE_TTL)"}
 	cadence := &cli.StringFlag{Name: "cadence", Usage: "daily or weekly"}
-	return &cli.Command{Name: "lease", Usage: "named auto-expiring locks with fencing epochs (TORCH-style)", Subcommands: []*cli.Command{
+	return &cli.Command{Name: "lease", Usage: "named auto-expiring locks with fencing epochs (TORCH-style)", Commands: []*cli.Command{
 		{Name: "acquire", Usage: "take a lease (exit 3 naming the holder if it is held)", ArgsUsage: "NAME", Flags: []cli.Flag{ttl, &cli.BoolFlag{Name: "dry-run"}}, Action: e.cmdLeaseAcquire},
 		{Name: "renew", Usage: "extend a lease you hold (exit 6 if you no longer do)", ArgsUsage: "NAME",
 			Flags:  []cli.Flag{&cli.StringFlag{Name: "ttl", Usage: "extend by this much from now (default: the lease's own TTL, as granted)"}, newEpochFlag()},
@@ -29,7 +30,7 @@ func leaseCommand(e *env) *cli.Command {
 	}}
 }
 
-func (e *env) leaseTTL(c *cli.Context) (time.Duration, error) {
+func (e *env) leaseTTL(c *cli.Command) (time.Duration, error) {
 	def := 2 * time.Hour
 	if v := os.Getenv("COORD_LEASE_TTL"); v != "" {
 		d, err := coord.ParsePositive("COORD_LEASE_TTL", v)
@@ -49,7 +50,7 @@ func (e *env) printLease(l coord.Lease) error {
 	return nil
 }
 
-func (e *env) cmdLeaseAcquire(c *cli.Context) error {
+func (e *env) cmdLeaseAcquire(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "NAME")
 	if err != nil {
 		return err
@@ -79,7 +80,7 @@ func platformMeta() map[string]string {
 	return nil
 }
 
-func (e *env) cmdLeaseRenew(c *cli.Context) error {
+func (e *env) cmdLeaseRenew(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "NAME")
 	if err != nil {
 		return err
@@ -99,7 +100,7 @@ func (e *env) cmdLeaseRenew(c *cli.Context) error {
 	return e.printJSON(l)
 }
 
-func (e *env) cmdLeaseRelease(c *cli.Context) error {
+func (e *env) cmdLeaseRelease(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "NAME")
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func (e *env) cmdLeaseRelease(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) cmdLeaseList(c *cli.Context) error {
+func (e *env) cmdLeaseList(_ context.Context, c *cli.Command) error {
 	if _, err := e.open(); err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func (e *env) cmdLeaseList(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) cmdLeaseCheck(c *cli.Context) error {
+func (e *env) cmdLeaseCheck(_ context.Context, c *cli.Command) error {
 	s, err := e.open()
 	if err != nil {
 		return err
@@ -154,7 +155,7 @@ func (e *env) cmdLeaseCheck(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) cmdLeaseLock(c *cli.Context) error {
+func (e *env) cmdLeaseLock(_ context.Context, c *cli.Command) error {
 	ttl, err := e.leaseTTL(c)
 	if err != nil {
 		return err

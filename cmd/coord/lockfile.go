@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 )
@@ -27,9 +28,9 @@ func locksCommand(e *env) *cli.Command {
 // (workspace.Paths.RepoPath: relative to the caller's working directory,
 // or absolute in any worktree). The application must be open (the root
 // known).
-func (e *env) repoPaths(c *cli.Context) ([]string, error) {
+func (e *env) repoPaths(c *cli.Command) ([]string, error) {
 	if c.NArg() == 0 {
-		return nil, strErr("%s needs at least one PATH", c.Command.Name)
+		return nil, strErr("%s needs at least one PATH", c.Name)
 	}
 	m := e.paths()
 	var out []string
@@ -43,7 +44,7 @@ func (e *env) repoPaths(c *cli.Context) ([]string, error) {
 	return out, nil
 }
 
-func (e *env) cmdLockFile(c *cli.Context) error {
+func (e *env) cmdLockFile(_ context.Context, c *cli.Command) error {
 	s, err := e.open()
 	if err != nil {
 		return err
@@ -71,7 +72,7 @@ func (e *env) cmdLockFile(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) cmdUnlockFile(c *cli.Context) error {
+func (e *env) cmdUnlockFile(_ context.Context, c *cli.Command) error {
 	s, err := e.open()
 	if err != nil {
 		return err
@@ -88,7 +89,7 @@ func (e *env) cmdUnlockFile(c *cli.Context) error {
 	return err
 }
 
-func (e *env) cmdLocks(c *cli.Context) error {
+func (e *env) cmdLocks(_ context.Context, c *cli.Command) error {
 	s, err := e.open()
 	if err != nil {
 		return err

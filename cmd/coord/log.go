@@ -2,11 +2,12 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 )
@@ -25,7 +26,7 @@ func logCommand(e *env) *cli.Command {
 		}, Action: e.cmdLog}
 }
 
-func (e *env) cmdMsg(c *cli.Context) error {
+func (e *env) cmdMsg(_ context.Context, c *cli.Command) error {
 	text := strings.Join(c.Args().Slice(), " ")
 	if coord.MessageText(text) == "" {
 		return strErr("msg needs TEXT")
@@ -37,7 +38,7 @@ func (e *env) cmdMsg(c *cli.Context) error {
 	return s.Msg(e.ctx, agent, text)
 }
 
-func (e *env) cmdLog(c *cli.Context) error {
+func (e *env) cmdLog(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("log takes no arguments")
 	}

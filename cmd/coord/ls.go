@@ -2,10 +2,11 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -20,7 +21,7 @@ func lsCommand(e *env) *cli.Command {
 		}, Action: e.cmdLs}
 }
 
-func (e *env) cmdLs(c *cli.Context) error {
+func (e *env) cmdLs(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("ls takes no arguments")
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/gcstart"
 	"github.com/rotd/coord/coord"
@@ -50,15 +50,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	e := &env{stdin: &ctxReader{ctx: ctx, r: stdin}, stdout: stdout, stderr: stderr, ctx: ctx}
 	app := newApp(e)
 	argv := args
-	// Completion queries must reach urfave as they are (the flag last).
-	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" {
-		argv = normalizeArgs(app, args)
+	if args[len(args)-1] != completionFlag { // completion queries reach urfave as they are
+		argv = hoistFlags(app, args)
 	}
 	if isHelpExitCodes(app, argv) {
 		printExitCodes(stdout)
 		return 0
 	}
-	err := app.RunContext(ctx, argv)
+	err := app.Run(ctx, argv)
 	defer e.close()
 	if err == nil {
 		return 0
@@ -98,34 +97,41 @@ func exitCode(err error) coord.Code {
 	return coord.CodeOf(err)
 }
 
-func onUsageError(_ *cli.Context, err error, _ bool) error {
+func onUsageError(_ context.Context, _ *cli.Command, err error, _ bool) error {
 	return usageError{err}
 }
 
-func newApp(e *env) *cli.App {
-	app := &cli.App{
-		Name:                 "coord",
-		Usage:                "coordinate AI coding agents through the file system",
-		Version:              version,
-		Writer:               e.stdout,
-		ErrWriter:            e.stderr,
-		Reader:               e.stdin,
-		HideHelpCommand:      false,
-		EnableBashCompletion: true,
-		ExitErrHandler:       func(*cli.Context, error) {}, // run maps errors; deferred unlocks run first
-		OnUsageError:         onUsageError,
-		Flags:                globalFlags(),
-		Before:               e.before,
-		Commands:             commands(e),
-		CommandNotFound: func(c *cli.Context, name string) {
-			e.notFound = name
+// completionFlag is the flag urfave/cli's completion scripts add to ask
+// for the words that fit.
+const completionFlag = "--generate-shell-completion"
+
+// newApp is the command tree. urfave/cli v3 reads every command's flags
+// after its name, before and after positional arguments, and the global
+// flags in every command (contract §4); hoistFlags moves the flags that
+// stand before their command's name.
+func newApp(e *env) *cli.Command {
+	app := &cli.Command{
+		Name:                  "coord",
+		Usage:                 "coordinate AI coding agents through the file system",
+		Version:               version,
+		Writer:                e.stdout,
+		ErrWriter:             e.stderr,
+		Reader:                e.stdin,
+		EnableShellCompletion: true,
+		ConfigureShellCompletionCommand: func(c *cli.Command) {
+			c.Hidden = false
+			c.Usage = "print a shell completion script: coord completion bash|zsh|fish|pwsh"
+			setUsage(c)
+			guardArgs(c, "")
 		},
-		After: func(c *cli.Context) error {
-			if e.notFound != "" {
-				return usageError{fmt.Errorf("unknown command %q; run 'coord help'", e.notFound)}
-			}
-			return nil
+		ExitErrHandler: func(context.Context, *cli.Command, error) {}, // run maps errors; deferred unlocks run first
+		OnUsageError:   onUsageError,
+		Flags:          globalFlags(),
+		Before: func(ctx context.Context, c *cli.Command) (context.Context, error) {
+			return ctx, e.before(c)
 		},
+		Action:   rootAction,
+		Commands: commands(e),
 	}
 	for _, c := range app.Commands {
 		setUsage(c)
@@ -134,9 +140,18 @@ func newApp(e *env) *cli.App {
 	return app
 }
 
+// rootAction runs when no command is named: help for nothing, exit 1 for
+// a word that names no command.
+func rootAction(_ context.Context, c *cli.Command) error {
+	if c.NArg() == 0 {
+		return cli.ShowRootCommandHelp(c)
+	}
+	return usageError{fmt.Errorf("unknown command %q; run 'coord help'", clipArg(c.Args().First()))}
+}
+
 func setUsage(c *cli.Command) {
 	c.OnUsageError = onUsageError
-	for _, s := range c.Subcommands {
+	for _, s := range c.Commands {
 		setUsage(s)
 	}
 }

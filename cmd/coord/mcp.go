@@ -1,10 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/mcpserver"
 	"github.com/rotd/coord/coord"
@@ -18,7 +19,7 @@ func mcpCommand(e *env) *cli.Command {
 		}, Action: e.cmdMCP}
 }
 
-func (e *env) cmdMCP(c *cli.Context) error {
+func (e *env) cmdMCP(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("mcp takes no arguments")
 	}

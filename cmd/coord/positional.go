@@ -1,19 +1,20 @@
 package main
 
 import (
+	"context"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 )
 
 // args checks that exactly the named positional arguments were given and
 // validates each named TASK before anything is touched.
-func (e *env) args(c *cli.Context, names ...string) ([]string, error) {
+func (e *env) args(c *cli.Command, names ...string) ([]string, error) {
 	a := c.Args().Slice()
 	if len(a) != len(names) {
-		return nil, strErr("%s needs %s (got %d arguments)", c.Command.Name, strings.Join(names, " "), len(a))
+		return nil, strErr("%s needs %s (got %d arguments)", c.Name, strings.Join(names, " "), len(a))
 	}
 	for i, n := range names {
 		if n == "TASK" {
@@ -42,11 +43,11 @@ func (e *env) args(c *cli.Context, names ...string) ([]string, error) {
 func guardArgs(c *cli.Command, parent string) {
 	name := strings.TrimSpace(parent + " " + c.Name)
 	c.HideHelpCommand = true
-	if len(c.Subcommands) > 0 {
+	if len(c.Commands) > 0 {
 		if c.Action == nil {
 			c.Action = parentAction
 		}
-		for _, s := range c.Subcommands {
+		for _, s := range c.Commands {
 			guardArgs(s, name)
 		}
 		return
@@ -56,17 +57,17 @@ func guardArgs(c *cli.Command, parent string) {
 	}
 	lo, hi := argCount(c.ArgsUsage)
 	action := c.Action
-	c.Action = func(ctx *cli.Context) error {
-		n := ctx.NArg()
+	c.Action = func(ctx context.Context, cmd *cli.Command) error {
+		n := cmd.NArg()
 		switch {
 		case hi == 0 && n > 0:
-			return strErr("%s takes no arguments, got %q; run 'coord %s --help'", name, clipArg(ctx.Args().First()), name)
+			return strErr("%s takes no arguments, got %q; run 'coord %s --help'", name, clipArg(cmd.Args().First()), name)
 		case n < lo:
 			return strErr("%s needs %s (got %d arguments)", name, c.ArgsUsage, n)
 		case hi > 0 && n > hi:
 			return strErr("%s takes %s (got %d arguments); run 'coord %s --help'", name, c.ArgsUsage, n, name)
 		}
-		return action(ctx)
+		return action(ctx, cmd)
 	}
 }
 
@@ -95,19 +96,19 @@ func argCount(usage string) (lo, hi int) {
 
 // parentAction runs when a command with subcommands is given none that
 // it knows: its help for nothing, "help" or "h"; otherwise exit 1.
-func parentAction(c *cli.Context) error {
+func parentAction(_ context.Context, c *cli.Command) error {
 	switch c.Args().First() {
 	case "", "help", "h":
 		return cli.ShowSubcommandHelp(c)
 	}
 	names := []string{}
-	for _, s := range c.Command.Subcommands {
+	for _, s := range c.Commands {
 		if !s.Hidden {
 			names = append(names, s.Name)
 		}
 	}
 	return strErr("unknown command '%s %s' (%s has %s); run 'coord help %s'",
-		c.Command.Name, clipArg(c.Args().First()), c.Command.Name, strings.Join(names, ", "), c.Command.Name)
+		c.Name, clipArg(c.Args().First()), c.Name, strings.Join(names, ", "), c.Name)
 }
 
 func clipArg(s string) string {

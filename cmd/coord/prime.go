@@ -1,7 +1,9 @@
 package main
 
 import (
-	"github.com/urfave/cli/v2"
+	"context"
+
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord/app"
 )
@@ -10,7 +12,7 @@ func primeCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "prime", Usage: "print how an agent uses coord (short)", Action: e.cmdPrime}
 }
 
-func (e *env) cmdPrime(c *cli.Context) error {
+func (e *env) cmdPrime(_ context.Context, c *cli.Command) error {
 	_, err := e.stdout.Write([]byte(app.Prime))
 	return err
 }

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 func progressCommand(e *env) *cli.Command {
@@ -14,7 +15,7 @@ func progressCommand(e *env) *cli.Command {
 		Action: e.cmdProgress}
 }
 
-func (e *env) cmdProgress(c *cli.Context) error {
+func (e *env) cmdProgress(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "TASK", "PERCENT")
 	if err != nil {
 		return err

@@ -1,24 +1,25 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"text/tabwriter"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 )
 
 func quotaCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "quota", Usage: "shared token / request counters", Subcommands: []*cli.Command{
+	return &cli.Command{Name: "quota", Usage: "shared token / request counters", Commands: []*cli.Command{
 		{Name: "add", Usage: "add usage for this agent",
 			Flags: []cli.Flag{&cli.Int64Flag{Name: "tokens"}, &cli.Int64Flag{Name: "requests"}}, Action: e.cmdQuotaAdd},
 		{Name: "show", Usage: "usage per agent and total for the current UTC day", Action: e.cmdQuotaShow},
 	}}
 }
 
-func (e *env) cmdQuotaAdd(c *cli.Context) error {
+func (e *env) cmdQuotaAdd(_ context.Context, c *cli.Command) error {
 	tokens, requests := c.Int64("tokens"), c.Int64("requests")
 	if tokens < 0 || requests < 0 || (tokens == 0 && requests == 0) {
 		return strErr("quota add needs --tokens N and/or --requests N (non-negative, not both zero)")
@@ -38,7 +39,7 @@ func (e *env) cmdQuotaAdd(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) cmdQuotaShow(c *cli.Context) error {
+func (e *env) cmdQuotaShow(_ context.Context, c *cli.Command) error {
 	s, err := e.open()
 	if err != nil {
 		return err

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/mcpserver"
 	"github.com/rotd/coord/coord"
@@ -17,7 +18,7 @@ func readyCommand(e *env) *cli.Command {
 		Action: e.cmdReady}
 }
 
-func (e *env) cmdReady(c *cli.Context) error {
+func (e *env) cmdReady(_ context.Context, c *cli.Command) error {
 	if _, err := coord.ParseSkillFilter(c.String("skill-level")); err != nil {
 		return err
 	}

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord/app"
@@ -16,7 +17,7 @@ func releaseCommand(e *env) *cli.Command {
 }
 
 // held is the task reference of a command on a task the caller holds.
-func (e *env) held(c *cli.Context, id string) (*app.Service, app.TaskRef, error) {
+func (e *env) held(c *cli.Command, id string) (*app.Service, app.TaskRef, error) {
 	s, err := e.open()
 	if err != nil {
 		return nil, app.TaskRef{}, err
@@ -25,7 +26,7 @@ func (e *env) held(c *cli.Context, id string) (*app.Service, app.TaskRef, error)
 	return s, app.TaskRef{Agent: a, TaskID: id, Epoch: epochOf(c)}, err
 }
 
-func (e *env) cmdRelease(c *cli.Context) error {
+func (e *env) cmdRelease(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
 		return err

@@ -2,145 +2,110 @@ package main
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
-// normalizeArgs lets every flag stand before or after the command name and
-// before or after positional arguments (contract §4), which urfave/cli/v2
-// does not do by itself: it rebuilds argv as
+// hoistFlags is what urfave/cli v3 does not do of contract §4 ("every
+// flag may stand before or after the command name and before or after
+// positional arguments"): v3 reads a command's flags after its name,
+// before and after positionals, and the global flags in every command,
+// but a command's own flag that stands before the command's name is
+// refused by the parent, which does not know it (coord --task ls claim,
+// coord lease --ttl 1h acquire x). hoistFlags moves those flags, each
+// with its value, to just after the command's full name:
 //
-//	prog <global flags> <command> [<subcommand>] <command flags> -- <positionals> [<after-->]
+//	coord --task ls claim              -> coord claim --task ls
+//	coord lease --ttl 1h acquire help  -> coord lease acquire --ttl 1h help
 //
-// Every positional goes after the "--", so urfave never looks one up as a
-// subcommand or reads it as a flag: an argument is data wherever it
-// stands (contract §1; guardArgs does the rest). Everything after a
-// literal "--" is passed through untouched (coord run, coord msg -- -x).
-func normalizeArgs(app *cli.App, args []string) []string {
-	if len(args) == 0 {
+// A flag's value is data (--task ls is task ls, not the command ls): the
+// word after a flag that takes a value goes with it, by the arity the
+// flag has in the commands below (the same everywhere, which
+// TestFlagArityAgreesAcrossCommands keeps true). Everything else stays
+// where it stands, and everything from the first positional or "--" on
+// is v3's to read, with one exception: v3 reads a word such as -5 as
+// data but stops reading flags there, so when one stands before "--",
+// the flags after the command's name go before the positionals
+// (flagsFirst).
+func hoistFlags(root *cli.Command, args []string) []string {
+	if len(args) < 2 {
 		return args
 	}
-	global := flagArity(app.Flags)
-	var globals, cmdFlags, pos, pass []string
-	var path []string // command [subcommand]
-	var cmdFlagSet map[string]bool
-	var cur *cli.Command
+	out := []string{args[0]}
+	var hoisted []string
+	known := flagArity(root.Flags) // the path's own flags: root's are global
+	cur := root
 	rest := args[1:]
-	// A command flag may also stand before the command name
-	// (coord --capability go claim): find the command first so such flags
-	// are known, with their arity, from the start.
-	if c := guessCommand(app, rest, global); c != nil {
-		cmdFlagSet = commandArity(c)
-	}
 	for i := 0; i < len(rest); i++ {
 		tok := rest[i]
-		if tok == "--" {
-			pass = rest[i+1:]
-			break
-		}
-		if len(tok) > 1 && tok[0] == '-' {
-			name, _, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
-			takes, isCmd := cmdFlagSet[name]
-			dst := &cmdFlags
-			if !isCmd {
-				var isGlobal bool
-				takes, isGlobal = global[name]
-				if isGlobal || cur == nil {
-					dst = &globals
+		if tok == "--" || !isFlagToken(tok) || isDashData(tok) {
+			if sub := findCommand(cur.Commands, tok); sub != nil {
+				out, cur = append(out, tok), sub
+				for n, takes := range flagArity(sub.Flags) {
+					known[n] = takes
 				}
-			}
-			*dst = append(*dst, tok)
-			if takes && !hasValue && i+1 < len(rest) {
-				i++
-				*dst = append(*dst, rest[i])
-			}
-			continue
-		}
-		if cur == nil && len(path) == 0 {
-			cur = findCommand(app.Commands, tok)
-			path = append(path, tok)
-			if cur == nil || cur.Name == "help" {
-				// Unknown command or help: leave the rest for urfave.
-				return append(append(append([]string{args[0]}, globals...), path...), rest[i+1:]...)
-			}
-			cmdFlagSet = commandArity(cur)
-			continue
-		}
-		if cur != nil && len(cur.Subcommands) > 0 && len(path) == 1 && len(pos) == 0 {
-			if sub := findCommand(cur.Subcommands, tok); sub != nil {
-				cur = sub
-				path = append(path, tok)
-				cmdFlagSet = commandArity(sub)
 				continue
 			}
+			// The command's name is complete: its flags go here.
+			return append(append(out, hoisted...), flagsFirst(rest[i:], known)...)
 		}
-		pos = append(pos, tok)
-	}
-	out := append([]string{args[0]}, globals...)
-	out = append(out, path...)
-	out = append(out, cmdFlags...)
-	if len(pos) > 0 || pass != nil {
-		out = append(out, "--")
-		out = append(out, pos...)
-		out = append(out, pass...)
-	}
-	return out
-}
-
-// guessCommand finds the command before the command-flag arities are
-// known: the first word naming a command that is not the value of a flag
-// standing before it (coord --task ls claim: "ls" is --task's value, the
-// command is claim). A candidate fits when every flag before it is a
-// global flag or one of its own, no free word precedes it, and it is not
-// taken as a value; the first that fits wins, else the first candidate
-// (urfave then reports the flag it does not know).
-func guessCommand(app *cli.App, rest []string, global map[string]bool) *cli.Command {
-	var first *cli.Command
-	for i := 0; i < len(rest); i++ {
-		if rest[i] == "--" {
-			break
-		}
-		if isFlagToken(rest[i]) {
-			continue
-		}
-		c := findCommand(app.Commands, rest[i])
-		if c == nil {
-			continue
-		}
-		if first == nil {
-			first = c
-		}
-		if fitsBefore(rest[:i], global, commandArity(c)) {
-			return c
-		}
-	}
-	return first
-}
-
-// fitsBefore reports whether prefix, the words before a command's name,
-// are all flags known to global or own, with their values, so that the
-// word after prefix is free (not a flag's value).
-func fitsBefore(prefix []string, global, own map[string]bool) bool {
-	for j := 0; j < len(prefix); j++ {
-		if !isFlagToken(prefix[j]) {
-			return false // a free word before it would be the command
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(prefix[j], "-"), "=")
-		takes, known := own[name]
-		if !known {
-			takes, known = global[name]
-		}
-		if !known {
-			return false
-		}
-		if takes && !hasValue {
-			j++ // its value; past the end means it takes the command's name
-			if j >= len(prefix) {
-				return false
+		name, _, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
+		takes, isKnown := known[name]
+		dst := &out
+		if !isKnown {
+			if takes, isKnown = belowArity(cur)[name]; isKnown {
+				dst = &hoisted
 			}
 		}
+		*dst = append(*dst, tok)
+		if isKnown && takes && !hasValue && i+1 < len(rest) {
+			i++
+			*dst = append(*dst, rest[i])
+		}
 	}
-	return true
+	return append(out, hoisted...)
+}
+
+// flagsFirst returns args (what follows a command's name) with the flags
+// before the positionals when a positional is a dash word (-5, -.5),
+// after which urfave/cli v3 would read the remaining flags as data too
+// (coord msg -1 tests fail --agent a would log "--agent a" as the
+// message's end, as whichever agent the environment names). Without
+// such a word, or from "--" on, args are as given.
+func flagsFirst(args []string, known map[string]bool) []string {
+	var flags, pos []string
+	dashData := false
+	i := 0
+	for ; i < len(args) && args[i] != "--"; i++ {
+		tok := args[i]
+		if !isFlagToken(tok) || isDashData(tok) {
+			pos = append(pos, tok)
+			dashData = dashData || isDashData(tok)
+			continue
+		}
+		flags = append(flags, tok)
+		name, _, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
+		if known[name] && !hasValue && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if !dashData {
+		return args
+	}
+	return append(append(flags, pos...), args[i:]...)
+}
+
+// isDashData reports whether v3 reads tok as data though it starts with
+// a dash: one dash and no letter after it (-5, -.5, -/).
+func isDashData(tok string) bool {
+	if len(tok) < 2 || tok[0] != '-' || tok[1] == '-' {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(tok[1:])
+	return !unicode.IsLetter(r)
 }
 
 func isFlagToken(tok string) bool { return len(tok) > 1 && tok[0] == '-' }
@@ -157,16 +122,15 @@ func flagArity(flags []cli.Flag) map[string]bool {
 	return m
 }
 
-// commandArity is flagArity of a command's flags and, until its
-// subcommand is known, those of all its subcommands (coord --ttl 1h lease
-// acquire x): within one command a flag name means the same everywhere.
-func commandArity(c *cli.Command) map[string]bool {
-	m := flagArity(c.Flags)
-	for _, s := range c.Subcommands {
-		for n, takes := range commandArity(s) {
-			if _, ok := m[n]; !ok {
-				m[n] = takes
-			}
+// belowArity is flagArity of the flags of every command below c.
+func belowArity(c *cli.Command) map[string]bool {
+	m := map[string]bool{}
+	for _, s := range c.Commands {
+		for n, takes := range flagArity(s.Flags) {
+			m[n] = takes
+		}
+		for n, takes := range belowArity(s) {
+			m[n] = takes
 		}
 	}
 	return m

@@ -1,7 +1,9 @@
 package main
 
 import (
-	"github.com/urfave/cli/v2"
+	"context"
+
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
@@ -24,7 +26,7 @@ func rejectCommand(e *env) *cli.Command {
 // cmdApprove approves as the caller, who is recorded as the reviewer.
 // Naming someone else with --reviewer is only for a human's decision,
 // said so with --human and recorded as such in the task and the log.
-func (e *env) cmdApprove(c *cli.Context) error {
+func (e *env) cmdApprove(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
 		return err
@@ -59,7 +61,7 @@ func (e *env) cmdApprove(c *cli.Context) error {
 	return e.printTask(got, false, "approved "+got.ID)
 }
 
-func (e *env) cmdReject(c *cli.Context) error {
+func (e *env) cmdReject(_ context.Context, c *cli.Command) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
@@ -79,7 +79,7 @@ func (l *lastLine) Last() string {
 // signal.
 // With --loop (and, as before, with --inbox) it goes on to the next task
 // until no work is left.
-func (e *env) cmdRun(c *cli.Context) error {
+func (e *env) cmdRun(_ context.Context, c *cli.Command) error {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
 		return strErr("run needs a command: coord run [claim flags] -- CMD ARGS...")
@@ -188,7 +188,7 @@ func (e *env) cmdRun(c *cli.Context) error {
 // runner runs CMD on one task after another.
 type runner struct {
 	e            *env
-	c            *cli.Context
+	c            *cli.Command
 	svc          *app.Service
 	argv         []string
 	path         string

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -29,7 +30,7 @@ func scheduleCommand(e *env) *cli.Command {
 // line per change (--json: the round as one JSON object); --once also
 // prints every standing alert (a task in review no registered reviewer
 // may take), the running scheduler only a new one.
-func (e *env) cmdSchedule(c *cli.Context) error {
+func (e *env) cmdSchedule(_ context.Context, c *cli.Command) error {
 	depth := c.Int("depth")
 	if depth < 1 {
 		return strErr("--depth must be at least 1, got %d", depth)

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -22,7 +23,7 @@ func seedTasksCommand(e *env) *cli.Command {
 		}, Action: e.cmdSeed}
 }
 
-func (e *env) cmdSeed(c *cli.Context) error {
+func (e *env) cmdSeed(_ context.Context, c *cli.Command) error {
 	var r io.Reader
 	name := "stdin"
 	switch {

@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/setup"
 	"github.com/rotd/coord/cmd/coord/workspace"
@@ -23,7 +24,7 @@ func setupCommand(e *env) *cli.Command {
 		}, Action: e.cmdSetup}
 }
 
-func (e *env) cmdSetup(c *cli.Context) error {
+func (e *env) cmdSetup(_ context.Context, c *cli.Command) error {
 	a := c.Args().Slice()
 	if len(a) != 1 {
 		return strErr("setup needs AGENT: %s", strings.Join(setup.Agents, ", "))

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/mcpserver"
 	"github.com/rotd/coord/coord"
@@ -14,7 +15,7 @@ func statusCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "status", Usage: "this agent: the tasks and path locks it holds, and task counts by status", Action: e.cmdStatus}
 }
 
-func (e *env) cmdStatus(c *cli.Context) error {
+func (e *env) cmdStatus(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("status takes no arguments")
 	}

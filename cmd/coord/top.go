@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -27,7 +28,7 @@ func topCommand(e *env) *cli.Command {
 // (and every second for the ages). Plain ANSI, so it works over ssh. When
 // stdout is not a terminal it writes no escape sequence at all: each
 // frame follows the previous one, separated by a blank line.
-func (e *env) cmdTop(c *cli.Context) error {
+func (e *env) cmdTop(_ context.Context, c *cli.Command) error {
 	s, err := e.open()
 	if err != nil {
 		return err

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -23,7 +24,7 @@ func waitCommand(e *env) *cli.Command {
 // 0): app.Service.Wait, woken by the backend's change notification with a
 // slow poll as the fallback, beating for the agent every beat_interval and
 // freeing stale locks it finds (unless sweep_on_claim is false).
-func (e *env) cmdWait(c *cli.Context) error {
+func (e *env) cmdWait(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("wait takes no arguments (use --task ID)")
 	}

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -28,7 +29,7 @@ func watchCommand(e *env) *cli.Command {
 // also rotates the log at a new UTC day and archives when archive_after
 // is set). When notification is unavailable, or lost changes, it says so
 // once and keeps rescanning. One watcher per project (coord.Exclusive).
-func (e *env) cmdWatch(c *cli.Context) error {
+func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("watch takes no arguments")
 	}
