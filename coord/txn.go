@@ -2,7 +2,6 @@ package coord
 
 import (
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -464,10 +463,7 @@ func (tx *Txn) Release(agent, id string, epoch int64, summary string, reviewGate
 
 // Block marks a held task blocked with a reason; it keeps owner and lock.
 func (tx *Txn) Block(agent, id string, epoch int64, reason string) (*Task, error) {
-	if strings.TrimSpace(reason) == "" {
-		return nil, Errorf(CodeUsage, "block needs a reason")
-	}
-	if err := CheckNote("reason", reason); err != nil {
+	if err := CheckReason("block", reason); err != nil {
 		return nil, err
 	}
 	t, err := tx.owned(agent, id, epoch)
@@ -518,10 +514,18 @@ func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 	return t, nil
 }
 
+// CheckProgress refuses a progress outside 0..100 percent (CodeUsage).
+func CheckProgress(pct int) error {
+	if pct < 0 || pct > 100 {
+		return Errorf(CodeUsage, "progress %d is outside 0..100", pct)
+	}
+	return nil
+}
+
 // Progress records a held task's progress (0–100).
 func (tx *Txn) Progress(agent, id string, epoch int64, pct int, note string) (*Task, error) {
-	if pct < 0 || pct > 100 {
-		return nil, Errorf(CodeUsage, "progress %d is outside 0..100", pct)
+	if err := CheckProgress(pct); err != nil {
+		return nil, err
 	}
 	if err := CheckNote("note", note); err != nil {
 		return nil, err
@@ -589,10 +593,7 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 // requeue it), and a further rejection in the same claim blocks it again
 // at once. Only a new claim starts the count again.
 func (tx *Txn) Reject(reviewer, id, reason string, max int) (*Task, error) {
-	if strings.TrimSpace(reason) == "" {
-		return nil, Errorf(CodeUsage, "reject needs a reason")
-	}
-	if err := CheckNote("reason", reason); err != nil {
+	if err := CheckReason("reject", reason); err != nil {
 		return nil, err
 	}
 	if err := ValidActingAgent(reviewer); err != nil {

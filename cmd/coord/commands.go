@@ -400,9 +400,6 @@ func (e *env) cmdBlock(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if trimmed(c.String("reason")) == "" {
-		return strErr("block needs --reason TEXT")
-	}
 	s, ref, err := e.held(c, a[0])
 	if err != nil {
 		return err
@@ -436,7 +433,7 @@ func (e *env) cmdProgress(c *cli.Context) error {
 		return err
 	}
 	pct, err := strconv.Atoi(strings.TrimSuffix(a[1], "%"))
-	if err != nil || pct < 0 || pct > 100 {
+	if err != nil {
 		return strErr("PERCENT must be an integer 0..100, got %q", a[1])
 	}
 	s, ref, err := e.held(c, a[0])
@@ -492,9 +489,6 @@ func (e *env) cmdReject(c *cli.Context) error {
 	a, err := e.args(c, "TASK")
 	if err != nil {
 		return err
-	}
-	if trimmed(c.String("reason")) == "" {
-		return strErr("reject needs --reason TEXT")
 	}
 	s, reviewer, err := e.openAs()
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -223,5 +222,3 @@ func globalFlags() []cli.Flag {
 func strErr(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
-
-func trimmed(s string) string { return strings.TrimSpace(s) }

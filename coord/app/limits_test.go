@@ -69,3 +69,29 @@ func TestBoundedTextBeforeAnyStore(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesBeforeAnyStore: the rules a request breaks whatever the state
+// (a block or a rejection without a reason, a progress outside 0..100)
+// are the application's, answered with CodeUsage before any store is
+// touched, so that no front end needs a copy of them.
+func TestRulesBeforeAnyStore(t *testing.T) {
+	var u untouched
+	p := newProjectOn(t, "", func(b coord.Backend) coord.Backend { u = untouched{b, t}; return u })
+	s, ctx := p.s, context.Background()
+	ref := app.TaskRef{Agent: coord.Agent{ID: "a"}, TaskID: "t1", Epoch: coord.NoEpoch}
+	calls := []struct {
+		name, msg string
+		call      func() error
+	}{
+		{"block without a reason", "block needs a reason", func() error { _, err := s.Block(ctx, ref, " \n"); return err }},
+		{"reject without a reason", "reject needs a reason", func() error { _, err := s.Reject(ctx, "r", "t1", ""); return err }},
+		{"progress 101", "progress 101 is outside 0..100", func() error { _, err := s.Progress(ctx, ref, 101, ""); return err }},
+		{"progress -1", "progress -1 is outside 0..100", func() error { _, err := s.Progress(ctx, ref, -1, ""); return err }},
+	}
+	for _, c := range calls {
+		err := c.call()
+		if coord.CodeOf(err) != coord.CodeUsage || err.Error() != c.msg {
+			t.Errorf("%s: %v (code %d), want CodeUsage %q", c.name, err, coord.CodeOf(err), c.msg)
+		}
+	}
+}

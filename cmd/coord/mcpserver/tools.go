@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -305,9 +304,6 @@ func (s *server) block(ctx context.Context, _ *mcp.CallToolRequest, in blockIn) 
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(in.Reason) == "" {
-		return nil, coord.Errorf(coord.CodeUsage, "block needs a reason")
-	}
 	t, err := s.opt.Service.Block(ctx, r, in.Reason)
 	if err != nil {
 		return nil, err
@@ -481,9 +477,6 @@ func (s *server) review(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn
 	case "approve":
 		t, err = s.opt.Service.Approve(ctx, app.ApproveRequest{Agent: s.opt.Agent.ID, TaskID: in.Task})
 	case "reject":
-		if strings.TrimSpace(in.Reason) == "" {
-			return nil, coord.Errorf(coord.CodeUsage, "review: reject needs a reason")
-		}
 		t, err = s.opt.Service.Reject(ctx, s.opt.Agent.ID, in.Task, in.Reason)
 	default:
 		return nil, coord.Errorf(coord.CodeUsage, "review: action must be approve or reject, not %q", in.Action)
