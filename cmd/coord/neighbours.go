@@ -12,7 +12,6 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/format"
 )
 
 // Commands in the neighbours' dialects: TORCH-style leases and a TTL
@@ -225,17 +224,11 @@ func (e *env) cmdKVSet(c *cli.Context) error {
 	if err := coord.ValidKey(a[0]); err != nil {
 		return err
 	}
-	if !c.IsSet("ttl") {
-		return strErr("kv %s needs --ttl DUR (every key expires)", c.Command.Name)
-	}
-	ttl, err := durFlag(c, "ttl", 0)
+	ttl, err := durFlag(c, "ttl", 0) // none: the application refuses it
 	if err != nil {
 		return err
 	}
-	val, err := coord.KVValue(a[1], func(b []byte) error { return format.CheckStrict("value", b) })
-	if err != nil {
-		return err
-	}
+	val := coord.KVValue(a[1])
 	var cond coord.KVCond
 	if c.Command.Name == "cas" {
 		cond = coord.KVCond{ExpectRev: c.Int64("expect-rev"), ExpectAbsent: c.Bool("expect-absent")}

@@ -133,8 +133,10 @@ func (s *Service) KVList(ctx context.Context, prefix string) ([]coord.KVEntry, e
 	return nonNil(l), interrupted(ctx, err)
 }
 
-// KVSet writes key = value (stored as coord.KVValue gives it) for ttl if
-// cond holds; by is recorded as the writer.
+// KVSet writes key = value (one JSON value, at most coord.MaxKVValue
+// bytes: coord.CheckKVValue) for ttl if cond holds; by is recorded as the
+// writer. A value that coord would not read back (keys that differ only
+// in case) is refused by the store, before anything is written.
 func (s *Service) KVSet(ctx context.Context, key string, value json.RawMessage, ttl time.Duration, by string, cond coord.KVCond) (coord.KVEntry, error) {
 	if err := coord.ValidKey(key); err != nil {
 		return coord.KVEntry{}, err

@@ -512,10 +512,7 @@ func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, 
 		}
 		return e, nil
 	case "set":
-		if in.TTL == "" {
-			return nil, coord.Errorf(coord.CodeUsage, "kv set needs a ttl (every key expires)")
-		}
-		ttl, err := duration("ttl", in.TTL, 0)
+		ttl, err := duration("ttl", in.TTL, 0) // none: the application refuses it
 		if err != nil {
 			return nil, err
 		}
