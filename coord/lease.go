@@ -21,11 +21,15 @@ type Lease struct {
 	Meta map[string]string `json:"meta,omitempty"`
 }
 
+// DefaultLeaseTTL is the lifetime of a lease acquired without one when
+// neither COORD_LEASE_TTL nor config.json's lease_ttl says otherwise.
+const DefaultLeaseTTL = 2 * time.Hour
+
 // LeaseRequest asks for a lease.
 type LeaseRequest struct {
 	Name   string
 	Holder string
-	TTL    time.Duration
+	TTL    time.Duration // 0: the application's default (app.Service.LeaseTTL)
 	Meta   map[string]string
 	DryRun bool // check without granting
 }

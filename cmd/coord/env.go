@@ -128,7 +128,7 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn})
+	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Getenv: os.Getenv})
 	if err != nil {
 		b.Close()
 		return nil, err

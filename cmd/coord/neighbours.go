@@ -18,7 +18,7 @@ import (
 // key-value space.
 
 func leaseCommands(e *env, epochFlag cli.Flag) *cli.Command {
-	ttl := &cli.StringFlag{Name: "ttl", Usage: "lifetime (default 2h, or COORD_LEASE_TTL)"}
+	ttl := &cli.StringFlag{Name: "ttl", Usage: "lifetime (default: COORD_LEASE_TTL, else config lease_ttl, else 2h)"}
 	cadence := &cli.StringFlag{Name: "cadence", Usage: "daily or weekly"}
 	return &cli.Command{Name: "lease", Usage: "named auto-expiring locks with fencing epochs (TORCH-style)", Subcommands: []*cli.Command{
 		{Name: "acquire", Usage: "take a lease (exit 3 naming the holder if it is held)", ArgsUsage: "NAME", Flags: []cli.Flag{ttl, &cli.BoolFlag{Name: "dry-run"}}, Action: e.cmdLeaseAcquire},
@@ -46,17 +46,8 @@ func kvCommands(e *env) *cli.Command {
 	}}
 }
 
-func (e *env) leaseTTL(c *cli.Context) (time.Duration, error) {
-	def := 2 * time.Hour
-	if v := os.Getenv("COORD_LEASE_TTL"); v != "" {
-		d, err := coord.ParsePositive("COORD_LEASE_TTL", v)
-		if err != nil {
-			return 0, err
-		}
-		def = d
-	}
-	return durFlag(c, "ttl", def)
-}
+// leaseTTL is --ttl, or 0 for the application's default (app.Service.LeaseTTL).
+func (e *env) leaseTTL(c *cli.Context) (time.Duration, error) { return durFlag(c, "ttl", 0) }
 
 func (e *env) printLease(l coord.Lease) error {
 	if e.json {

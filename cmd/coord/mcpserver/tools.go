@@ -84,7 +84,7 @@ type (
 	leaseIn struct {
 		Op    string `json:"op" jsonschema:"acquire, renew, release or list"`
 		Name  string `json:"name,omitempty"`
-		TTL   string `json:"ttl,omitempty" jsonschema:"default 2h (renew: its own TTL)"`
+		TTL   string `json:"ttl,omitempty" jsonschema:"default: lease_ttl, 2h (renew: its own TTL)"`
 		Epoch int64  `json:"epoch,omitempty"`
 	}
 	doctorIn struct {
@@ -550,7 +550,7 @@ func (s *server) lease(ctx context.Context, _ *mcp.CallToolRequest, in leaseIn) 
 	}
 	switch in.Op {
 	case "acquire":
-		ttl, err := duration("ttl", in.TTL, 2*time.Hour)
+		ttl, err := duration("ttl", in.TTL, 0) // none: the application's default
 		if err != nil {
 			return nil, err
 		}
