@@ -45,9 +45,9 @@ type exitStatus int
 func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
 // useProjectDir takes the working directory the agent names for its
-// session, CLAUDE_PROJECT_DIR, when set (contract §6).
+// session, when it names one (contract §6; workspace.ProjectDir).
 func (e *env) useProjectDir() {
-	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" && filepath.IsAbs(d) {
+	if d := workspace.ProjectDir("", os.Getenv); d != "" {
 		e.cwd = d
 	}
 }

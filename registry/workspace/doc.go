@@ -1,6 +1,7 @@
 // Package workspace finds where a caller stands: the project root that
 // holds the coordination tree (from --root, COORD_ROOT, or the nearest
-// ancestor, across linked git worktrees), the caller's own worktree, the
+// ancestor, across linked git worktrees), the directory an agent names as
+// its session's project (ProjectDir), the caller's own worktree, the
 // repository path of every path it names (Paths: the file it names, with
 // symbolic links inside the repository resolved and never followed out
 // of it; task files patterns likewise), its identity (--agent,
