@@ -112,6 +112,12 @@ func CheckKVValue(v json.RawMessage) error {
 	return nil
 }
 
+// NoKey is the refusal of a read of key that is not in force (absent or
+// expired): CodeConflict, as for every front end that reads one key.
+func NoKey(key string) *Error {
+	return Errorf(CodeConflict, "no key %s (absent or expired)", clipKey(key))
+}
+
 // CheckKVCond applies a write's condition to the key's current entry (nil:
 // absent or expired); the refusal is CodeConflict naming the revision.
 func CheckKVCond(key string, cur *KVEntry, cond KVCond) error {

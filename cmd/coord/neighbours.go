@@ -255,7 +255,7 @@ func (e *env) cmdKVGet(c *cli.Context) error {
 		return err
 	}
 	if !ok {
-		return coord.Errorf(coord.CodeConflict, "no key %s (absent or expired)", a[0])
+		return coord.NoKey(a[0])
 	}
 	return e.printKV(en)
 }

@@ -98,10 +98,7 @@ func limitFlag() cli.Flag {
 // limitOf is --limit: app.ListLimit unless given; 0 means every row.
 func limitOf(c *cli.Context) (int, error) {
 	n := c.Int("limit")
-	if n < 0 {
-		return 0, strErr("--limit %d: use 0 (every row) or a positive number", n)
-	}
-	return n, nil
+	return n, app.CheckLimit("--limit", n)
 }
 
 // printMore ends a list cut by --limit with how many rows it left out

@@ -515,6 +515,15 @@ func (s *Service) Tasks(ctx context.Context, r ListRequest) ([]*coord.Task, erro
 // project (ls printed 1 MB at 10,000 tasks).
 const ListLimit = 50
 
+// CheckLimit refuses a negative row limit (name says how the caller gave
+// it: "--limit", "limit"): 0 is every row, more is that many.
+func CheckLimit(name string, n int) error {
+	if n < 0 {
+		return coord.Errorf(coord.CodeUsage, "%s %d: use 0 (every row) or more", name, n)
+	}
+	return nil
+}
+
 // Limit returns the first n rows (every row when n <= 0) and how many
 // were left out.
 func Limit[T any](rows []T, n int) ([]T, int) {

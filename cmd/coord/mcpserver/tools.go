@@ -232,8 +232,8 @@ func ReadyJSON(ready, not []app.ReadyRow, explain bool, limit int) map[string]an
 func (s *server) ready(ctx context.Context, _ *mcp.CallToolRequest, in readyIn) (any, error) {
 	limit := app.ListLimit
 	if in.Limit != nil {
-		if *in.Limit < 0 {
-			return nil, coord.Errorf(coord.CodeUsage, "limit %d: use 0 (every row) or more", *in.Limit)
+		if err := app.CheckLimit("limit", *in.Limit); err != nil {
+			return nil, err
 		}
 		limit = *in.Limit
 	}
@@ -508,7 +508,7 @@ func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, 
 			return nil, err
 		}
 		if !ok {
-			return nil, coord.Errorf(coord.CodeConflict, "no key %s (absent or expired)", in.Key)
+			return nil, coord.NoKey(in.Key)
 		}
 		return e, nil
 	case "set":
