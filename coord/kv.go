@@ -75,8 +75,7 @@ func clipKey(k string) string {
 // keys without one are how protocols rot.
 func CheckKVTTL(ttl time.Duration) error {
 	if ttl <= 0 {
-		return Errorf(CodeUsage, "every key needs a positive TTL (keys without one are how protocols rot)").
-			WithHint("give its lifetime, e.g. 10m")
+		return noTTL("every key").WithHint("keys without one are how protocols rot; give its lifetime, e.g. 10m")
 	}
 	return nil
 }

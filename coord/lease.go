@@ -42,10 +42,7 @@ func (r LeaseRequest) Check() error {
 	if err := ValidActingAgent(r.Holder); err != nil {
 		return err
 	}
-	if r.TTL <= 0 {
-		return Errorf(CodeUsage, "a lease needs a positive TTL")
-	}
-	return nil
+	return CheckTTL("a lease", r.TTL)
 }
 
 // GrantedTTL is the duration the lease was granted for: TTL, or for a
@@ -216,8 +213,8 @@ func epochSuffix(epoch int64) string {
 
 // Renewed is l extended by ttl from now (0: by its own granted TTL).
 func Renewed(l Lease, ttl time.Duration, now time.Time) (Lease, error) {
-	if ttl < 0 {
-		return l, Errorf(CodeUsage, "a lease renewal needs a positive TTL")
+	if ttl < 0 { // 0: by its own TTL, below
+		return l, CheckTTL("a lease renewal", ttl)
 	}
 	if ttl == 0 {
 		if ttl = l.GrantedTTL(); ttl <= 0 {

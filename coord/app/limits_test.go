@@ -93,7 +93,7 @@ func TestRulesBeforeAnyStore(t *testing.T) {
 			_, err := s.KVSet(ctx, "k", []byte("{bad"), time.Minute, "a", coord.KVCond{})
 			return err
 		}},
-		{"kv key without a ttl", "every key needs a positive TTL (keys without one are how protocols rot); give its lifetime, e.g. 10m", func() error {
+		{"kv key without a ttl", "every key needs a positive TTL; keys without one are how protocols rot; give its lifetime, e.g. 10m", func() error {
 			_, err := s.KVSet(ctx, "k", []byte(`"v"`), 0, "a", coord.KVCond{})
 			return err
 		}},
