@@ -329,8 +329,8 @@ func (b *Backend) ensureStream(ctx context.Context, name string, create func(con
 // answer (unanswered) may have landed, so exists is asked before create is
 // sent again. After budget, the last attempt's error.
 func ensure(ctx context.Context, budget, attempt time.Duration, create func(context.Context) error, exists func(context.Context) bool) error {
-	start := time.Now()
-	for i := 0; ; i++ {
+	p := newPacer(time.Now(), budget)
+	for {
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		err := create(actx)
 		cancel()
@@ -340,10 +340,9 @@ func ensure(ctx context.Context, budget, attempt time.Duration, create func(cont
 		if exists(ctx) {
 			return nil
 		}
-		if time.Since(start)+backoff(i) > budget {
+		if !p.wait(ctx) {
 			return err
 		}
-		sleep(ctx, backoff(i))
 	}
 }
 
