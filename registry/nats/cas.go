@@ -157,17 +157,8 @@ func (b *Backend) retryWrite(ctx context.Context, what string, remake func(conte
 // transient reports whether an error may go away by itself: no answer, no
 // stream leader, a connection being re-established.
 func transient(err error) bool {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		switch ae.ErrCode {
-		case 10008, // JetStream system temporarily unavailable (a cluster electing)
-			10004, // incomplete results
-			10063, // expected stream sequence does not match (a replica catching up)
-			10163: // expected last sequence per subject temporarily unavailable (a new leader)
-			return true
-		}
-	}
-	return errors.Is(err, errNoStream) || ambiguous(err)
+	return isAPI(err, errCodeNotAvailable, errCodeIncomplete, errCodeSequenceNotMatch, errCodeLastSeqNotReady) ||
+		errors.Is(err, errNoStream) || ambiguous(err)
 }
 
 // pacer paces a retry loop, the one every retry of the engine runs on:
