@@ -393,6 +393,16 @@ func (tx *Txn) Drained() bool {
 // --epoch that is not given is NoEpoch, a negative one exits 1).
 const NoEpoch int64 = -1
 
+// CheckEpoch refuses an epoch a caller gives (a flag, a tool's argument)
+// that is negative (CodeUsage): given, it must be a real epoch, never
+// read as NoEpoch ("skip the check").
+func CheckEpoch(epoch int64) error {
+	if epoch < 0 {
+		return Errorf(CodeUsage, "epoch %d is negative", epoch).WithHint("give the epoch claim printed, or leave it out")
+	}
+	return nil
+}
+
 // owned returns the task if agent holds it (and, unless epoch is NoEpoch,
 // at that epoch); otherwise a CodeLost error that says what became of it.
 func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
@@ -402,8 +412,10 @@ func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
 	if err := ValidTaskID(id); err != nil {
 		return nil, err
 	}
-	if epoch < 0 && epoch != NoEpoch {
-		return nil, Errorf(CodeUsage, "epoch %d is negative", epoch)
+	if epoch != NoEpoch {
+		if err := CheckEpoch(epoch); err != nil {
+			return nil, err
+		}
 	}
 	t := tx.Task(id)
 	switch {

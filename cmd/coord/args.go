@@ -309,12 +309,7 @@ func isHelpExitCodes(app *cli.App, argv []string) bool {
 // refused (exit 1), never read as "skip the check".
 func newEpochFlag() *cli.Int64Flag {
 	return &cli.Int64Flag{Name: "epoch", Usage: "refuse (exit 6) unless the task is still at this epoch",
-		Action: func(_ *cli.Context, v int64) error {
-			if v < 0 {
-				return strErr("--epoch %d is negative; give the epoch 'coord claim' printed, or leave --epoch out", v)
-			}
-			return nil
-		}}
+		Action: func(_ *cli.Context, v int64) error { return coord.CheckEpoch(v) }}
 }
 
 // epochOf is the --epoch given, or coord.NoEpoch when it was not.

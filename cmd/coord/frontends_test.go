@@ -140,6 +140,7 @@ func TestFrontEndsAgree(t *testing.T) {
 		{name: "progress 40", cli: []string{"progress", "t1", "40"}, tool: "progress", args: map[string]any{"task": "t1", "percent": 40}},
 		{name: "block without a reason", cli: []string{"block", "t1", "--reason", " "}, tool: "block", args: map[string]any{"task": "t1", "reason": " "}},
 		{name: "block with a reason over the limit", cli: []string{"block", "t1", "--reason", over}, tool: "block", args: map[string]any{"task": "t1", "reason": over}},
+		{name: "release with a negative epoch", cli: []string{"release", "t1", "--epoch", "-3", "--summary", "x"}, tool: "release", args: map[string]any{"task": "t1", "epoch": -3, "summary": "x"}},
 		{name: "release by a non-holder", setup: []string{"claim", "--task", "t2"},
 			cli: []string{"release", "t2", "--summary", "x"}, tool: "release", args: map[string]any{"task": "t2", "summary": "x"}},
 		{name: "release", cli: []string{"release", "t1", "--summary", "done"}, tool: "release", args: map[string]any{"task": "t1", "summary": "done"}},

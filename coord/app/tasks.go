@@ -348,8 +348,8 @@ func (r TaskRef) check() error {
 	if err := coord.ValidTaskID(r.TaskID); err != nil {
 		return err
 	}
-	if r.Epoch < 0 && r.Epoch != coord.NoEpoch {
-		return coord.Errorf(coord.CodeUsage, "epoch %d is negative", r.Epoch)
+	if r.Epoch != coord.NoEpoch {
+		return coord.CheckEpoch(r.Epoch)
 	}
 	return nil
 }

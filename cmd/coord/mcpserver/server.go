@@ -296,8 +296,8 @@ func (s *server) forget(task string) {
 // epochFor is the epoch a held-task call checks: the caller's (> 0), else
 // the one this session claimed the task at, else none (owner only).
 func (s *server) epochFor(task string, given int64) (int64, error) {
-	if given < 0 {
-		return 0, coord.Errorf(coord.CodeUsage, "epoch %d is negative", given)
+	if err := coord.CheckEpoch(given); err != nil {
+		return 0, err
 	}
 	if given > 0 {
 		return given, nil

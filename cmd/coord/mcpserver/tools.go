@@ -543,8 +543,8 @@ func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, 
 func (s *server) lease(ctx context.Context, _ *mcp.CallToolRequest, in leaseIn) (any, error) {
 	svc := s.opt.Service
 	epoch := coord.NoEpoch
-	if in.Epoch < 0 {
-		return nil, coord.Errorf(coord.CodeUsage, "epoch %d is negative", in.Epoch)
+	if err := coord.CheckEpoch(in.Epoch); err != nil {
+		return nil, err
 	} else if in.Epoch > 0 {
 		epoch = in.Epoch
 	}
