@@ -1,6 +1,7 @@
 // Command coord coordinates AI coding agents that share one repository
-// through the file system: claim, beat, release. See README.md and
-// ../shared/spec/cli.md for the contract.
+// through the file system or a NATS hub: claim, beat, release. README.md
+// is the quick start; docs/COMMANDS.md and docs/FORMATS.md document the
+// contract (commands, exit codes, file formats).
 package main
 
 import (

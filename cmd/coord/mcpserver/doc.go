@@ -52,6 +52,6 @@
 // the registry's own task encoding, unknown fields included (contract §2
 // keeps them), which a closed inferred schema would refuse, and every
 // byte of tools/list is read by every agent on every session (the
-// default set stays under 6,000 bytes). The shapes are documented in the
-// README and tested against the CLI's output.
+// default set stays under 6,000 bytes). The shapes are documented in
+// docs/AGENTS.md and tested against the CLI's output.
 package mcpserver
