@@ -25,7 +25,11 @@ import (
 //     a durable rename), on tmpfs and on disk.
 //
 // The programs alternate run by run, the order rotating, so a machine's
-// load falls on all of them alike. A round is k runs of each; its ratio
+// load falls on all of them alike. Each program runs from fileCopies
+// copies of its file, in turn: on this VM identical copies of one binary
+// start up to 7% apart (where the page cache holds a file's pages, and
+// in what sizes, moves the cost of faulting its text in), which one copy
+// each would put into every ratio. A round is k runs of each; its ratio
 // is the ratio of the p50s; the row gives the median ratio over the
 // rounds and their range, beside the ratio of CPU time (user + system,
 // from each process's rusage), which load moves less.
@@ -33,8 +37,12 @@ type floorBench struct {
 	coord, hello, claim string
 	disk, shm           string
 	rounds, k           int
-	env                 []string // coord's environment: no COORD_* from the caller
+	env                 []string            // coord's environment: no COORD_* from the caller
+	copies              map[string][]string // program -> its copies
 }
+
+// fileCopies is how many copies of each program's file a run uses.
+const fileCopies = 3
 
 // Targets of issue 23: the edit hook at most 2.5 times a minimal Go
 // program's start, a claim at 1,000 tasks at most the floor claim's.
@@ -51,8 +59,14 @@ type proc struct {
 	want  int // exit status
 }
 
-func (f *floorBench) run(p proc) (sample, []byte, error) {
-	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+// run runs p once; the nth run of a program uses its copy n mod
+// fileCopies.
+func (f *floorBench) run(p proc, n int) (sample, []byte, error) {
+	bin := p.argv[0]
+	if c := f.copies[bin]; len(c) > 0 {
+		bin = c[n%len(c)]
+	}
+	cmd := exec.Command(bin, p.argv[1:]...)
 	cmd.Dir = p.dir
 	cmd.Env = f.env
 	if p.stdin != "" {
@@ -78,6 +92,14 @@ func (f *floorBench) run(p proc) (sample, []byte, error) {
 	return s, out.Bytes(), nil
 }
 
+// run0 runs p once from its own file (set-up and checks).
+func (f *floorBench) run0(p proc) (sample, []byte, error) {
+	c := f.copies
+	f.copies = nil
+	defer func() { f.copies = c }()
+	return f.run(p, 0)
+}
+
 // interleave runs every program of procs k times a round, the order
 // rotating run by run, and returns the samples per round and program.
 func (f *floorBench) interleave(procs []proc) ([][][]sample, error) {
@@ -87,7 +109,7 @@ func (f *floorBench) interleave(procs []proc) ([][][]sample, error) {
 		for i := range f.k {
 			for j := range procs {
 				b := (i + j + r) % len(procs)
-				s, _, err := f.run(procs[b])
+				s, _, err := f.run(procs[b], i)
 				if err != nil {
 					return nil, err
 				}
@@ -145,11 +167,11 @@ func (f *floorBench) hook() ([][]string, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(root)
-	if _, _, err := f.run(proc{argv: []string{f.coord, "init"}, dir: root}); err != nil {
+	if _, _, err := f.run0(proc{argv: []string{f.coord, "init"}, dir: root}); err != nil {
 		return nil, err
 	}
 	seed := `{"id":"ed","title":"the editor","files":["src/editor/**"]}` + "\n" + `{"id":"free","title":"a free task"}` + "\n"
-	if _, _, err := f.run(proc{argv: []string{f.coord, "seed-tasks", "--stdin"}, dir: root, stdin: seed}); err != nil {
+	if _, _, err := f.run0(proc{argv: []string{f.coord, "seed-tasks", "--stdin"}, dir: root, stdin: seed}); err != nil {
 		return nil, err
 	}
 	payload := func(file string) string {
@@ -168,10 +190,10 @@ func (f *floorBench) hook() ([][]string, error) {
 	}
 	// The hook measured does guard: once another agent holds the task,
 	// the same edit is refused (exit 2).
-	if _, _, err := f.run(proc{argv: []string{f.coord, "--agent", "other", "claim", "--task", "ed"}, dir: root}); err != nil {
+	if _, _, err := f.run0(proc{argv: []string{f.coord, "--agent", "other", "claim", "--task", "ed"}, dir: root}); err != nil {
 		return nil, err
 	}
-	if _, _, err := f.run(proc{argv: []string{f.coord, "hook", "claude", "PreToolUse"}, dir: root, stdin: free, want: 2}); err != nil {
+	if _, _, err := f.run0(proc{argv: []string{f.coord, "hook", "claude", "PreToolUse"}, dir: root, stdin: free, want: 2}); err != nil {
 		return nil, fmt.Errorf("the hook did not refuse an edit of a held task's file: %v", err)
 	}
 	return [][]string{
@@ -234,6 +256,12 @@ func copyFile(from, to string) error {
 // runFloor prints the table of coordbench -floor. only is "" (all),
 // "hook" or "claim".
 func runFloor(f *floorBench, only string) error {
+	dir, err := os.MkdirTemp(f.disk, "coordbench-bin")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	f.copies = map[string][]string{}
 	for _, p := range []*string{&f.coord, &f.hello, &f.claim} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
@@ -243,6 +271,16 @@ func runFloor(f *floorBench, only string) error {
 			return fmt.Errorf("%v (make bench-hook builds the floor programs into bin/)", err)
 		}
 		*p = abs
+		for i := range fileCopies {
+			c := filepath.Join(dir, fmt.Sprintf("%s.%d", filepath.Base(abs), i))
+			if err := copyFile(abs, c); err != nil {
+				return err
+			}
+			if err := os.Chmod(c, 0o755); err != nil {
+				return err
+			}
+			f.copies[abs] = append(f.copies[abs], c)
+		}
 	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "COORD_") && !strings.HasPrefix(kv, "ROTD_") && !strings.HasPrefix(kv, "CLAUDE_") {
@@ -250,7 +288,7 @@ func runFloor(f *floorBench, only string) error {
 		}
 	}
 	f.env = append(f.env, "COORD_AGENT=me")
-	fmt.Printf("%d rounds of %d runs of each program, interleaved\n\n", f.rounds, f.k)
+	fmt.Printf("%d rounds of %d runs of each program (from %d copies of its file), interleaved\n\n", f.rounds, f.k, fileCopies)
 	fmt.Println("| what | floor p50 | coord p50 | ratio of p50s: median (range over rounds) | CPU ratio | target |")
 	fmt.Println("|---|---|---|---|---|---|")
 	print := func(row []string) { fmt.Println("| " + strings.Join(row, " | ") + " |") }
