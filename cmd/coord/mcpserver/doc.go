@@ -56,8 +56,9 @@
 //     client cancels (notifications/cancelled).
 //
 // Limits: MCP revisions 2024-11-05 to 2025-11-25 (an initialize naming
-// another is answered with 2025-11-25); tools and one prompt, nothing of
-// resources, sampling, roots or completion (-32601, method not found).
+// another is answered with 2025-11-25); tools and one prompt, no
+// resources (resources/list is empty), nothing of sampling, roots or
+// completion (-32601, method not found).
 // JSON-RPC batches are refused (the protocol dropped them in 2025-06-18;
 // no agent sends them). A client that closes its input ends
 // the session and the calls still in flight are cancelled unanswered.

@@ -12,7 +12,9 @@ import (
 // The protocol: JSON-RPC 2.0, one message a line (frame.go), and the part
 // of MCP coord serves: the initialize handshake, ping, tools/list,
 // tools/call (with progress notifications and cancellation), prompts/list
-// and prompts/get, and logging/setLevel (accepted; coord logs to stderr).
+// and prompts/get, logging/setLevel (accepted; coord logs to stderr),
+// and empty resources/list and resources/templates/list (no resources:
+// not advertised, but some clients list them anyway).
 // Requests for anything else are answered with -32601 (method not
 // found); notifications coord does not use are ignored. Tool calls run
 // concurrently, each under its own context, which notifications/cancelled
@@ -194,6 +196,10 @@ func (ss *conn) handle(ctx context.Context, m message) {
 		ss.reply(id, struct{}{})
 	case "tools/list":
 		ss.reply(id, map[string]any{"tools": ss.s.tools})
+	case "resources/list": // none; answered as the SDK did, for clients that ask anyway
+		ss.reply(id, map[string]any{"resources": []any{}})
+	case "resources/templates/list":
+		ss.reply(id, map[string]any{"resourceTemplates": []any{}})
 	case "prompts/list":
 		ss.reply(id, map[string]any{"prompts": []map[string]string{{"name": "prime", "description": primeDescription}}})
 	case "prompts/get":

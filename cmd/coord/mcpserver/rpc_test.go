@@ -52,7 +52,8 @@ func TestToolSchemas(t *testing.T) {
 
 // TestProtocol: the parts of the protocol no SDK client sends here. A
 // method coord does not serve (server/discover, which newer clients try
-// first, among them) is -32601 and the session goes on; initialize
+// first, among them) is -32601 and the session goes on; resources/list
+// is an empty list; initialize
 // answers with the client's revision when coord speaks it, else with its
 // newest; an unknown tool is -32602; arguments that do not fit the
 // schema are a usage refusal (code 1); absent or null arguments are an
@@ -64,7 +65,8 @@ func TestProtocol(t *testing.T) {
 	req := func(id, method, params string) string {
 		return `{"jsonrpc":"2.0","id":"` + id + `","method":"` + method + `","params":` + params + "}\n"
 	}
-	s.send(t, req("discover", "server/discover", "{}")+req("nosuch", "resources/list", "{}")+
+	s.send(t, req("discover", "server/discover", "{}")+req("nosuch", "completion/complete", "{}")+
+		req("resources", "resources/list", "{}")+
 		req("old", "initialize", `{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"}}`)+
 		req("future", "initialize", `{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"x","version":"1"}}`)+
 		req("tool", "tools/call", `{"name":"nosuch"}`)+
@@ -76,7 +78,7 @@ func TestProtocol(t *testing.T) {
 		req("noargs", "tools/call", `{"name":"status"}`)+
 		req("nullargs", "tools/call", `{"name":"status","arguments":null}`))
 	got := map[string]answer{}
-	for _, a := range s.answers(t, 12) {
+	for _, a := range s.answers(t, 13) {
 		got[string(a.ID)] = a
 	}
 	for _, id := range []string{"discover", "nosuch"} {
@@ -93,6 +95,9 @@ func TestProtocol(t *testing.T) {
 		if r.ProtocolVersion != want || r.ServerInfo.Name != "coord" {
 			t.Errorf("initialize %s: %s, want protocol %s", id, got[`"`+id+`"`].Result, want)
 		}
+	}
+	if r := string(got[`"resources"`].Result); r != `{"resources":[]}` {
+		t.Errorf("resources/list: %s", r)
 	}
 	if a := got[`"tool"`]; a.Error == nil || a.Error.Code != -32602 {
 		t.Errorf("unknown tool: %+v", a)
