@@ -101,12 +101,13 @@ func FuzzToolArguments(f *testing.F) {
 	f.Add([]byte(`{"op":"set","key":"k","value":{"a":[1,2]},"ttl":"1m","expect_rev":2}`))
 	f.Add([]byte(`{"percent":1.5,"task":null}`))
 	f.Add([]byte(`null`))
+	progress, files, ready, kv, status := schemaOf[progressIn](), schemaOf[filesIn](), schemaOf[readyIn](), schemaOf[kvIn](), schemaOf[noInput]()
 	schemas := map[string]func(json.RawMessage) error{
-		"progress": func(a json.RawMessage) error { var in progressIn; return schemaOf[progressIn]().decode(a, &in) },
-		"files":    func(a json.RawMessage) error { var in filesIn; return schemaOf[filesIn]().decode(a, &in) },
-		"ready":    func(a json.RawMessage) error { var in readyIn; return schemaOf[readyIn]().decode(a, &in) },
-		"kv":       func(a json.RawMessage) error { var in kvIn; return schemaOf[kvIn]().decode(a, &in) },
-		"status":   func(a json.RawMessage) error { var in noInput; return schemaOf[noInput]().decode(a, &in) },
+		"progress": func(a json.RawMessage) error { var in progressIn; return progress.decode(a, &in) },
+		"files":    func(a json.RawMessage) error { var in filesIn; return files.decode(a, &in) },
+		"ready":    func(a json.RawMessage) error { var in readyIn; return ready.decode(a, &in) },
+		"kv":       func(a json.RawMessage) error { var in kvIn; return kv.decode(a, &in) },
+		"status":   func(a json.RawMessage) error { var in noInput; return status.decode(a, &in) },
 	}
 	known := map[string][]string{
 		"progress": {"task", "percent", "note", "epoch"}, "files": {"lock", "unlock", "ttl"},
@@ -118,7 +119,7 @@ func FuzzToolArguments(f *testing.F) {
 			if decode(args) != nil {
 				continue
 			}
-			trimmed := bytes.TrimSpace(args)
+			trimmed := bytes.Trim(args, jsonSpace)
 			if len(trimmed) == 0 || string(trimmed) == "null" {
 				if len(required[name]) > 0 {
 					t.Fatalf("%s: no arguments accepted, but %v are required", name, required[name])

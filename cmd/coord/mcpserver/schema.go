@@ -117,7 +117,7 @@ func (sch *schema) MarshalJSON() ([]byte, error) {
 // into in. Absent or null arguments are an empty object. An error says
 // what does not fit (a usage refusal).
 func (sch *schema) decode(args json.RawMessage, in any) error {
-	args = bytes.TrimSpace(args)
+	args = bytes.Trim(args, jsonSpace)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
@@ -168,10 +168,13 @@ func (sch *schema) decode(args json.RawMessage, in any) error {
 	return nil
 }
 
+// jsonSpace is JSON's whitespace (bytes.TrimSpace trims more).
+const jsonSpace = " \t\r\n"
+
 // jsonType is the JSON Schema type of a valid JSON value: "integer" for a
 // number without a fraction or exponent, "number" for other numbers.
 func jsonType(v json.RawMessage) string {
-	v = bytes.TrimSpace(v)
+	v = bytes.Trim(v, jsonSpace)
 	if len(v) == 0 {
 		return "null"
 	}
