@@ -32,6 +32,9 @@ type Config struct {
 	// state lives when neither --backend nor COORD_BACKEND does (contract
 	// §5); "" is the local tree itself.
 	Backend string
+	// LeaseTTL is the lifetime of a lease acquired without one
+	// (lease_ttl, default DefaultLeaseTTL); COORD_LEASE_TTL overrides it.
+	LeaseTTL time.Duration
 	// MaxRejections is how many rejections a task may take since its
 	// claim before a rejection blocks it instead of returning it to its
 	// owner (max_rejections, default 3, at least 1): a reviewer and an
@@ -63,6 +66,7 @@ func DefaultConfig() Config {
 		OnStale:      Requeue,
 		SweepOnClaim: true,
 		Scheduling:   Pull,
+		LeaseTTL:     DefaultLeaseTTL,
 
 		MaxRejections: DefaultMaxRejections,
 	}

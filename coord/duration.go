@@ -125,6 +125,18 @@ func ParsePositive(name, s string) (time.Duration, error) {
 	return d, nil
 }
 
+// CheckTTL refuses, for what ("a lease", "every key"), a lifetime that is
+// not positive (none given, or a negative one from a library caller):
+// CodeUsage. A lifetime given as text is parsed by ParsePositive first.
+func CheckTTL(what string, ttl time.Duration) error {
+	if ttl <= 0 {
+		return noTTL(what)
+	}
+	return nil
+}
+
+func noTTL(what string) *Error { return Errorf(CodeUsage, "%s needs a positive TTL", what) }
+
 // ParseInterval is ParseDuration for an interval: how often something is
 // repeated, at least MinInterval. name is as for ParsePositive.
 func ParseInterval(name, s string) (time.Duration, error) {

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -167,5 +168,25 @@ func TestParsePositiveAndInterval(t *testing.T) {
 	}
 	if CheckInterval("x", MinInterval) != nil || CheckInterval("x", MinInterval-1) == nil {
 		t.Error("CheckInterval: MinInterval is the floor, itself allowed")
+	}
+}
+
+// TestCheckTTL: a lifetime given as a value (a library caller's, or none)
+// is refused in one wording wherever one is needed.
+func TestCheckTTL(t *testing.T) {
+	for _, c := range []struct {
+		ttl  time.Duration
+		want string
+	}{{0, "a lease needs a positive TTL"}, {-time.Second, "a lease needs a positive TTL"}, {time.Nanosecond, ""}} {
+		err := CheckTTL("a lease", c.ttl)
+		if got := fmt.Sprint(err); c.want == "" && err != nil || c.want != "" && (got != c.want || CodeOf(err) != CodeUsage) {
+			t.Errorf("CheckTTL(%v): %v, want %q", c.ttl, err, c.want)
+		}
+	}
+	if err := (LeaseRequest{Name: "l", Holder: "a"}).Check(); fmt.Sprint(err) != "a lease needs a positive TTL" {
+		t.Errorf("a lease request without a TTL: %v", err)
+	}
+	if _, err := Renewed(Lease{Name: "l"}, -time.Second, time.Now()); fmt.Sprint(err) != "a lease renewal needs a positive TTL" {
+		t.Errorf("a renewal by a negative TTL: %v", err)
 	}
 }

@@ -71,42 +71,50 @@ func clipKey(k string) string {
 	return k
 }
 
-// CheckKVTTL refuses a write without a positive TTL: keys without one are
-// how protocols rot.
+// CheckKVTTL refuses a write without a positive TTL (none given, or 0):
+// keys without one are how protocols rot.
 func CheckKVTTL(ttl time.Duration) error {
 	if ttl <= 0 {
-		return Errorf(CodeUsage, "every key needs a positive TTL (keys without one are how protocols rot)")
+		return noTTL("every key").WithHint("keys without one are how protocols rot; give its lifetime, e.g. 10m")
 	}
 	return nil
 }
 
-// KVValue turns a value as given into what is stored: valid JSON (read
-// strictly by strict, which may be nil) compacted, anything else as a JSON
-// string.
-func KVValue(v string, strict func([]byte) error) (json.RawMessage, error) {
-	if err := CheckKVValue([]byte(v)); err != nil {
-		return nil, err
-	}
+// KVValue turns a value given as text (the CLI's) into a value to store:
+// text that is JSON is that JSON, compacted; anything else is a JSON
+// string holding the text. It judges nothing else: CheckKVValue, which
+// the application asks of every value however it came, bounds it, and
+// the stores refuse JSON that coord would not read back (keys that differ
+// only in case, duplicate keys), on every front end alike.
+func KVValue(v string) json.RawMessage {
 	b := []byte(strings.TrimSpace(v))
-	if len(b) > 0 && json.Valid(b) && (strict == nil || strict(b) == nil) {
+	if len(b) > 0 && json.Valid(b) {
 		var c bytes.Buffer
 		if json.Compact(&c, b) == nil {
-			return c.Bytes(), nil
+			return c.Bytes()
 		}
 	}
-	s, err := json.Marshal(v)
-	if err != nil {
-		return nil, Errorf(CodeUsage, "value is not valid text")
-	}
-	return s, nil
+	s, _ := json.Marshal(v) // a string always marshals (invalid UTF-8 becomes U+FFFD)
+	return s
 }
 
-// CheckKVValue refuses a value longer than MaxKVValue bytes (CodeUsage).
-func CheckKVValue(v []byte) error {
+// CheckKVValue refuses a value to store that is not one JSON value, or
+// is longer than MaxKVValue bytes as stored (CodeUsage).
+func CheckKVValue(v json.RawMessage) error {
 	if len(v) > MaxKVValue {
-		return Errorf(CodeUsage, "value is %d bytes; the limit is %d", len(v), MaxKVValue)
+		return Errorf(CodeUsage, "value is %d bytes; the limit is %d", len(v), MaxKVValue).
+			WithHint("store a larger value in a file of the repository and name it")
+	}
+	if !json.Valid(v) {
+		return Errorf(CodeUsage, "value is not JSON")
 	}
 	return nil
+}
+
+// NoKey is the refusal of a read of key that is not in force (absent or
+// expired): CodeConflict, as for every front end that reads one key.
+func NoKey(key string) *Error {
+	return Errorf(CodeConflict, "no key %s (absent or expired)", clipKey(key))
 }
 
 // CheckKVCond applies a write's condition to the key's current entry (nil:

@@ -21,11 +21,15 @@ type Lease struct {
 	Meta map[string]string `json:"meta,omitempty"`
 }
 
+// DefaultLeaseTTL is the lifetime of a lease acquired without one when
+// neither COORD_LEASE_TTL nor config.json's lease_ttl says otherwise.
+const DefaultLeaseTTL = 2 * time.Hour
+
 // LeaseRequest asks for a lease.
 type LeaseRequest struct {
 	Name   string
 	Holder string
-	TTL    time.Duration
+	TTL    time.Duration // 0: the application's default (app.Service.LeaseTTL)
 	Meta   map[string]string
 	DryRun bool // check without granting
 }
@@ -38,10 +42,7 @@ func (r LeaseRequest) Check() error {
 	if err := ValidActingAgent(r.Holder); err != nil {
 		return err
 	}
-	if r.TTL <= 0 {
-		return Errorf(CodeUsage, "a lease needs a positive TTL")
-	}
-	return nil
+	return CheckTTL("a lease", r.TTL)
 }
 
 // GrantedTTL is the duration the lease was granted for: TTL, or for a
@@ -212,8 +213,8 @@ func epochSuffix(epoch int64) string {
 
 // Renewed is l extended by ttl from now (0: by its own granted TTL).
 func Renewed(l Lease, ttl time.Duration, now time.Time) (Lease, error) {
-	if ttl < 0 {
-		return l, Errorf(CodeUsage, "a lease renewal needs a positive TTL")
+	if ttl < 0 { // 0: by its own TTL, below
+		return l, CheckTTL("a lease renewal", ttl)
 	}
 	if ttl == 0 {
 		if ttl = l.GrantedTTL(); ttl <= 0 {

@@ -53,6 +53,31 @@ func StaleOutcome(t *Task, policy StalePolicy) Status {
 	return Unclaimed
 }
 
+// ownerLeaves is the one transition of a task whose owner leaves it
+// unfinished, whether the owner says so (HandBack) or goes silent
+// (FreeStale): the task goes where StaleOutcome sends it under policy.
+// A blocked task stays blocked with its reason; a task blocked now gets
+// the reason "<why> at N% progress"; anything else goes back to
+// unclaimed with its progress reset. In every case the owner goes, so the
+// task is never done and never held by an agent that has left. The
+// caller logs the change and frees the path locks as its case needs.
+func (tx *Txn) ownerLeaves(t *Task, why string, policy StalePolicy) {
+	switch {
+	case t.Status == Blocked:
+		// stays blocked with its reason; only the owner goes
+	case StaleOutcome(t, policy) == Blocked:
+		t.Status = Blocked
+		t.BlockedAt = FormatTime(tx.Now)
+		t.BlockedReason = OneLine(fmt.Sprintf("%s at %d%% progress", why, t.Progress))
+	default:
+		t.Status = Unclaimed
+		t.Progress = 0
+	}
+	t.ClaimedBy = ""
+	t.ClaimedAt = ""
+	t.Dirty = true
+}
+
 // LastSignOfLife is when the owner of a lock-holding task last showed it
 // was alive, judged with timeout: its heartbeat (from beats, clamped by
 // the beat store), else the claim's claimed_at as SignFromFile reads it.
@@ -155,20 +180,7 @@ func (tx *Txn) FreeStale(ref LockRef, policy StalePolicy) bool {
 	if t == nil || !t.HoldsLock() || t.ClaimedBy != ref.Agent || t.Epoch != ref.Epoch {
 		return false
 	}
-	switch st := StaleOutcome(t, policy); {
-	case t.Status == Blocked:
-		// stays blocked with its reason; only the owner goes
-	case st == Blocked:
-		t.Status = Blocked
-		t.BlockedAt = FormatTime(tx.Now)
-		t.BlockedReason = fmt.Sprintf("agent %s went stale at %d%% progress", ref.Agent, t.Progress)
-	default:
-		t.Status = Unclaimed
-		t.Progress = 0
-	}
-	t.ClaimedBy = ""
-	t.ClaimedAt = ""
-	t.Dirty = true
+	tx.ownerLeaves(t, "agent "+ref.Agent+" went stale", policy)
 	tx.Log(CoordinatorID, "freed stale lock task %s (agent %s)", t.ID, ref.Agent)
 	tx.dropPathLocks(CoordinatorID, func(l PathLock) bool { return l.Holder == ref.Agent })
 	return true

@@ -172,6 +172,16 @@ func CheckNote(what, text string) error {
 	return nil
 }
 
+// CheckReason refuses, for what (block, reject), a reason that says
+// nothing (empty or blank) or is longer than MaxNote bytes (CodeUsage):
+// a block or a rejection says why, in the log and on the task.
+func CheckReason(what, reason string) error {
+	if strings.TrimSpace(reason) == "" {
+		return Errorf(CodeUsage, "%s needs a reason", what)
+	}
+	return CheckNote("reason", reason)
+}
+
 // CheckText checks the free text a task carries against the bounds: its
 // title, description, blocked reason and review notes (what a seed line
 // may bring in).

@@ -2,7 +2,6 @@ package coord
 
 import (
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -394,6 +393,16 @@ func (tx *Txn) Drained() bool {
 // --epoch that is not given is NoEpoch, a negative one exits 1).
 const NoEpoch int64 = -1
 
+// CheckEpoch refuses an epoch a caller gives (a flag, a tool's argument)
+// that is negative (CodeUsage): given, it must be a real epoch, never
+// read as NoEpoch ("skip the check").
+func CheckEpoch(epoch int64) error {
+	if epoch < 0 {
+		return Errorf(CodeUsage, "epoch %d is negative", epoch).WithHint("give the epoch claim printed, or leave it out")
+	}
+	return nil
+}
+
 // owned returns the task if agent holds it (and, unless epoch is NoEpoch,
 // at that epoch); otherwise a CodeLost error that says what became of it.
 func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
@@ -403,8 +412,10 @@ func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
 	if err := ValidTaskID(id); err != nil {
 		return nil, err
 	}
-	if epoch < 0 && epoch != NoEpoch {
-		return nil, Errorf(CodeUsage, "epoch %d is negative", epoch)
+	if epoch != NoEpoch {
+		if err := CheckEpoch(epoch); err != nil {
+			return nil, err
+		}
 	}
 	t := tx.Task(id)
 	switch {
@@ -464,10 +475,7 @@ func (tx *Txn) Release(agent, id string, epoch int64, summary string, reviewGate
 
 // Block marks a held task blocked with a reason; it keeps owner and lock.
 func (tx *Txn) Block(agent, id string, epoch int64, reason string) (*Task, error) {
-	if strings.TrimSpace(reason) == "" {
-		return nil, Errorf(CodeUsage, "block needs a reason")
-	}
-	if err := CheckNote("reason", reason); err != nil {
+	if err := CheckReason("block", reason); err != nil {
 		return nil, err
 	}
 	t, err := tx.owned(agent, id, epoch)
@@ -518,10 +526,18 @@ func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 	return t, nil
 }
 
+// CheckProgress refuses a progress outside 0..100 percent (CodeUsage).
+func CheckProgress(pct int) error {
+	if pct < 0 || pct > 100 {
+		return Errorf(CodeUsage, "progress %d is outside 0..100", pct)
+	}
+	return nil
+}
+
 // Progress records a held task's progress (0–100).
 func (tx *Txn) Progress(agent, id string, epoch int64, pct int, note string) (*Task, error) {
-	if pct < 0 || pct > 100 {
-		return nil, Errorf(CodeUsage, "progress %d is outside 0..100", pct)
+	if err := CheckProgress(pct); err != nil {
+		return nil, err
 	}
 	if err := CheckNote("note", note); err != nil {
 		return nil, err
@@ -589,10 +605,7 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 // requeue it), and a further rejection in the same claim blocks it again
 // at once. Only a new claim starts the count again.
 func (tx *Txn) Reject(reviewer, id, reason string, max int) (*Task, error) {
-	if strings.TrimSpace(reason) == "" {
-		return nil, Errorf(CodeUsage, "reject needs a reason")
-	}
-	if err := CheckNote("reason", reason); err != nil {
+	if err := CheckReason("reject", reason); err != nil {
 		return nil, err
 	}
 	if err := ValidActingAgent(reviewer); err != nil {

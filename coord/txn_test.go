@@ -434,3 +434,58 @@ func TestRejectReachesTheOwner(t *testing.T) {
 		t.Fatalf("long reason: %d bytes, valid %v", len(got.BlockedReason), utf8.ValidString(got.BlockedReason))
 	}
 }
+
+// TestOwnerLeaves: an owner that hands a task back and one that goes
+// stale leave it alike (one transition, ownerLeaves): where StaleOutcome
+// sends it, ownerless, the reason of a block naming why the owner left.
+func TestOwnerLeaves(t *testing.T) {
+	type state struct {
+		status   Status
+		progress int
+		reason   string
+	}
+	rows := []struct {
+		name   string
+		from   state
+		policy StalePolicy
+		want   state // reason: "WHY" stands for the door's own why
+	}{
+		{"requeue, no progress", state{Claimed, 0, ""}, Requeue, state{Unclaimed, 0, ""}},
+		{"requeue, progress", state{Claimed, 40, ""}, Requeue, state{Unclaimed, 0, ""}},
+		{"block-if-progress, no progress", state{Claimed, 0, ""}, BlockIfProgress, state{Unclaimed, 0, ""}},
+		{"block-if-progress, progress", state{Claimed, 40, ""}, BlockIfProgress, state{Blocked, 40, "WHY at 40% progress"}},
+		{"already blocked, requeue", state{Blocked, 40, "waiting on x"}, Requeue, state{Blocked, 40, "waiting on x"}},
+		{"already blocked, block-if-progress", state{Blocked, 0, "waiting on x"}, BlockIfProgress, state{Blocked, 0, "waiting on x"}},
+	}
+	doors := map[string]struct {
+		why   string
+		leave func(tx *Txn, task *Task, policy StalePolicy)
+	}{
+		"hand back": {"session ended", func(tx *Txn, task *Task, policy StalePolicy) {
+			if _, err := tx.HandBack("a", task.ID, task.Epoch, "session ended", policy); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		"stale sweep": {"agent a went stale", func(tx *Txn, task *Task, policy StalePolicy) {
+			if !tx.FreeStale(LockRef{TaskID: task.ID, Agent: "a", Epoch: task.Epoch}, policy) {
+				t.Fatal("FreeStale refused a matching lock")
+			}
+		}},
+	}
+	for _, r := range rows {
+		for door, d := range doors {
+			tx := newTxn(&Task{ID: "t"})
+			task, err := tx.Claim(Agent{ID: "a"}, ClaimOptions{TaskID: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task.Status, task.Progress, task.BlockedReason = r.from.status, r.from.progress, r.from.reason
+			d.leave(tx, task, r.policy)
+			want := r.want
+			want.reason = strings.ReplaceAll(want.reason, "WHY", d.why)
+			if got := (state{task.Status, task.Progress, task.BlockedReason}); got != want || task.ClaimedBy != "" || task.ClaimedAt != "" || task.HoldsLock() {
+				t.Errorf("%s, %s: %+v held by %q, want %+v and no owner", r.name, door, got, task.ClaimedBy, want)
+			}
+		}
+	}
+}

@@ -23,9 +23,6 @@ func (e *env) cmdBlock(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if trimmed(c.String("reason")) == "" {
-		return strErr("block needs --reason TEXT")
-	}
 	s, ref, err := e.held(c, a[0])
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -127,7 +126,7 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Formats: backend.Formats{}})
+	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Formats: backend.Formats{}, Getenv: os.Getenv})
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -210,9 +209,9 @@ func (e *env) close() {
 }
 
 // useProjectDir takes the working directory the agent names for its
-// session, CLAUDE_PROJECT_DIR, when set (contract §6).
+// session, when it names one (contract §6; workspace.ProjectDir).
 func (e *env) useProjectDir() {
-	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" && filepath.IsAbs(d) {
+	if d := workspace.ProjectDir("", os.Getenv); d != "" {
 		e.cwd = d
 	}
 }

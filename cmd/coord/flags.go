@@ -27,10 +27,7 @@ func limitFlag() cli.Flag {
 // limitOf is --limit: app.ListLimit unless given; 0 means every row.
 func limitOf(c *cli.Command) (int, error) {
 	n := c.Int("limit")
-	if n < 0 {
-		return 0, strErr("--limit %d: use 0 (every row) or a positive number", n)
-	}
-	return n, nil
+	return n, app.CheckLimit("--limit", n)
 }
 
 // durFlag is the positive duration of flag name, def when it is not set.
@@ -56,12 +53,7 @@ func intervalFlag(c *cli.Command, name string, def time.Duration) (time.Duration
 // refused (exit 1), never read as "skip the check".
 func newEpochFlag() *cli.Int64Flag {
 	return &cli.Int64Flag{Name: "epoch", Usage: "refuse (exit 6) unless the task is still at this epoch",
-		Action: func(_ context.Context, _ *cli.Command, v int64) error {
-			if v < 0 {
-				return strErr("--epoch %d is negative; give the epoch 'coord claim' printed, or leave --epoch out", v)
-			}
-			return nil
-		}}
+		Action: func(_ context.Context, _ *cli.Command, v int64) error { return coord.CheckEpoch(v) }}
 }
 
 // epochOf is the --epoch given, or coord.NoEpoch when it was not.

@@ -45,10 +45,7 @@ func (e *env) cmdKVSet(_ context.Context, c *cli.Command) error {
 	if err := coord.ValidKey(a[0]); err != nil {
 		return err
 	}
-	if !c.IsSet("ttl") {
-		return strErr("kv %s needs --ttl DUR (every key expires)", c.Name)
-	}
-	ttl, err := durFlag(c, "ttl", 0)
+	ttl, err := durFlag(c, "ttl", 0) // none: the application refuses it
 	if err != nil {
 		return err
 	}
@@ -91,7 +88,7 @@ func (e *env) cmdKVGet(_ context.Context, c *cli.Command) error {
 		return err
 	}
 	if !ok {
-		return coord.Errorf(coord.CodeConflict, "no key %s (absent or expired)", a[0])
+		return coord.NoKey(a[0])
 	}
 	return e.printKV(en)
 }

@@ -16,7 +16,7 @@ import (
 // fencing epochs (lease check and lease lock speak TORCH's LOCK_* lines).
 
 func leaseCommand(e *env) *cli.Command {
-	ttl := &cli.StringFlag{Name: "ttl", Usage: "lifetime (default 2h, or COORD_LEASE_TTL)"}
+	ttl := &cli.StringFlag{Name: "ttl", Usage: "lifetime (default: COORD_LEASE_TTL, else config lease_ttl, else 2h)"}
 	cadence := &cli.StringFlag{Name: "cadence", Usage: "daily or weekly"}
 	return &cli.Command{Name: "lease", Usage: "named auto-expiring locks with fencing epochs (TORCH-style)", Commands: []*cli.Command{
 		{Name: "acquire", Usage: "take a lease (exit 3 naming the holder if it is held)", ArgsUsage: "NAME", Flags: []cli.Flag{ttl, &cli.BoolFlag{Name: "dry-run"}}, Action: e.cmdLeaseAcquire},
@@ -30,17 +30,8 @@ func leaseCommand(e *env) *cli.Command {
 	}}
 }
 
-func (e *env) leaseTTL(c *cli.Command) (time.Duration, error) {
-	def := 2 * time.Hour
-	if v := os.Getenv("COORD_LEASE_TTL"); v != "" {
-		d, err := coord.ParsePositive("COORD_LEASE_TTL", v)
-		if err != nil {
-			return 0, err
-		}
-		def = d
-	}
-	return durFlag(c, "ttl", def)
-}
+// leaseTTL is --ttl, or 0 for the application's default (app.Service.LeaseTTL).
+func (e *env) leaseTTL(c *cli.Command) (time.Duration, error) { return durFlag(c, "ttl", 0) }
 
 func (e *env) printLease(l coord.Lease) error {
 	if e.json {

@@ -1,3 +1,7 @@
+// Command coord coordinates AI coding agents that share one repository
+// through the file system or a NATS hub: claim, beat, release. README.md
+// is the quick start; docs/COMMANDS.md and docs/FORMATS.md document the
+// contract (commands, exit codes, file formats).
 package main
 
 import (
@@ -7,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -171,8 +174,6 @@ func globalFlags() []cli.Flag {
 func strErr(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
-
-func trimmed(s string) string { return strings.TrimSpace(s) }
 
 // exitStatus ends a command with a status it has already explained (on
 // stderr or in the agent's own convention): run prints nothing more.

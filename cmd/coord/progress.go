@@ -21,7 +21,7 @@ func (e *env) cmdProgress(_ context.Context, c *cli.Command) error {
 		return err
 	}
 	pct, err := strconv.Atoi(strings.TrimSuffix(a[1], "%"))
-	if err != nil || pct < 0 || pct > 100 {
+	if err != nil {
 		return strErr("PERCENT must be an integer 0..100, got %q", a[1])
 	}
 	s, ref, err := e.held(c, a[0])

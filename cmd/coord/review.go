@@ -66,9 +66,6 @@ func (e *env) cmdReject(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if trimmed(c.String("reason")) == "" {
-		return strErr("reject needs --reason TEXT")
-	}
 	s, reviewer, err := e.openAs()
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@
 //	coordbench -bin bin/coord -tasks 1000 -procs 1 -ops 200   # claim latency at 1k tasks
 //	coordbench -bin bin/coord -tasks 1000 -procs 8 -ops 100   # contention throughput
 //	coordbench -compare old/coord,mid/coord -bin bin/coord    # binaries side by side, interleaved
+//	coordbench -floor -bin bin/coord                          # the edit hook and a claim against floor programs
 //
 // Each of -procs concurrent agents loops -ops times: claim, then release
 // with --epoch. Released tasks go back into the pool (the harness re-seeds
@@ -45,7 +46,27 @@ func main() {
 	naive := flag.Bool("naive-claim", false, "internal: run one naive reference claim: -naive-claim ROOT AGENT")
 	natsFlag := flag.Bool("nats", false, "run the NATS figures beside the file engine's (a coord hub on loopback) and print a markdown table")
 	cluster := flag.Bool("cluster", false, "with -nats: also on a 3-node cluster of hubs")
+	floor := flag.Bool("floor", false, "instead: the edit hook and a claim at 1,000 tasks against the floor programs of cmd/coordbench/floor, interleaved, as ratios (-only hook or claim)")
+	hello := flag.String("hello", "", "with -floor: the floor of a process start (default: floor-hello beside coordbench)")
+	floorClaim := flag.String("floor-claim", "", "with -floor: the floor of a claim (default: floor-claim beside coordbench)")
+	floorRounds := flag.Int("floor-rounds", 5, "with -floor: rounds")
+	floorK := flag.Int("floor-k", 20, "with -floor: runs of each program a round")
 	flag.Parse()
+	if *floor {
+		self, _ := os.Executable()
+		if *hello == "" {
+			*hello = filepath.Join(filepath.Dir(self), "floor-hello")
+		}
+		if *floorClaim == "" {
+			*floorClaim = filepath.Join(filepath.Dir(self), "floor-claim")
+		}
+		f := &floorBench{coord: *bin, hello: *hello, claim: *floorClaim, disk: *disk, shm: *shm, rounds: *floorRounds, k: *floorK}
+		if err := runFloor(f, *only); err != nil {
+			fmt.Fprintln(os.Stderr, "coordbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *naive {
 		if err := naiveClaim(flag.Arg(0), flag.Arg(1)); err != nil {
 			fmt.Fprintln(os.Stderr, "naive claim:", err)

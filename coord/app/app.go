@@ -17,6 +17,7 @@ type Service struct {
 	clock   coord.Clock
 	warn    func(string)
 	formats Formats
+	getenv  func(string) string
 }
 
 // Options tune a Service.
@@ -34,6 +35,11 @@ type Options struct {
 	// TaskJSON, Settings, Setting, SetConfigText, UnsetConfig) refuse or
 	// panic without it; KVValue reads JSON less strictly.
 	Formats Formats
+	// Getenv reads the environment variables that override a setting for
+	// one process (COORD_LEASE_TTL: LeaseTTL); nil reads none. Every
+	// front end of one process shares the Service, so they all honour the
+	// same ones.
+	Getenv func(string) string
 }
 
 // New opens the application on b, reading the project's configuration.
@@ -42,7 +48,7 @@ func New(ctx context.Context, b coord.Backend, opt Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats}
+	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats, getenv: opt.Getenv}
 	if s.clock == nil {
 		s.clock = coord.SystemClock
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -66,6 +67,41 @@ func TestBoundedTextBeforeAnyStore(t *testing.T) {
 		err := call()
 		if coord.CodeOf(err) != coord.CodeUsage {
 			t.Errorf("%s over the bound: %v (code %d), want CodeUsage", name, err, coord.CodeOf(err))
+		}
+	}
+}
+
+// TestRulesBeforeAnyStore: the rules a request breaks whatever the state
+// (a block or a rejection without a reason, a progress outside 0..100, a
+// kv value that is not JSON or a key without a TTL)
+// are the application's, answered with CodeUsage before any store is
+// touched, so that no front end needs a copy of them.
+func TestRulesBeforeAnyStore(t *testing.T) {
+	var u untouched
+	p := openProject(t, "", func(b coord.Backend) coord.Backend { u = untouched{b, t}; return u })
+	s, ctx := p.s, context.Background()
+	ref := app.TaskRef{Agent: coord.Agent{ID: "a"}, TaskID: "t1", Epoch: coord.NoEpoch}
+	calls := []struct {
+		name, msg string
+		call      func() error
+	}{
+		{"block without a reason", "block needs a reason", func() error { _, err := s.Block(ctx, ref, " \n"); return err }},
+		{"reject without a reason", "reject needs a reason", func() error { _, err := s.Reject(ctx, "r", "t1", ""); return err }},
+		{"progress 101", "progress 101 is outside 0..100", func() error { _, err := s.Progress(ctx, ref, 101, ""); return err }},
+		{"progress -1", "progress -1 is outside 0..100", func() error { _, err := s.Progress(ctx, ref, -1, ""); return err }},
+		{"kv value that is not JSON", "value is not JSON", func() error {
+			_, err := s.KVSet(ctx, "k", []byte("{bad"), time.Minute, "a", coord.KVCond{})
+			return err
+		}},
+		{"kv key without a ttl", "every key needs a positive TTL; keys without one are how protocols rot; give its lifetime, e.g. 10m", func() error {
+			_, err := s.KVSet(ctx, "k", []byte(`"v"`), 0, "a", coord.KVCond{})
+			return err
+		}},
+	}
+	for _, c := range calls {
+		err := c.call()
+		if coord.CodeOf(err) != coord.CodeUsage || err.Error() != c.msg {
+			t.Errorf("%s: %v (code %d), want CodeUsage %q", c.name, err, coord.CodeOf(err), c.msg)
 		}
 	}
 }

@@ -348,8 +348,8 @@ func (r TaskRef) check() error {
 	if err := coord.ValidTaskID(r.TaskID); err != nil {
 		return err
 	}
-	if r.Epoch < 0 && r.Epoch != coord.NoEpoch {
-		return coord.Errorf(coord.CodeUsage, "epoch %d is negative", r.Epoch)
+	if r.Epoch != coord.NoEpoch {
+		return coord.CheckEpoch(r.Epoch)
 	}
 	return nil
 }
@@ -390,6 +390,12 @@ func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coor
 
 // Block marks a held task blocked with a reason (it keeps its owner).
 func (s *Service) Block(ctx context.Context, r TaskRef, reason string) (*coord.Task, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := coord.CheckReason("block", reason); err != nil {
+		return nil, err
+	}
 	return s.held(ctx, r, "reason", reason, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Block(r.Agent.ID, r.TaskID, r.Epoch, reason)
 	})
@@ -405,6 +411,12 @@ func (s *Service) Unblock(ctx context.Context, r TaskRef) (*coord.Task, error) {
 
 // Progress records a held task's progress (0–100) with a note for the log.
 func (s *Service) Progress(ctx context.Context, r TaskRef, pct int, note string) (*coord.Task, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := coord.CheckProgress(pct); err != nil {
+		return nil, err
+	}
 	return s.held(ctx, r, "note", note, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Progress(r.Agent.ID, r.TaskID, r.Epoch, pct, note)
 	})
@@ -445,7 +457,7 @@ func (s *Service) Approve(ctx context.Context, r ApproveRequest) (*coord.Task, e
 // becoming its review notes; the rejection that reaches max_rejections
 // blocks it instead (coord.Txn.Reject).
 func (s *Service) Reject(ctx context.Context, agent, taskID, reason string) (*coord.Task, error) {
-	if err := coord.CheckNote("reason", reason); err != nil {
+	if err := coord.CheckReason("reject", reason); err != nil {
 		return nil, err
 	}
 	var got *coord.Task
@@ -502,6 +514,15 @@ func (s *Service) Tasks(ctx context.Context, r ListRequest) ([]*coord.Task, erro
 // person or an agent reads whole costs bytes in proportion to the
 // project (ls printed 1 MB at 10,000 tasks).
 const ListLimit = 50
+
+// CheckLimit refuses a negative row limit (name says how the caller gave
+// it: "--limit", "limit"): 0 is every row, more is that many.
+func CheckLimit(name string, n int) error {
+	if n < 0 {
+		return coord.Errorf(coord.CodeUsage, "%s %d: use 0 (every row) or more", name, n)
+	}
+	return nil
+}
 
 // Limit returns the first n rows (every row when n <= 0) and how many
 // were left out.

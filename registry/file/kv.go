@@ -46,6 +46,9 @@ func (k kvStore) Set(ctx context.Context, key string, value json.RawMessage, ttl
 	if err := coord.CheckKVTTL(ttl); err != nil {
 		return coord.KVEntry{}, err
 	}
+	if err := coord.CheckKVValue(value); err != nil {
+		return coord.KVEntry{}, err
+	}
 	var got coord.KVEntry
 	err := k.update(ctx, func(d *coord.KVSpace, now time.Time) (bool, error) {
 		var changed bool

@@ -63,6 +63,8 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 			err = dur(k, &c.LockWait, coord.ParsePositive)
 		case "archive_after":
 			err = dur(k, &c.ArchiveAfter, coord.ParsePositive)
+		case "lease_ttl":
+			err = dur(k, &c.LeaseTTL, coord.ParsePositive)
 		case "lease_roster":
 			var raw []byte
 			if raw, err = d.raw(); err == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gonats "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry/format"
@@ -443,7 +444,11 @@ func (b *Backend) ioErr(err error, what string) error {
 		return coord.Errorf(coord.CodeIO, "%s lost the connection to the server", at).
 			WithHint("check that the hub runs")
 	}
-	return coord.Errorf(coord.CodeIO, "%s %s", at, coord.OneLine(err.Error()))
+	msg := err.Error()
+	if ae, ok := err.(*jetstream.APIError); ok { // as the server said it, with its code
+		msg = apiMessage(ae)
+	}
+	return coord.Errorf(coord.CodeIO, "%s %s", at, coord.OneLine(msg))
 }
 
 // streamsMissing tells a namespace that does not exist from a server

@@ -109,7 +109,7 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 			})
 			return err
 		})
-		if err != nil && !strings.Contains(err.Error(), "already in use") {
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return created, b.createErr(err, "stream "+s.name, replicas)
 		}
 		created = append(created, "stream "+s.name)
@@ -131,7 +131,7 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 				_, err := js.CreateStream(ctx, m.cfg)
 				return err
 			})
-			if err != nil && !strings.Contains(err.Error(), "already in use") {
+			if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 				return created, b.createErr(err, "stream "+m.name, replicas)
 			}
 			if err == nil && m.name == b.names.beats {
@@ -200,7 +200,7 @@ func (b *Backend) makeBackupStream(ctx context.Context, js jetstream.JetStream, 
 		})
 		return err
 	})
-	if err != nil && !strings.Contains(err.Error(), "already in use") {
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return b.createErr(err, "stream "+b.names.backup, replicas)
 	}
 	return nil
@@ -269,7 +269,7 @@ func (b *Backend) ensureMemStream(ctx context.Context, name string) error {
 	if name == b.names.mutex {
 		cfg = b.mutexConfig(replicas)
 	}
-	if _, err := js.CreateStream(ctx, cfg); err != nil && !strings.Contains(err.Error(), "already in use") {
+	if _, err := js.CreateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return b.createErr(err, "stream "+name, replicas)
 	}
 	return nil
@@ -329,8 +329,8 @@ func (b *Backend) ensureStream(ctx context.Context, name string, create func(con
 // answer (unanswered) may have landed, so exists is asked before create is
 // sent again. After budget, the last attempt's error.
 func ensure(ctx context.Context, budget, attempt time.Duration, create func(context.Context) error, exists func(context.Context) bool) error {
-	start := time.Now()
-	for i := 0; ; i++ {
+	p := newPacer(time.Now(), budget)
+	for {
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		err := create(actx)
 		cancel()
@@ -340,10 +340,9 @@ func ensure(ctx context.Context, budget, attempt time.Duration, create func(cont
 		if exists(ctx) {
 			return nil
 		}
-		if time.Since(start)+backoff(i) > budget {
+		if !p.wait(ctx) {
 			return err
 		}
-		sleep(ctx, backoff(i))
 	}
 }
 
@@ -351,11 +350,7 @@ func ensure(ctx context.Context, budget, attempt time.Duration, create func(cont
 // out without its answer reaching us: no answer in time, a lost
 // connection, or JetStream busy electing a leader.
 func unanswered(err error) bool {
-	var ae *jetstream.APIError
-	if errors.As(err, &ae) && ae.ErrorCode == 10008 {
-		return true
-	}
-	return ambiguous(err)
+	return isAPI(err, errCodeNotAvailable) || ambiguous(err)
 }
 
 // checkVersion refuses a server older than MinServer.

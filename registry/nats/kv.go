@@ -94,8 +94,8 @@ func (k kvStore) Set(ctx context.Context, key string, value json.RawMessage, ttl
 	if err := coord.CheckKVTTL(ttl); err != nil {
 		return coord.KVEntry{}, err
 	}
-	if len(value) > coord.MaxKVValue {
-		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "value is %d bytes; the limit is %d", len(value), coord.MaxKVValue)
+	if err := coord.CheckKVValue(value); err != nil {
+		return coord.KVEntry{}, err
 	}
 	b := k.b
 	if err := b.checkBase(); err != nil {

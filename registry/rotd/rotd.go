@@ -17,7 +17,7 @@ import (
 )
 
 // ParseTasks maps ROTD's planner output (tasks.jsonl, in its own dialect)
-// onto seed lines by these rules (also in the README):
+// onto seed lines by these rules (also in docs/FORMATS.md):
 //
 //	status   pending -> unclaimed; complete -> done (completed_at from
 //	         "completed", else now); blocked -> blocked ("blocked in ROTD");

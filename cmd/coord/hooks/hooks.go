@@ -186,19 +186,11 @@ func (h *hook) run(ctx context.Context) (int, error) {
 }
 
 // dir is where the session stands: the project directory the agent names
-// (CLAUDE_PROJECT_DIR; GEMINI_PROJECT_DIR), as the MCP server takes it,
-// else the payload's cwd, else the process's.
+// (workspace.ProjectDir, as the MCP server takes it), else the payload's
+// cwd, else the process's.
 func (h *hook) dir() string {
-	vars := []string{"CLAUDE_PROJECT_DIR"}
-	if h.opt.Agent == "gemini" {
-		vars = []string{"GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"}
-	} else if h.opt.Agent == "codex" {
-		vars = nil
-	}
-	for _, v := range vars {
-		if d := h.opt.Getenv(v); d != "" {
-			return d
-		}
+	if d := workspace.ProjectDir(h.opt.Agent, h.opt.Getenv); d != "" {
+		return d
 	}
 	if h.p.Cwd != "" {
 		return h.p.Cwd

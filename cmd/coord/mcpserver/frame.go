@@ -8,36 +8,28 @@ import (
 	"fmt"
 	"io"
 	"sync"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The session's framing. The SDK's stdio transport ends the session at
-// the first line it cannot decode (and with it every request still
-// queued), cannot bound a frame without ending the session either, and
-// waits for every handler before it stops. The framer stands between the
-// input and the SDK: it reads one line at a time, bounded, answers a line
-// the SDK would fail on with a JSON-RPC error on the protocol stream and
-// goes on, and hands the SDK only lines it accepts. It ends the input
-// when the session's context ends, which makes the SDK cancel the
-// handlers in flight (a wait among them) at once.
+// The session's framing: the input is read one line at a time, bounded;
+// a line that is not a message this server takes is answered with a
+// JSON-RPC error on the protocol stream and the session goes on; the
+// others are handed to the session (rpc.go) decoded.
 
 // MaxFrame is the largest inbound message (one line, without its line
-// ending) a session reads: the SDK's own default bound,
-// mcp.DefaultMaxLineLength (16 MiB). A longer line is read past, never
-// kept, and answered with an error.
-const MaxFrame = mcp.DefaultMaxLineLength
+// ending) a session reads: 16 MiB (what the official Go SDK's stdio
+// transport reads by default). A longer line is read past, never kept,
+// and answered with an error.
+const MaxFrame = 16 << 20
 
 // The JSON-RPC error codes the framer answers with.
 const (
-	codeParseError     = jsonrpc.CodeParseError     // -32700: not JSON
-	codeInvalidRequest = jsonrpc.CodeInvalidRequest // -32600: JSON, but not a message this server takes
+	codeParseError     = -32700 // not JSON
+	codeInvalidRequest = -32600 // JSON, but not a message this server takes
 )
 
-// syncWriter is the protocol stream shared by the SDK and the framer:
-// each Write is one whole message (the SDK writes a message and its
-// newline in one call), and writes never interleave.
+// syncWriter is the protocol stream shared by the session and the
+// framer: each Write is one whole message with its newline, and writes
+// never interleave.
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.WriteCloser
@@ -55,22 +47,20 @@ func (w *syncWriter) Close() error {
 	return w.w.Close()
 }
 
-// framer is the input the SDK reads: the lines it accepts, each ending
-// in a newline. A goroutine (pump) reads and judges the lines; Read hands
-// them over, and reports the end of the input when the context ends or
-// the SDK closes it, whatever the goroutine is blocked on.
+// framer reads the session's input: a goroutine (pump) reads and judges
+// the lines and passes on the messages it accepts (lines), until the
+// input ends or Close is called, whatever the goroutine is blocked on.
 type framer struct {
 	ctx   context.Context
 	in    io.ReadCloser
 	out   *syncWriter
 	max   int
 	warn  func(format string, args ...any)
-	lines chan []byte
+	lines chan message
 	done  chan struct{} // closed by Close
 	once  sync.Once
 
-	err     error // the input's last error, set before lines is closed
-	pending []byte
+	err error // the input's last error, set before lines is closed
 }
 
 // newFramer starts reading in; answers go to out. limit <= 0 is MaxFrame.
@@ -78,34 +68,9 @@ func newFramer(ctx context.Context, in io.ReadCloser, out *syncWriter, limit int
 	if limit <= 0 {
 		limit = MaxFrame
 	}
-	f := &framer{ctx: ctx, in: in, out: out, max: limit, warn: warn, lines: make(chan []byte), done: make(chan struct{})}
+	f := &framer{ctx: ctx, in: in, out: out, max: limit, warn: warn, lines: make(chan message), done: make(chan struct{})}
 	go f.pump()
 	return f
-}
-
-// Read implements io.Reader for the SDK: the accepted lines, then the
-// input's end (io.EOF, or the error that ended it). The end of the
-// session's context is the end of the input.
-func (f *framer) Read(p []byte) (int, error) {
-	for len(f.pending) == 0 {
-		select {
-		case l, ok := <-f.lines:
-			if !ok {
-				if f.err != nil {
-					return 0, f.err
-				}
-				return 0, io.EOF
-			}
-			f.pending = l
-		case <-f.ctx.Done():
-			return 0, io.EOF
-		case <-f.done:
-			return 0, io.EOF
-		}
-	}
-	n := copy(p, f.pending)
-	f.pending = f.pending[n:]
-	return n, nil
 }
 
 // Close stops the framer and closes the input (which ends a blocked read
@@ -147,31 +112,32 @@ func (f *framer) pump() {
 	}
 }
 
-// judge returns the line as the SDK is to read it (trimmed, one newline),
-// or answers it and returns false: a line that is not one JSON value is
-// a parse error; a batch, or JSON that is not a JSON-RPC message, is an
-// invalid request (answered with its id when it has a valid one).
-func (f *framer) judge(n int, line []byte) ([]byte, bool) {
+// judge returns the line's message, or answers the line and returns
+// false: a line that is not one JSON value is a parse error; a batch, or
+// JSON that is not a JSON-RPC message, is an invalid request (answered
+// with its id when it has a valid one).
+func (f *framer) judge(n int, line []byte) (message, bool) {
 	line = bytes.TrimSpace(line)
 	switch {
 	case len(line) == 0:
-		return nil, false // a blank line is nothing
+		return message{}, false // a blank line is nothing
 	case !json.Valid(line):
 		f.refuse(n, nil, codeParseError, "parse error: the line is not one JSON value")
-		return nil, false
+		return message{}, false
 	case line[0] == '[':
 		f.refuse(n, nil, codeInvalidRequest, "batches are not supported: send one JSON-RPC message per line")
-		return nil, false
+		return message{}, false
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+	m, err := decodeMessage(line)
+	if err != nil {
 		var m struct {
 			ID json.RawMessage `json:"id"`
 		}
 		json.Unmarshal(line, &m)
 		f.refuse(n, m.ID, codeInvalidRequest, "invalid request: "+err.Error())
-		return nil, false
+		return message{}, false
 	}
-	return append(line, '\n'), true
+	return m, true
 }
 
 // refuse answers line n with a JSON-RPC error: for the request whose id
@@ -217,8 +183,7 @@ func validID(raw []byte) bool {
 	}
 	switch v.(type) {
 	case string, float64:
-		_, err := jsonrpc.MakeID(v)
-		return err == nil
+		return true
 	}
 	return false
 }

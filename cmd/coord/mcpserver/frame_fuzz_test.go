@@ -89,3 +89,89 @@ func FuzzIDScanner(f *testing.F) {
 		}
 	})
 }
+
+// FuzzToolArguments: whatever the arguments, a tool's schema check never
+// panics, and what it accepts is a JSON object whose every member the
+// schema names, with every required member present, decoded into the
+// tool's input.
+func FuzzToolArguments(f *testing.F) {
+	f.Add([]byte(`{"task":"t1","percent":50,"note":"x","epoch":3}`))
+	f.Add([]byte(`{"lock":["a","b"],"unlock":null,"ttl":"5m"}`))
+	f.Add([]byte(`{"limit":null,"explain":true}`))
+	f.Add([]byte(`{"op":"set","key":"k","value":{"a":[1,2]},"ttl":"1m","expect_rev":2}`))
+	f.Add([]byte(`{"percent":1.5,"task":null}`))
+	f.Add([]byte(`null`))
+	progress, files, ready, kv, status := schemaOf[progressIn](), schemaOf[filesIn](), schemaOf[readyIn](), schemaOf[kvIn](), schemaOf[noInput]()
+	schemas := map[string]func(json.RawMessage) error{
+		"progress": func(a json.RawMessage) error { var in progressIn; return progress.decode(a, &in) },
+		"files":    func(a json.RawMessage) error { var in filesIn; return files.decode(a, &in) },
+		"ready":    func(a json.RawMessage) error { var in readyIn; return ready.decode(a, &in) },
+		"kv":       func(a json.RawMessage) error { var in kvIn; return kv.decode(a, &in) },
+		"status":   func(a json.RawMessage) error { var in noInput; return status.decode(a, &in) },
+	}
+	known := map[string][]string{
+		"progress": {"task", "percent", "note", "epoch"}, "files": {"lock", "unlock", "ttl"},
+		"ready": {"explain", "limit"}, "kv": {"op", "key", "value", "ttl", "expect_rev", "expect_absent"}, "status": nil,
+	}
+	required := map[string][]string{"progress": {"task", "percent"}, "kv": {"op"}}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		for name, decode := range schemas {
+			if decode(args) != nil {
+				continue
+			}
+			trimmed := bytes.Trim(args, jsonSpace)
+			if len(trimmed) == 0 || string(trimmed) == "null" {
+				if len(required[name]) > 0 {
+					t.Fatalf("%s: no arguments accepted, but %v are required", name, required[name])
+				}
+				continue
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(args, &m); err != nil {
+				t.Fatalf("%s: accepted %q, which is not a JSON object: %v", name, args, err)
+			}
+			for k := range m {
+				ok := false
+				for _, kn := range known[name] {
+					ok = ok || k == kn
+				}
+				if !ok {
+					t.Fatalf("%s: accepted the unknown member %q", name, k)
+				}
+			}
+			for _, r := range required[name] {
+				if _, ok := m[r]; !ok {
+					t.Fatalf("%s: accepted arguments without %q", name, r)
+				}
+			}
+		}
+	})
+}
+
+// FuzzDecodeMessage: whatever the line, decodeMessage never panics, and
+// what it accepts is a JSON-RPC 2.0 request, notification or response.
+func FuzzDecodeMessage(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w"}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","result":{}}`))
+	f.Add([]byte(`{"id":{},"method":"x"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || !json.Valid(line) {
+			return // the framer's to refuse
+		}
+		m, err := decodeMessage(line)
+		if err != nil {
+			return
+		}
+		if m.JSONRPC != "2.0" {
+			t.Fatalf("accepted %q: jsonrpc %q", line, m.JSONRPC)
+		}
+		if m.ID != nil && !validID(m.ID) {
+			t.Fatalf("accepted %q: id %s", line, m.ID)
+		}
+		if m.Method == nil && (m.ID == nil || m.Result == nil && m.Error == nil) {
+			t.Fatalf("accepted %q: neither a request nor a response", line)
+		}
+	})
+}

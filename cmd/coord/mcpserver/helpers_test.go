@@ -140,10 +140,10 @@ func (w *wire) take() int {
 type session struct {
 	cs   *mcp.ClientSession
 	wire *wire
-	srv  *mcp.Server
 }
 
-// connect serves opt in memory and connects the SDK's own client to it.
+// connect serves opt in memory (Run on pipes) and connects the official
+// Go SDK's client to it: an independent implementation of the protocol.
 func connect(t testing.TB, opt Options, copt *mcp.ClientOptions) *session {
 	t.Helper()
 	if opt.TaskJSON == nil {
@@ -155,17 +155,16 @@ func connect(t testing.TB, opt Options, copt *mcp.ClientOptions) *session {
 	if opt.Summary == nil {
 		opt.Summary = func(context.Context) string { return "test summary" }
 	}
-	srv, err := New(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
 	w := &wire{}
 	tee := &teeWriteCloser{w: s2cW, tee: w}
 	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, &mcp.IOTransport{Reader: c2sR, Writer: tee}) }()
+	go func() {
+		done <- Run(ctx, opt, c2sR, tee)
+		s2cW.Close()
+	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, copt)
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
 	if err != nil {
@@ -181,7 +180,7 @@ func connect(t testing.TB, opt Options, copt *mcp.ClientOptions) *session {
 			t.Error("server did not stop within 30s of its client closing")
 		}
 	})
-	return &session{cs: cs, wire: w, srv: srv}
+	return &session{cs: cs, wire: w}
 }
 
 type teeWriteCloser struct {

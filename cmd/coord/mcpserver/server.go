@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
@@ -55,29 +52,24 @@ type Options struct {
 	MaxFrame int
 }
 
-// server is one session's state: the options, the epochs it claimed, and
-// the keeper of the tasks it holds.
+// server is one session's state: the options, the tools, the epochs it
+// claimed, and the keeper of the tasks it holds.
 type server struct {
 	opt    Options
+	tools  []*tool
 	mu     sync.Mutex
 	epochs map[string]int64 // task -> the epoch this session claimed it at
 	keep   *app.Keeper
 }
 
-// New builds the MCP server of one agent session.
-func New(opt Options) (*mcp.Server, error) {
-	srv, _, err := newServer(opt)
-	return srv, err
-}
-
-// newServer is New, with the session's state (Run closes its keeper when
-// the session ends).
-func newServer(opt Options) (*mcp.Server, *server, error) {
+// newServer builds the state of one agent session (Run closes its keeper
+// when the session ends).
+func newServer(opt Options) (*server, error) {
 	if opt.Service == nil || opt.TaskJSON == nil {
-		return nil, nil, errors.New("mcpserver: Service and TaskJSON are required")
+		return nil, errors.New("mcpserver: Service and TaskJSON are required")
 	}
 	if err := coord.ValidActingAgent(opt.Agent.ID); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if opt.DefaultWait <= 0 {
 		opt.DefaultWait = DefaultWait
@@ -107,23 +99,11 @@ func newServer(opt Options) (*mcp.Server, *server, error) {
 	s.keep = opt.Service.Keep(opt.Agent, app.KeepOptions{Verify: true, OnLost: func(ref app.TaskRef, why string) {
 		s.warnf("task %s: %s; calls on it answer code 6 (lost) until it is claimed again", ref.TaskID, why)
 	}})
-	version := opt.Version
-	if version == "" {
-		version = "dev"
+	if s.opt.Version == "" {
+		s.opt.Version = "dev"
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "coord", Version: version}, &mcp.ServerOptions{
-		Instructions: instructions,
-	})
-	srv.AddReceivingMiddleware(s.refusals)
-	s.addTools(srv)
-	srv.AddPrompt(&mcp.Prompt{Name: "prime", Description: "How an agent uses coord in this repository."},
-		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return &mcp.GetPromptResult{
-				Description: "coord prime",
-				Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: opt.Prime}}},
-			}, nil
-		})
-	return srv, s, nil
+	s.addTools()
+	return s, nil
 }
 
 // instructions is what the server says of itself in the handshake; clients
@@ -139,21 +119,15 @@ const instructions = "coord shares this repository's tasks between agents: claim
 // calls in flight (a wait among them) are cancelled and Run returns at
 // once.
 func Run(ctx context.Context, opt Options, in io.ReadCloser, out io.WriteCloser) error {
-	srv, s, err := newServer(opt)
+	s, err := newServer(opt)
 	if err != nil {
 		return err
 	}
 	defer s.keep.Close()
 	w := &syncWriter{w: out}
-	warn := func(format string, args ...any) {
-		if opt.Warn != nil {
-			opt.Warn(coord.OneLine(fmt.Sprintf(format, args...)))
-		}
-	}
-	r := newFramer(ctx, in, w, opt.MaxFrame, warn)
-	// The framer bounds every line it passes: the SDK's own bound, which
-	// counts what its decoder reads ahead, is not needed on top.
-	return srv.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: -1})
+	f := newFramer(ctx, in, w, opt.MaxFrame, s.warnf)
+	defer f.Close()
+	return s.serve(ctx, f, w)
 }
 
 // ServeStdio serves on the process's stdin and stdout. Before it serves,
@@ -193,8 +167,8 @@ type Refusal struct {
 	Holder  string `json:"holder,omitempty"`
 }
 
-// toolError marks an error a tool handler returned (as against one the
-// SDK made of arguments that do not fit the schema).
+// toolError marks an error a tool handler returned (as against one made
+// of arguments that do not fit the tool's input schema).
 type toolError struct{ err error }
 
 func (e *toolError) Error() string { return e.err.Error() }
@@ -208,8 +182,8 @@ func fail(err error) error {
 	return &toolError{err}
 }
 
-// RefusalOf maps an error to its refusal. An error the SDK made of the
-// arguments (not a tool's) is a usage refusal.
+// RefusalOf maps an error to its refusal. An error made of the arguments
+// (not a tool's) is a usage refusal.
 func RefusalOf(err error) Refusal {
 	code := coord.CodeUsage
 	var te *toolError
@@ -244,41 +218,6 @@ func codeName(c coord.Code) string {
 	return "io"
 }
 
-// refusals turns every tool error into a refusal with structured content
-// (and the same JSON as its text): the errors tools return, and those the
-// SDK returns for arguments that do not fit the input schema.
-func (s *server) refusals(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method != "tools/call" || err != nil {
-			return res, err
-		}
-		r, ok := res.(*mcp.CallToolResult)
-		if !ok || !r.IsError || r.StructuredContent != nil {
-			return res, err
-		}
-		cause := r.GetError()
-		if cause == nil { // no Go error kept: the text is all there is
-			cause = errors.New(resultText(r))
-		}
-		ref := RefusalOf(cause)
-		b, _ := json.Marshal(ref)
-		r.StructuredContent = json.RawMessage(b)
-		r.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
-		return r, nil
-	}
-}
-
-func resultText(r *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
 // --- epochs -------------------------------------------------------------
 
 func (s *server) remember(task string, epoch int64) {
@@ -296,8 +235,8 @@ func (s *server) forget(task string) {
 // epochFor is the epoch a held-task call checks: the caller's (> 0), else
 // the one this session claimed the task at, else none (owner only).
 func (s *server) epochFor(task string, given int64) (int64, error) {
-	if given < 0 {
-		return 0, coord.Errorf(coord.CodeUsage, "epoch %d is negative", given)
+	if err := coord.CheckEpoch(given); err != nil {
+		return 0, err
 	}
 	if given > 0 {
 		return given, nil
