@@ -51,8 +51,10 @@ func (e *env) before(c *cli.Command) error {
 	e.rootFlag, e.rootSet = c.String("root"), c.IsSet("root")
 	e.agentFlag, e.agentSet = c.String("agent"), c.IsSet("agent")
 	e.backendFlag, e.backendSet = c.String("backend"), c.IsSet("backend")
-	e.clock = coord.SystemClock
-	e.allowUnsafeFS = c.Bool("allow-unsafe-fs") || os.Getenv("COORD_ALLOW_UNSAFE_FS") == "1"
+	if err := e.defaults(); err != nil {
+		return err
+	}
+	e.allowUnsafeFS = e.allowUnsafeFS || c.Bool("allow-unsafe-fs")
 	if c.IsSet("lock-wait") {
 		d, err := coord.ParseDuration(c.String("lock-wait"))
 		if err != nil {
@@ -65,6 +67,16 @@ func (e *env) before(c *cli.Command) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// defaults sets what a command has when no global flag is given: the
+// system clock, the environment's say on unsafe file systems, and the
+// working directory. before calls it, and so does run's fast path for
+// `coord hook` (which takes no flag).
+func (e *env) defaults() error {
+	e.clock = coord.SystemClock
+	e.allowUnsafeFS = os.Getenv("COORD_ALLOW_UNSAFE_FS") == "1"
 	wd, err := os.Getwd()
 	if err != nil {
 		return coord.Wrap(coord.CodeIO, err, "cannot read the working directory")

@@ -15,8 +15,11 @@ func hookCommand(e *env) *cli.Command {
 		Action: e.cmdHook}
 }
 
-func (e *env) cmdHook(_ context.Context, c *cli.Command) error {
-	a := c.Args().Slice()
+func (e *env) cmdHook(_ context.Context, c *cli.Command) error { return e.runHook(c.Args().Slice()) }
+
+// runHook runs `coord hook AGENT [EVENT]` with a the arguments (the
+// command, or run's fast path when no flag is given).
+func (e *env) runHook(a []string) error {
 	if len(a) < 1 || len(a) > 2 {
 		return strErr("hook needs AGENT [EVENT] (AGENT: %s)", strings.Join(hooks.Agents, ", "))
 	}

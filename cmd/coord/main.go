@@ -51,6 +51,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer stop()
 
 	e := &env{stdin: &ctxReader{ctx: ctx, r: stdin}, stdout: stdout, stderr: stderr, ctx: ctx}
+	if hook, ok := plainHook(args); ok {
+		// The agents run `coord hook AGENT [EVENT]` before every edit,
+		// with no flag: serve it without building the command tree
+		// (every command and flag of coord), the same as the command
+		// would (env.defaults is what before sets without flags).
+		defer e.close()
+		if err := e.defaults(); err != nil {
+			return report(ctx, e, stderr, err)
+		}
+		return report(ctx, e, stderr, e.runHook(hook))
+	}
 	app := newApp(e)
 	argv := args
 	if args[len(args)-1] != completionFlag { // completion queries reach urfave as they are
@@ -62,6 +73,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	err := app.Run(ctx, argv)
 	defer e.close()
+	return report(ctx, e, stderr, err)
+}
+
+// plainHook returns the arguments of `coord hook AGENT [EVENT]` given with
+// no flag and nothing else (as setup installs it), for run's fast path.
+func plainHook(args []string) ([]string, bool) {
+	if len(args) < 3 || len(args) > 4 || args[1] != "hook" {
+		return nil, false
+	}
+	for _, a := range args[2:] {
+		if a == "" || a[0] == '-' {
+			return nil, false
+		}
+	}
+	return args[2:], true
+}
+
+// report ends a command: exit 0, the status a command has explained in
+// its own convention, or one line on stderr with the code of the error.
+func report(ctx context.Context, e *env, stderr io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
