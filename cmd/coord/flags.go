@@ -51,9 +51,14 @@ func intervalFlag(c *cli.Command, name string, def time.Duration) (time.Duration
 // lease commands. Not given, ownership is checked by agent alone (read
 // it with epochOf); given, it must be a real epoch: a negative value is
 // refused (exit 1), never read as "skip the check".
-func newEpochFlag() *cli.Int64Flag {
-	return &cli.Int64Flag{Name: "epoch", Usage: "refuse (exit 6) unless the task is still at this epoch",
-		Action: func(_ context.Context, _ *cli.Command, v int64) error { return coord.CheckEpoch(v) }}
+func newEpochFlag() *cli.Int64Flag { return epochFlagOf("task") }
+
+// epochFlagOf is --epoch N for what the command names (a task, a lease).
+// Its help shows no default: leaving it out checks the owner alone.
+func epochFlagOf(what string) *cli.Int64Flag {
+	return &cli.Int64Flag{Name: "epoch", Usage: "refuse (exit 6) unless the " + what + " is still at this epoch (leave it out to check the owner alone)",
+		HideDefault: true,
+		Action:      func(_ context.Context, _ *cli.Command, v int64) error { return coord.CheckEpoch(v) }}
 }
 
 // epochOf is the --epoch given, or coord.NoEpoch when it was not.

@@ -20,12 +20,12 @@ func kvCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "kv", Usage: "a small TTL key-value space for agent messages", Commands: []*cli.Command{
 		{Name: "set", Usage: "set KEY to VALUE for --ttl", ArgsUsage: "KEY VALUE", Flags: []cli.Flag{ttl}, Action: e.cmdKVSet},
 		{Name: "cas", Usage: "set only if KEY is at --expect-rev N (or --expect-absent); exit 3 otherwise", ArgsUsage: "KEY VALUE",
-			Flags: []cli.Flag{ttl, &cli.Int64Flag{Name: "expect-rev"}, &cli.BoolFlag{Name: "expect-absent"}}, Action: e.cmdKVSet},
+			Flags: []cli.Flag{ttl, &cli.Int64Flag{Name: "expect-rev", Usage: "set only if the key is at this revision", HideDefault: true}, &cli.BoolFlag{Name: "expect-absent", Usage: "set only if the key is absent"}}, Action: e.cmdKVSet},
 		{Name: "get", Usage: "print a key's value (exit 3 if absent)", ArgsUsage: "KEY", Action: e.cmdKVGet},
 		{Name: "del", Usage: "delete a key", ArgsUsage: "KEY", Action: e.cmdKVDel},
 		{Name: "ls", Usage: "keys in force, optionally under PREFIX", ArgsUsage: "[PREFIX]", Action: e.cmdKVLs},
 		{Name: "watch", Usage: "wait until a key under PREFIX changes; print the changes (exit 3 on --timeout)", ArgsUsage: "[PREFIX]",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "timeout"}}, Action: e.cmdKVWatch},
+			Flags: []cli.Flag{&cli.StringFlag{Name: "timeout", Usage: "give up after this long (exit 3); default: wait until stopped"}}, Action: e.cmdKVWatch},
 	}}
 }
 
@@ -108,7 +108,11 @@ func (e *env) cmdKVDel(_ context.Context, c *cli.Command) error {
 	if e.json {
 		return e.printJSON(map[string]any{"key": a[0], "deleted": found})
 	}
-	e.printf("deleted %d\n", map[bool]int{true: 1}[found])
+	if found {
+		e.printf("deleted %s\n", a[0])
+	} else {
+		e.printf("%s was absent\n", a[0])
+	}
 	return nil
 }
 

@@ -19,14 +19,14 @@ func leaseCommand(e *env) *cli.Command {
 	ttl := &cli.StringFlag{Name: "ttl", Usage: "lifetime (default: COORD_LEASE_TTL, else config lease_ttl, else 2h)"}
 	cadence := &cli.StringFlag{Name: "cadence", Usage: "daily or weekly"}
 	return &cli.Command{Name: "lease", Usage: "named auto-expiring locks with fencing epochs (TORCH-style)", Commands: []*cli.Command{
-		{Name: "acquire", Usage: "take a lease (exit 3 naming the holder if it is held)", ArgsUsage: "NAME", Flags: []cli.Flag{ttl, &cli.BoolFlag{Name: "dry-run"}}, Action: e.cmdLeaseAcquire},
+		{Name: "acquire", Usage: "take a lease (exit 3 naming the holder if it is held)", ArgsUsage: "NAME", Flags: []cli.Flag{ttl, &cli.BoolFlag{Name: "dry-run", Usage: "say whether the lease could be taken; take nothing"}}, Action: e.cmdLeaseAcquire},
 		{Name: "renew", Usage: "extend a lease you hold (exit 6 if you no longer do)", ArgsUsage: "NAME",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "ttl", Usage: "extend by this much from now (default: the lease's own TTL, as granted)"}, newEpochFlag()},
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "ttl", Usage: "extend by this much from now (default: the lease's own TTL, as granted)"}, epochFlagOf("lease")},
 			Action: e.cmdLeaseRenew},
-		{Name: "release", Usage: "end a lease you hold (exit 6 if you no longer do)", ArgsUsage: "NAME", Flags: []cli.Flag{newEpochFlag()}, Action: e.cmdLeaseRelease},
+		{Name: "release", Usage: "end a lease you hold (exit 6 if you no longer do)", ArgsUsage: "NAME", Flags: []cli.Flag{epochFlagOf("lease")}, Action: e.cmdLeaseRelease},
 		{Name: "list", Usage: "leases in force", Action: e.cmdLeaseList},
 		{Name: "check", Usage: "TORCH: which roster agents are locked for this period", Flags: []cli.Flag{cadence}, Action: e.cmdLeaseCheck},
-		{Name: "lock", Usage: "TORCH: lock --agent for this period; LOCK_* lines; exit 3 if already locked", Flags: []cli.Flag{cadence, ttl, &cli.BoolFlag{Name: "dry-run"}}, Action: e.cmdLeaseLock},
+		{Name: "lock", Usage: "TORCH: lock --agent for this period; LOCK_* lines; exit 3 if already locked", Flags: []cli.Flag{cadence, ttl, &cli.BoolFlag{Name: "dry-run", Usage: "print the LOCK_* lines the lock would give; lock nothing"}}, Action: e.cmdLeaseLock},
 	}}
 }
 

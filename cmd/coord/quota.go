@@ -14,7 +14,7 @@ import (
 func quotaCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "quota", Usage: "shared token / request counters", Commands: []*cli.Command{
 		{Name: "add", Usage: "add usage for this agent",
-			Flags: []cli.Flag{&cli.Int64Flag{Name: "tokens"}, &cli.Int64Flag{Name: "requests"}}, Action: e.cmdQuotaAdd},
+			Flags: []cli.Flag{&cli.Int64Flag{Name: "tokens", Usage: "tokens used", HideDefault: true}, &cli.Int64Flag{Name: "requests", Usage: "requests made", HideDefault: true}}, Action: e.cmdQuotaAdd},
 		{Name: "show", Usage: "usage per agent and total for the current UTC day", Action: e.cmdQuotaShow},
 	}}
 }

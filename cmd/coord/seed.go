@@ -19,7 +19,7 @@ func seedTasksCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "stdin", Usage: "read the batch from standard input"},
 			&cli.BoolFlag{Name: "validate", Usage: "only check the batch; write nothing"},
 			&cli.BoolFlag{Name: "update", Usage: "a line may redefine a task not yet claimed (its planning fields change)"},
-			&cli.StringFlag{Name: "format", Usage: "coord (default) or rotd (ROTD planner tasks.jsonl; see README)"},
+			&cli.StringFlag{Name: "format", Usage: "coord (default) or rotd (ROTD planner tasks.jsonl; see docs/FORMATS.md)"},
 		}, Action: e.cmdSeed}
 }
 
