@@ -1,6 +1,9 @@
 package coord
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Config is a project's settings (config.json on the file backend). Every
 // key is optional; DefaultConfig says what an absent one means.
@@ -29,7 +32,18 @@ type Config struct {
 	// state lives when neither --backend nor COORD_BACKEND does (contract
 	// §5); "" is the local tree itself.
 	Backend string
+	// LeaseTTL is the lifetime of a lease acquired without one
+	// (lease_ttl, default DefaultLeaseTTL); COORD_LEASE_TTL overrides it.
+	LeaseTTL time.Duration
+	// MaxRejections is how many rejections a task may take since its
+	// claim before a rejection blocks it instead of returning it to its
+	// owner (max_rejections, default 3, at least 1): a reviewer and an
+	// implementer that disagree for good stop at a person, not in a loop.
+	MaxRejections int
 }
+
+// DefaultMaxRejections is max_rejections when config.json does not say.
+const DefaultMaxRejections = 3
 
 // Scheduling is how agents get work.
 type Scheduling string
@@ -52,5 +66,20 @@ func DefaultConfig() Config {
 		OnStale:      Requeue,
 		SweepOnClaim: true,
 		Scheduling:   Pull,
+		LeaseTTL:     DefaultLeaseTTL,
+
+		MaxRejections: DefaultMaxRejections,
 	}
+}
+
+// Setting is one setting of a project as people see it (coord config
+// show and get): its key, its value in force, and where that comes from.
+type Setting struct {
+	Key string
+	// Value is its JSON value in force: as stored, else the default
+	// (null for a setting that is off when unset).
+	Value json.RawMessage
+	// Set says it is stored (not a default); Known that it is one of
+	// coord's settings (a stored key of another tool is not).
+	Set, Known bool
 }

@@ -8,7 +8,11 @@
 // (Claim, Release, Sweep, …) mutate an in-memory Txn that the backend loaded
 // under its exclusive lock and will commit atomically.
 //
-// Promises: every operation validates its ids before it returns a Txn change;
-// an operation that returns an error has left the Txn unchanged; the epoch
-// issued by Claim is strictly greater than every epoch the registry has seen.
+// Promises: every operation validates its ids, and its free text against
+// the bounds of text.go (MaxTitle, MaxDescription, MaxNote), before it
+// returns a Txn change; an operation that returns an error has left the
+// Txn unchanged; the epoch issued by Claim is strictly greater than every
+// epoch the registry has seen; no counter (task epoch, lease epoch, kv
+// revision) is ever issued above MaxCounter (2^53), and a value above it,
+// never issued, raises none.
 package coord

@@ -107,3 +107,56 @@ func RoundDuration(d time.Duration) time.Duration {
 	}
 	return r
 }
+
+// MinInterval is the shortest interval coord repeats anything at: a beat
+// (--beat, --every, beat_interval), a rescan (watch --interval), a check
+// (--doctor-every). Shorter, a loop would keep a core busy and flood the
+// store with writes for no gain in liveness.
+const MinInterval = time.Second
+
+// ParsePositive is ParseDuration for a duration that must be more than
+// zero (a TTL, a timeout). name says where s came from in the message:
+// "--ttl", `"stale_after"`, "COORD_LEASE_TTL".
+func ParsePositive(name, s string) (time.Duration, error) {
+	d, err := ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, Errorf(CodeUsage, "%s %q is not a positive duration like 30s", name, clip(strings.TrimSpace(s)))
+	}
+	return d, nil
+}
+
+// CheckTTL refuses, for what ("a lease", "every key"), a lifetime that is
+// not positive (none given, or a negative one from a library caller):
+// CodeUsage. A lifetime given as text is parsed by ParsePositive first.
+func CheckTTL(what string, ttl time.Duration) error {
+	if ttl <= 0 {
+		return noTTL(what)
+	}
+	return nil
+}
+
+func noTTL(what string) *Error { return Errorf(CodeUsage, "%s needs a positive TTL", what) }
+
+// ParseInterval is ParseDuration for an interval: how often something is
+// repeated, at least MinInterval. name is as for ParsePositive.
+func ParseInterval(name, s string) (time.Duration, error) {
+	d, err := ParsePositive(name, s)
+	if err != nil {
+		return 0, err
+	}
+	if err := CheckInterval(name, d); err != nil {
+		return 0, err
+	}
+	return d, nil
+}
+
+// CheckInterval refuses an interval shorter than MinInterval (name is as
+// for ParsePositive): the one rule for every interval however it is given
+// (a flag, config.json, an option of a library caller).
+func CheckInterval(name string, d time.Duration) error {
+	if d < MinInterval {
+		return Errorf(CodeUsage, "%s %s is shorter than %s: intervals are at least %s", name, d, MinInterval, MinInterval).
+			WithHint("give e.g. 30s")
+	}
+	return nil
+}

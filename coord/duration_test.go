@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -126,4 +127,66 @@ func FuzzParseDuration(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Every positive duration and every interval is judged by one rule each,
+// with one wording naming where the value came from.
+func TestParsePositiveAndInterval(t *testing.T) {
+	for _, c := range []struct {
+		in            string
+		positive, ivl time.Duration // 0: refused
+		why           string        // for the interval
+	}{
+		{"30s", 30 * time.Second, 30 * time.Second, ""},
+		{"1", time.Second, time.Second, ""},
+		{"1s", time.Second, time.Second, ""},
+		{"999ms", 999 * time.Millisecond, 0, `--x 999ms is shorter than 1s: intervals are at least 1s`},
+		{"1ns", time.Nanosecond, 0, `--x 1ns is shorter than 1s`},
+		{"0.5", 500 * time.Millisecond, 0, `--x 500ms is shorter than 1s`},
+		{"0", 0, 0, `--x "0" is not a positive duration like 30s`},
+		{"0s", 0, 0, `--x "0s" is not a positive duration like 30s`},
+		{"-1s", 0, 0, `--x "-1s" is not a positive duration like 30s`},
+		{"NaN", 0, 0, `--x "NaN" is not a positive duration like 30s`},
+		{"", 0, 0, `--x "" is not a positive duration like 30s`},
+	} {
+		p, err := ParsePositive("--x", c.in)
+		if c.positive == 0 {
+			if err == nil || CodeOf(err) != CodeUsage || !strings.HasPrefix(err.Error(), `--x "`) {
+				t.Errorf("ParsePositive(%q) = %v, %v; want a usage error naming --x", c.in, p, err)
+			}
+		} else if err != nil || p != c.positive {
+			t.Errorf("ParsePositive(%q) = %v, %v; want %v", c.in, p, err, c.positive)
+		}
+		i, err := ParseInterval("--x", c.in)
+		if c.ivl == 0 {
+			if err == nil || CodeOf(err) != CodeUsage || !strings.HasPrefix(err.Error(), c.why) {
+				t.Errorf("ParseInterval(%q) = %v, %v; want a usage error %q", c.in, i, err, c.why)
+			}
+		} else if err != nil || i != c.ivl {
+			t.Errorf("ParseInterval(%q) = %v, %v; want %v", c.in, i, err, c.ivl)
+		}
+	}
+	if CheckInterval("x", MinInterval) != nil || CheckInterval("x", MinInterval-1) == nil {
+		t.Error("CheckInterval: MinInterval is the floor, itself allowed")
+	}
+}
+
+// TestCheckTTL: a lifetime given as a value (a library caller's, or none)
+// is refused in one wording wherever one is needed.
+func TestCheckTTL(t *testing.T) {
+	for _, c := range []struct {
+		ttl  time.Duration
+		want string
+	}{{0, "a lease needs a positive TTL"}, {-time.Second, "a lease needs a positive TTL"}, {time.Nanosecond, ""}} {
+		err := CheckTTL("a lease", c.ttl)
+		if got := fmt.Sprint(err); c.want == "" && err != nil || c.want != "" && (got != c.want || CodeOf(err) != CodeUsage) {
+			t.Errorf("CheckTTL(%v): %v, want %q", c.ttl, err, c.want)
+		}
+	}
+	if err := (LeaseRequest{Name: "l", Holder: "a"}).Check(); fmt.Sprint(err) != "a lease needs a positive TTL" {
+		t.Errorf("a lease request without a TTL: %v", err)
+	}
+	if _, err := Renewed(Lease{Name: "l"}, -time.Second, time.Now()); fmt.Sprint(err) != "a lease renewal needs a positive TTL" {
+		t.Errorf("a renewal by a negative TTL: %v", err)
+	}
 }

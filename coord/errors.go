@@ -30,7 +30,7 @@ type ExitCode struct {
 
 // ExitCodes is the table printed by `coord help exit-codes`, in order.
 var ExitCodes = []ExitCode{
-	{CodeOK, "ok", "done; also claim with nothing eligible (prints {\"status\":\"no_eligible_task\"})"},
+	{CodeOK, "ok", "done; also claim with nothing eligible (prints {\"status\":\"no_eligible_task\"}, or {\"status\":\"drained\"} when no work is left at all)"},
 	{CodeUsage, "usage", "bad flag, bad id, invalid input; nothing was written"},
 	{CodeIO, "io", "the file system or backend failed (permission, disk full, unreadable registry); nothing half-written"},
 	{CodeConflict, "conflict", "held by another agent, race lost, prerequisite not done, or not in the state the command needs"},
@@ -89,6 +89,19 @@ func (e *Error) WithHolder(agent string) *Error {
 // Wrap returns an *Error of the given code around err.
 func Wrap(code Code, err error, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...), Err: err}
+}
+
+// ErrUnreadable marks a write refused because coord could not read back
+// what it would write (contract §4a: no commit ever writes a file coord
+// cannot read back).
+var ErrUnreadable = errors.New("refused: coord could not read it back; nothing was written")
+
+// Unreadable is the refusal of a write whose result the strict reader
+// would refuse: where names the file or key, why says what is wrong. It
+// is CodeUsage: the change asked for is what would make it so, and
+// nothing was written.
+func Unreadable(where, why string) *Error {
+	return &Error{Code: CodeUsage, Msg: where + ": " + why, Err: ErrUnreadable}
 }
 
 // Sentinel conditions that callers may test with errors.Is.

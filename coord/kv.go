@@ -71,25 +71,50 @@ func clipKey(k string) string {
 	return k
 }
 
-// KVValue turns a value as given into what is stored: valid JSON (read
-// strictly by strict, which may be nil) compacted, anything else as a JSON
-// string.
-func KVValue(v string, strict func([]byte) error) (json.RawMessage, error) {
-	if len(v) > MaxKVValue {
-		return nil, Errorf(CodeUsage, "value is %d bytes; the limit is %d", len(v), MaxKVValue)
+// CheckKVTTL refuses a write without a positive TTL (none given, or 0):
+// keys without one are how protocols rot.
+func CheckKVTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return noTTL("every key").WithHint("keys without one are how protocols rot; give its lifetime, e.g. 10m")
 	}
+	return nil
+}
+
+// KVValue turns a value given as text (the CLI's) into a value to store:
+// text that is JSON is that JSON, compacted; anything else is a JSON
+// string holding the text. It judges nothing else: CheckKVValue, which
+// the application asks of every value however it came, bounds it, and
+// the stores refuse JSON that coord would not read back (keys that differ
+// only in case, duplicate keys), on every front end alike.
+func KVValue(v string) json.RawMessage {
 	b := []byte(strings.TrimSpace(v))
-	if len(b) > 0 && json.Valid(b) && (strict == nil || strict(b) == nil) {
+	if len(b) > 0 && json.Valid(b) {
 		var c bytes.Buffer
 		if json.Compact(&c, b) == nil {
-			return c.Bytes(), nil
+			return c.Bytes()
 		}
 	}
-	s, err := json.Marshal(v)
-	if err != nil {
-		return nil, Errorf(CodeUsage, "value is not valid text")
+	s, _ := json.Marshal(v) // a string always marshals (invalid UTF-8 becomes U+FFFD)
+	return s
+}
+
+// CheckKVValue refuses a value to store that is not one JSON value, or
+// is longer than MaxKVValue bytes as stored (CodeUsage).
+func CheckKVValue(v json.RawMessage) error {
+	if len(v) > MaxKVValue {
+		return Errorf(CodeUsage, "value is %d bytes; the limit is %d", len(v), MaxKVValue).
+			WithHint("store a larger value in a file of the repository and name it")
 	}
-	return s, nil
+	if !json.Valid(v) {
+		return Errorf(CodeUsage, "value is not JSON")
+	}
+	return nil
+}
+
+// NoKey is the refusal of a read of key that is not in force (absent or
+// expired): CodeConflict, as for every front end that reads one key.
+func NoKey(key string) *Error {
+	return Errorf(CodeConflict, "no key %s (absent or expired)", clipKey(key))
 }
 
 // CheckKVCond applies a write's condition to the key's current entry (nil:
@@ -112,6 +137,44 @@ type KVSpace struct {
 	Version int       `json:"version"`
 	LastRev int64     `json:"last_rev"`
 	Keys    []KVEntry `json:"keys"`
+}
+
+// Floor is the highest revision the space records, as far as it counts
+// (Counted): its counter and every key's revision.
+func (d *KVSpace) Floor() int64 {
+	n := Counted(d.LastRev)
+	for _, e := range d.Keys {
+		n = max(n, Counted(e.Rev))
+	}
+	return n
+}
+
+// Raise makes the space's counter its Floor, and at least mark: a
+// high-water mark the engine keeps apart from the space, so that a space
+// restored from an older copy never issues a revision again.
+func (d *KVSpace) Raise(mark int64) { d.LastRev = max(d.Floor(), Counted(mark)) }
+
+// Mend puts the space's counters back in range (doctor --repair): a key
+// whose revision is above MaxCounter gets a new one, and the counter
+// becomes the Floor. It says what it changed; none: the space was sound.
+func (d *KVSpace) Mend() []string {
+	var out []string
+	if !CounterOK(d.LastRev) {
+		out = append(out, CounterDamage("last_rev", d.LastRev))
+	}
+	d.LastRev = d.Floor()
+	for i, e := range d.Keys {
+		if CounterOK(e.Rev) {
+			continue
+		}
+		next, err := NextCounter("kv revision", d.LastRev)
+		if err != nil {
+			break
+		}
+		out = append(out, CounterDamage("key "+clipKey(e.Key)+"'s rev", e.Rev)+"; it gets rev "+itoa(int(next)))
+		d.Keys[i].Rev, d.LastRev = next, next
+	}
+	return out
 }
 
 // Drop removes the keys expired at now; it reports whether any went.
@@ -163,8 +226,12 @@ func (d *KVSpace) Set(key string, value json.RawMessage, ttl time.Duration, by s
 	if i < 0 && len(d.Keys) >= MaxKVKeys {
 		return KVEntry{}, dropped, Errorf(CodeConflict, "the key space is full (%d keys); delete some or let them expire", MaxKVKeys)
 	}
+	rev, err := NextCounter("kv revision", d.Floor())
+	if err != nil {
+		return KVEntry{}, dropped, err
+	}
 	d.Version = 1
-	d.LastRev++
+	d.LastRev = rev
 	got := KVEntry{Key: key, Value: value, Rev: d.LastRev, ExpiresAt: FormatTime(now.Add(ttl)), UpdatedBy: by, UpdatedAt: FormatTime(now)}
 	if i >= 0 {
 		d.Keys[i] = got
@@ -180,8 +247,13 @@ func (d *KVSpace) Set(key string, value json.RawMessage, ttl time.Duration, by s
 func (d *KVSpace) Delete(key string, now time.Time) (found, changed bool) {
 	changed = d.Drop(now)
 	if i := d.find(key); i >= 0 {
+		floor := d.Floor() // the deleted key's revision counts
 		d.Keys = slices.Delete(d.Keys, i, i+1)
-		d.LastRev++
+		if rev, err := NextCounter("kv revision", floor); err == nil {
+			d.LastRev = rev
+		} else {
+			d.LastRev = floor
+		}
 		return true, true
 	}
 	return false, changed

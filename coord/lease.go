@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -20,11 +21,15 @@ type Lease struct {
 	Meta map[string]string `json:"meta,omitempty"`
 }
 
+// DefaultLeaseTTL is the lifetime of a lease acquired without one when
+// neither COORD_LEASE_TTL nor config.json's lease_ttl says otherwise.
+const DefaultLeaseTTL = 2 * time.Hour
+
 // LeaseRequest asks for a lease.
 type LeaseRequest struct {
 	Name   string
 	Holder string
-	TTL    time.Duration
+	TTL    time.Duration // 0: the application's default (app.Service.LeaseTTL)
 	Meta   map[string]string
 	DryRun bool // check without granting
 }
@@ -37,10 +42,7 @@ func (r LeaseRequest) Check() error {
 	if err := ValidActingAgent(r.Holder); err != nil {
 		return err
 	}
-	if r.TTL <= 0 {
-		return Errorf(CodeUsage, "a lease needs a positive TTL")
-	}
-	return nil
+	return CheckTTL("a lease", r.TTL)
 }
 
 // GrantedTTL is the duration the lease was granted for: TTL, or for a
@@ -91,6 +93,46 @@ type LeaseSet struct {
 	Leases    []Lease `json:"leases"`
 }
 
+// Floor is the highest epoch the set records, as far as it counts
+// (Counted): its counter and every lease's epoch. The next grant's epoch
+// is above it, even when a hand edit lowered last_epoch below a lease.
+func (d *LeaseSet) Floor() int64 {
+	n := Counted(d.LastEpoch)
+	for _, l := range d.Leases {
+		n = max(n, Counted(l.Epoch))
+	}
+	return n
+}
+
+// Raise makes the set's counter its Floor, and at least mark: a
+// high-water mark the engine keeps apart from the set, so that a set
+// restored from an older copy never issues an epoch again.
+func (d *LeaseSet) Raise(mark int64) { d.LastEpoch = max(d.Floor(), Counted(mark)) }
+
+// Mend puts the set's counters back in range (doctor --repair): a lease
+// whose epoch is above MaxCounter gets a new one, and the counter becomes
+// the Floor. It says what it changed, one entry each; none: the set was
+// sound.
+func (d *LeaseSet) Mend() []string {
+	var out []string
+	if !CounterOK(d.LastEpoch) {
+		out = append(out, CounterDamage("last_epoch", d.LastEpoch))
+	}
+	d.LastEpoch = d.Floor()
+	for i, l := range d.Leases {
+		if CounterOK(l.Epoch) {
+			continue
+		}
+		next, err := NextCounter("lease epoch", d.LastEpoch)
+		if err != nil {
+			break
+		}
+		out = append(out, CounterDamage("lease "+l.Name+"'s epoch", l.Epoch)+fmt.Sprintf("; it gets epoch %d", next))
+		d.Leases[i].Epoch, d.LastEpoch = next, next
+	}
+	return out
+}
+
 // Drop removes the leases expired at now; it reports whether any went.
 func (d *LeaseSet) Drop(now time.Time) bool {
 	n := len(d.Leases)
@@ -129,7 +171,11 @@ func (d *LeaseSet) Grant(r LeaseRequest, now time.Time) (Lease, bool, error) {
 	if i := d.find(r.Name); i >= 0 {
 		return Lease{}, dropped, LeaseConflict(d.Leases[i])
 	}
-	l := NewLease(r, d.LastEpoch+1, now)
+	next, err := NextCounter("lease epoch", d.Floor())
+	if err != nil {
+		return Lease{}, dropped, err
+	}
+	l := NewLease(r, next, now)
 	if r.DryRun {
 		return l, dropped, nil
 	}
@@ -167,8 +213,8 @@ func epochSuffix(epoch int64) string {
 
 // Renewed is l extended by ttl from now (0: by its own granted TTL).
 func Renewed(l Lease, ttl time.Duration, now time.Time) (Lease, error) {
-	if ttl < 0 {
-		return l, Errorf(CodeUsage, "a lease renewal needs a positive TTL")
+	if ttl < 0 { // 0: by its own TTL, below
+		return l, CheckTTL("a lease renewal", ttl)
 	}
 	if ttl == 0 {
 		if ttl = l.GrantedTTL(); ttl <= 0 {

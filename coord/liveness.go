@@ -56,6 +56,7 @@ type AgentView struct {
 	Role         string   `json:"role,omitempty"` // "" : not registered
 	Capabilities []string `json:"capabilities,omitempty"`
 	SkillLevel   string   `json:"skill_level,omitempty"`
+	Host         string   `json:"host,omitempty"`
 	Worktree     string   `json:"worktree,omitempty"`
 	Branch       string   `json:"branch,omitempty"`
 	RegisteredAt string   `json:"registered_at,omitempty"`
@@ -102,7 +103,7 @@ func (tx *Txn) Liveness(beats []Beat, now time.Time, timeout time.Duration) []Ag
 			order = append(order, p.ID)
 		}
 		r.Role, r.Capabilities, r.SkillLevel = string(p.Role), p.Caps, p.Skill.String()
-		r.Worktree, r.Branch, r.RegisteredAt = p.Worktree, p.Branch, p.RegisteredAt
+		r.Host, r.Worktree, r.Branch, r.RegisteredAt = p.Host, p.Worktree, p.Branch, p.RegisteredAt
 		for _, t := range inboxes[p.ID] {
 			r.Inbox = append(r.Inbox, t.ID)
 		}
@@ -123,7 +124,7 @@ func (tx *Txn) Liveness(beats []Beat, now time.Time, timeout time.Duration) []Ag
 			order = append(order, t.ClaimedBy)
 		}
 		if r.LastBeat == nil { // no heartbeat: alive while one of its claims is
-			if seen, ok := LastSignOfLife(t, at, now); ok && Age(seen, now) <= timeout {
+			if seen, ok := LastSignOfLife(t, at, now, timeout); ok && Age(seen, now) <= timeout {
 				r.Alive = true
 			}
 		}

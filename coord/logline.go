@@ -18,6 +18,40 @@ func FormatLogLine(e Event) string {
 	return "[" + FormatTime(e.Time) + "] " + logAgent(e.Agent) + LogSep + OneLine(e.Text)
 }
 
+// MaxLogLine is the longest log line a reader takes (a longer one is
+// skipped as foreign, without being held whole). No writer writes one:
+// LogLines refuses it.
+const MaxLogLine = 1 << 20
+
+// LogLines renders events as log lines, each ending in a newline, ready
+// for one append. It refuses (CheckLogLine) a line no reader would take
+// back. A message of MaxNote bytes or less always makes a line it takes.
+func LogLines(where string, events []Event) ([]byte, error) {
+	var b []byte
+	for _, e := range events {
+		line := FormatLogLine(e)
+		if err := CheckLogLine(where, line); err != nil {
+			return nil, err
+		}
+		b = append(b, line...)
+		b = append(b, '\n')
+	}
+	return b, nil
+}
+
+// CheckLogLine refuses (Unreadable, naming where) a log line no reader
+// would take back: longer than MaxLogLine, or not parsing as a log line.
+func CheckLogLine(where, line string) error {
+	if len(line) > MaxLogLine {
+		return Unreadable(where, "a log line of "+strconv.Itoa(len(line))+" bytes, more than the "+strconv.Itoa(MaxLogLine)+" a reader takes").
+			WithHint("shorten the message (at most %d bytes)", MaxNote)
+	}
+	if _, _, _, ok := splitLogLine(line); !ok {
+		return Unreadable(where, "a log line that does not read back as one: "+Clip(OneLine(line), 80))
+	}
+	return nil
+}
+
 // logAgent makes an agent name fit a log line: sanitised, without blanks,
 // never empty.
 func logAgent(a string) string {
@@ -133,6 +167,9 @@ func classify(msg string) (string, *string, map[string]any) {
 			}
 			return k.typ, word(k.prefix), meta
 		}
+	}
+	if strings.HasPrefix(msg, "alert: task ") { // a scheduler's alert about a task
+		return "warning", word("alert: task "), nil
 	}
 	if strings.HasPrefix(msg, "progress task ") {
 		id := word("progress task ")

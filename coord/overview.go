@@ -52,16 +52,22 @@ type Throughput struct {
 	PerHour []int `json:"done_per_hour"`
 	// Done is the number finished in the window (the sum of PerHour).
 	Done int `json:"done"`
+	// Review is the number released in the window that still wait in
+	// review: their agents' work ended, the tasks are not finished, and
+	// Done does not count them.
+	Review int `json:"review"`
 	// MedianClaimToDone is the median of completed_at - claimed_at over
-	// those tasks, in seconds; nil when none has both times.
+	// the finished tasks, in seconds; nil when none has both times.
 	MedianClaimToDone *int64 `json:"median_claim_to_done_seconds"`
 }
 
 // ThroughputOf measures the tasks finished in the hours that end at now.
-// A task counts as finished at its completed_at when it is done or in
-// review (released with the review gate on: the agent's work ended
-// then); its claim-to-done time is completed_at - claimed_at, the last
-// claim's. Tasks moved to the archive are not seen.
+// Finished means done: released with the review gate off, approved with
+// it on (a task in review is not finished: a reviewer may still reject
+// it). A task counts at its completed_at, when its agent released it (an
+// approval does not move it), and its claim-to-done time is completed_at
+// - claimed_at, the last claim's. Tasks moved to the archive are not
+// seen.
 func ThroughputOf(tasks []*Task, now time.Time, hours int) Throughput {
 	if hours < 1 {
 		hours = 1
@@ -75,6 +81,10 @@ func ThroughputOf(tasks []*Task, now time.Time, hours int) Throughput {
 		}
 		done, err := ParseTime(t.CompletedAt)
 		if err != nil || !done.After(since) || done.After(now) {
+			continue
+		}
+		if t.Status == Review {
+			out.Review++
 			continue
 		}
 		i := int(done.Sub(since) / time.Hour)
@@ -103,8 +113,9 @@ type Alert struct {
 	// Kind is "stale_holder" (an agent judged stale still holds, reviews
 	// or is assigned work), "ownerless_blocked" (a blocked task whose
 	// owner was swept: anyone may unblock it), "no_live_agent" (work is
-	// ready and no agent is alive) or "doctor" (a problem coord doctor
-	// reports).
+	// ready and no agent is alive), "no_reviewer" (a task in review that
+	// no registered reviewer may take: Txn.Unreviewable) or "doctor" (a
+	// problem coord doctor reports).
 	Kind  string `json:"kind"`
 	Text  string `json:"text"`
 	Agent string `json:"agent,omitempty"`

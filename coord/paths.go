@@ -336,16 +336,29 @@ func segmentOverlap(a, b string) bool {
 // the repository; it covers every path that equals it, lies under it, or
 // matches it as a glob (or lies under a match). "src/editor" and
 // "src/editor/" are the same lock: both cover "src/editor/modal.ts";
-// "src/*.ts" covers "src/a.ts"; "**" covers the whole repository. Every
-// comparison of a lock path (with another lock, with a task's files
-// patterns, with a staged path) goes through lockPattern, so the rule
-// holds in one place.
+// "src/*.ts" covers "src/a.ts"; "**" covers the whole repository. A lock
+// path is literal unless it holds '*', '?' or '[' (IsGlobLock), and a
+// backslash in it is always an ordinary character, never a glob escape:
+// "a\b.go" is the file of that name, "x\*.go" every name starting
+// "x\" and ending ".go". Every comparison of a lock path (with another
+// lock, with a task's files patterns, with a staged path) goes through
+// lockPattern, so the rule holds in one place.
+
+// IsGlobLock reports whether a lock path is a glob: it holds '*', '?' or
+// '['. Any other lock path names one file or directory, literally.
+func IsGlobLock(lock string) bool { return strings.ContainsAny(lock, "*?[") }
 
 // lockPattern is the glob pattern of every path lock covers: the lock
 // path as a directory ("src/editor/", which is "src/editor/**", and
-// "**" matches zero segments, so the lock path itself too).
+// "**" matches zero segments, so the lock path itself too), its
+// backslashes escaped (ordinary characters), and, for a literal lock,
+// its other glob characters too.
 func lockPattern(lock string) string {
-	return strings.TrimSuffix(lock, "/") + "/"
+	lock = strings.TrimSuffix(lock, "/")
+	if !IsGlobLock(lock) {
+		return QuoteGlob(lock) + "/"
+	}
+	return strings.ReplaceAll(lock, `\`, `\\`) + "/"
 }
 
 // LockCovers reports whether the path lock covers p, a repository path

@@ -202,6 +202,22 @@ func TestLockCovers(t *testing.T) {
 		{"web/app/[slug]", "web/app/[slug]/page.tsx", true},
 		{"web/app/[slug]", "web/app/s/page.tsx", true}, // the class reading of the lock
 		{"web/app/[slug]", "web/app/x/page.tsx", false},
+		// a lock is literal unless it holds '*', '?' or '[': a backslash
+		// is an ordinary character, never a glob escape
+		{`a\b.go`, `a\b.go`, true},
+		{`a\b.go`, "ab.go", false},
+		{`src\`, `src\/x.go`, true},
+		{`src\`, "src/x.go", false},
+		{`dir\sub`, `dir\sub/deep/x.go`, true},
+		{`a]b`, `a]b`, true},
+		{`x\*.go`, `x\y.go`, true}, // a glob: '*' after an ordinary '\'
+		{`x\*.go`, `x\*.go`, true},
+		{`x\*.go`, "x*.go", false},
+		{`x\*.go`, "xy.go", false},
+		{`x\?`, `x\y`, true},
+		{`x\[ab]`, `x\a`, true},
+		{`x\[ab]`, `x\[ab]`, true}, // the literal reading of the brackets
+		{`x\[ab]`, "xa", false},
 	} {
 		if got := LockCovers(c.lock, c.path); got != c.want {
 			t.Errorf("LockCovers(%q, %q) = %v, want %v", c.lock, c.path, got, c.want)
@@ -238,6 +254,15 @@ func TestLocksOverlap(t *testing.T) {
 		{"lib/*.go", "lib/[xy].go", true},
 		{"lib/*.go", "lib/x.ts", false},
 		{"lib/*.go", "lib/sub/x.go", false},
+		// a backslash is an ordinary character in a lock
+		{`a\b`, "ab", false},
+		{`a\b`, `a\b/c`, true},
+		{`a\b`, `a\*`, true},
+		{`a\*`, "ab", false},
+		{`a\*`, "a*", true}, // both globs: both cover `a\z`
+		{`a\*`, `a\`, true},
+		{`a\[bc]`, `a\c`, true},
+		{`a\[bc]`, "ac", false},
 	} {
 		for _, ab := range [][2]string{{c.a, c.b}, {c.b, c.a}} {
 			if got := LocksOverlap(ab[0], ab[1]); got != c.want {
@@ -269,17 +294,23 @@ func TestLockOverlapsFiles(t *testing.T) {
 	}
 }
 
-// FuzzLockCovers: for literal paths the rule is plain string arithmetic
-// (equal, or under the lock as a directory), and every lock covers
-// itself.
+// FuzzLockCovers: for a literal lock (one without '*', '?' or '[';
+// a backslash or a ']' is an ordinary character) and any path taken as
+// a name, the rule is plain string arithmetic (equal, or under the lock
+// as a directory), and every lock covers itself.
 func FuzzLockCovers(f *testing.F) {
 	f.Add("src/editor", "src/editor/modal.ts")
 	f.Add("src/editor/", "src/editorial")
 	f.Add("a", "a")
+	f.Add(`a\b.go`, `a\b.go`)
+	f.Add(`a\b.go`, "ab.go")
+	f.Add(`a\`, `a\/b`)
+	f.Add("a]", "a]")
+	f.Add("a", "a/*")
 	f.Fuzz(func(t *testing.T, lock, p string) {
 		// Invalid UTF-8 reads as U+FFFD in patterns (conservative: two
 		// such names overlap); lock paths are refused unless valid UTF-8.
-		if !utf8.ValidString(lock) || !utf8.ValidString(p) || containsAny(lock+p, "*?[]\\") || lock == "" || p == "" || CleanPath(lock) != lock || CleanPath(p) != p || strings.HasSuffix(p, "/") {
+		if !utf8.ValidString(lock) || !utf8.ValidString(p) || containsAny(lock, "*?[") || lock == "" || p == "" || CleanPath(lock) != lock || CleanPath(p) != p || strings.HasSuffix(p, "/") {
 			return
 		}
 		l := strings.TrimSuffix(lock, "/")

@@ -59,8 +59,9 @@ type PoolAgent struct {
 	Role         Role
 	Caps         []string
 	Skill        SkillFilter
-	Worktree     string // the agent's checkout, for people ("" unknown)
+	Worktree     string // the agent's checkout ("" unknown)
 	Branch       string
+	Host         string // the machine it registered from ("" unknown)
 	RegisteredAt string // RFC 3339 UTC
 
 	// Dirty and Raw play the part they play in Task: a changed record is
@@ -109,17 +110,34 @@ func (tx *Txn) Member(id string) *PoolAgent {
 	return nil
 }
 
+// IDInUse is the name a refusal of a taken agent id carries (contract
+// §4a "One agent, one id").
+const IDInUse = "ID_IN_USE"
+
 // Register adds p to the pool, or replaces the caller's own record (an
 // agent registering again keeps its registered_at). It reports whether the
 // agent is new to the pool. Assignments the new record no longer suits are
 // returned to the queue by the next scheduling round.
-func (tx *Txn) Register(p PoolAgent) (PoolAgent, bool, error) {
+//
+// One agent, one id: when the id's record is held by an agent that live
+// (PoolLive's verdict; nil: nobody) says is alive, and that record names
+// another host or another worktree than p, the id is in use by another
+// agent and Register refuses (CodeConflict, IDInUse, naming where the
+// holder runs). The same host and worktree registering again is the same
+// agent coming back. A side that names no host (or no worktree) is not
+// told apart by it.
+func (tx *Txn) Register(p PoolAgent, live map[string]bool) (PoolAgent, bool, error) {
 	if err := ValidActingAgent(p.ID); err != nil {
 		return PoolAgent{}, false, err
 	}
-	p.Worktree, p.Branch = OneLine(p.Worktree), OneLine(p.Branch)
+	p.Worktree, p.Branch, p.Host = OneLine(p.Worktree), OneLine(p.Branch), OneLine(p.Host)
 	if err := p.Check(); err != nil {
 		return PoolAgent{}, false, err
+	}
+	if old := tx.Member(p.ID); old != nil && live[p.ID] && !old.samePlace(&p) {
+		return PoolAgent{}, false, Errorf(CodeConflict, "%s: agent id %s is in use by a live agent on host %s, worktree %s",
+			IDInUse, p.ID, orUnknown(old.Host), orUnknown(old.Worktree)).WithHolder(p.ID).
+			WithHint("choose another id (--agent or COORD_AGENT); if that agent is you from another checkout, 'coord agents deregister' there first")
 	}
 	p.Dirty = true
 	detail := p.describe()
@@ -137,6 +155,20 @@ func (tx *Txn) Register(p PoolAgent) (PoolAgent, bool, error) {
 	return p, true, nil
 }
 
+// samePlace reports whether q registers from where p did: the same host
+// and the same worktree, a side that names none matching any.
+func (p *PoolAgent) samePlace(q *PoolAgent) bool {
+	same := func(a, b string) bool { return a == "" || b == "" || a == b }
+	return same(p.Host, q.Host) && same(p.Worktree, q.Worktree)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
 func (p *PoolAgent) describe() string {
 	parts := []string{"role " + string(p.Role)}
 	if len(p.Caps) > 0 {
@@ -150,6 +182,9 @@ func (p *PoolAgent) describe() string {
 	}
 	if p.Branch != "" {
 		parts = append(parts, "branch "+p.Branch)
+	}
+	if p.Host != "" {
+		parts = append(parts, "host "+p.Host)
 	}
 	return strings.Join(parts, "; ")
 }
@@ -190,19 +225,18 @@ func (tx *Txn) dropMember(id string) {
 }
 
 // PoolLive says which registered agents are alive at now: last seen (their
-// heartbeat, from seen; without one, their registration) within timeout,
-// judged as Liveness and the stale sweep judge it.
+// heartbeat, from seen; without one, their registration, read by
+// SignFromFile) within timeout, judged as Liveness and the stale sweep
+// judge it.
 func (tx *Txn) PoolLive(seen map[string]time.Time, now time.Time, timeout time.Duration) map[string]bool {
 	live := make(map[string]bool, len(tx.Pool))
 	for i := range tx.Pool {
 		p := &tx.Pool[i]
 		at, ok := seen[p.ID]
 		if !ok {
-			reg, err := ParseTime(p.RegisteredAt)
-			if err != nil {
-				continue
+			if at, ok = SignFromFile(p.RegisteredAt, now, timeout); !ok {
+				continue // no sign (or one from far in the future): not live
 			}
-			at = reg
 		}
 		live[p.ID] = Age(at, now) <= timeout
 	}

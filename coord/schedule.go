@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -28,11 +29,109 @@ type Round struct {
 	Routed   []Assignment `json:"routed"`   // tasks in review routed to reviewers
 	Assigned []Assignment `json:"assigned"` // ready tasks assigned
 	Moved    []Assignment `json:"moved"`    // unstarted work moved to an idle agent (work stealing)
+	// Unreviewable are the tasks in review that no registered reviewer
+	// may take (Txn.Unreviewable), after the round: an alert, logged once
+	// per task and review (New marks the ones this round logged).
+	Unreviewable []Unreviewable `json:"unreviewable"`
+
+	marks int // alert marks set or cleared (a change to commit, not to report)
 }
 
-// Changed reports whether the round changed anything.
+// Changed reports whether the round changed anything it reports: an
+// assignment, a member leaving, or a new alert.
 func (r *Round) Changed() bool {
-	return len(r.Left)+len(r.Returned)+len(r.Routed)+len(r.Assigned)+len(r.Moved) > 0
+	n := len(r.Left) + len(r.Returned) + len(r.Routed) + len(r.Assigned) + len(r.Moved)
+	for _, u := range r.Unreviewable {
+		if u.New {
+			n++
+		}
+	}
+	return n > 0
+}
+
+// Dirty reports whether the round changed the registry at all: what it
+// reports, or only the marks that keep an alert from being logged twice.
+func (r *Round) Dirty() bool { return r.Changed() || r.marks > 0 }
+
+// Unreviewable is a task in review waiting for a reviewer that no
+// registered reviewer may take, and why.
+type Unreviewable struct {
+	Task  string `json:"task"`
+	Why   string `json:"why"`
+	Since string `json:"since"`         // when it was first found so (RFC 3339 UTC; "" outside a round)
+	New   bool   `json:"new,omitempty"` // first found by this round (and logged)
+}
+
+// Alert is the alert a person sees for it.
+func (u Unreviewable) Alert() Alert {
+	return Alert{Kind: "no_reviewer", Task: u.Task,
+		Text: fmt.Sprintf("task %s waits in review and %s: register a reviewer that suits it ('coord agents register --role reviewer'), or approve or reject it by hand", u.Task, u.Why)}
+}
+
+// reviewUnsuited says why reviewer p may not review t ("" if it may): it
+// claimed the task, or its skill level does not accept the task's, or it
+// registered capabilities and the task's is not among them. A reviewer
+// registered without capabilities reviews tasks of any capability.
+func reviewUnsuited(t *Task, p *PoolAgent) string {
+	if t.ClaimedBy == p.ID {
+		return "claimed it"
+	}
+	a := p.Agent()
+	if len(a.Caps) == 0 {
+		a.Caps = []string{t.Capability} // any capability: the task's own
+	}
+	return unsuited(t, a)
+}
+
+// suits says why the pool member p may not be assigned t ("" if it may):
+// a review as reviewUnsuited judges it, other work as claim does.
+func suits(t *Task, p *PoolAgent) string {
+	if t.Status == Review {
+		return reviewUnsuited(t, p)
+	}
+	return unsuited(t, p.Agent())
+}
+
+// Unreviewable lists the tasks in review that wait for a reviewer (none
+// routed to them) and that no registered reviewer may take: none is
+// registered, or each claimed the task or does not suit it
+// (reviewUnsuited); why names each. Reviews are only routed to a pool, so
+// with no agent registered at all (reviews done by hand) it lists
+// nothing. A reviewer that suits but has no room is no alert.
+func (tx *Txn) Unreviewable() []Unreviewable {
+	if len(tx.Pool) == 0 {
+		return nil
+	}
+	var out []Unreviewable
+	for _, t := range tx.Tasks {
+		if t.Status != Review || t.AssignedTo != "" {
+			continue
+		}
+		if why := tx.unreviewable(t); why != "" {
+			out = append(out, Unreviewable{Task: t.ID, Why: why, Since: t.ReviewAlertAt})
+		}
+	}
+	return out
+}
+
+// unreviewable says why no registered reviewer may take t, or "".
+func (tx *Txn) unreviewable(t *Task) string {
+	var whys []string
+	for i := range tx.Pool {
+		p := &tx.Pool[i]
+		if p.Role != Reviewer {
+			continue
+		}
+		why := reviewUnsuited(t, p)
+		if why == "" {
+			return ""
+		}
+		whys = append(whys, p.ID+" "+why)
+	}
+	if len(whys) == 0 {
+		return "no reviewer is registered"
+	}
+	return "no registered reviewer may take it (" + strings.Join(whys, "; ") + ")"
 }
 
 // Waiting returns the tasks assigned to agent that it has not started
@@ -70,12 +169,12 @@ func waiting(t *Task) bool {
 }
 
 // Rejected returns the tasks agent holds that a reviewer handed back
-// (claimed, with a reject reason): its own work to finish before any
-// new assignment.
+// (claimed, with review notes): its own work to finish before any new
+// assignment or claim.
 func (tx *Txn) Rejected(agent string) []*Task {
 	var out []*Task
 	for _, t := range tx.Tasks {
-		if t.Status == Claimed && t.ClaimedBy == agent && t.RejectReason != "" {
+		if t.Status == Claimed && t.ClaimedBy == agent && t.ReviewNotes != "" {
 			out = append(out, t)
 		}
 	}
@@ -174,14 +273,17 @@ func (tx *Txn) TakeAssignment(agent string) (*Task, error) {
 //   - assignments that no longer fit (the assignee left or no longer suits
 //     the task, or the task moved on) return to the queue;
 //   - each task in review without a reviewer goes to a live reviewer that
-//     did not claim it, suits it (capability, skill level) and has room;
+//     did not claim it, suits it (skill level, and capability unless the
+//     reviewer registered none: then it reviews any) and has room;
 //   - ready tasks (Ready's eligibility, Best's priority order) go to live
 //     implementers that suit them and have room, never two of one conflict
 //     group or with overlapping files at once, counting claimed, blocked
 //     and assigned tasks;
 //   - an idle agent (nothing held, nothing waiting) takes one waiting
 //     assignment it suits from a busy agent of its role (one that holds
-//     work, or has more than one waiting).
+//     work, or has more than one waiting);
+//   - a task in review that no registered reviewer may take is an alert
+//     (Round.Unreviewable), logged the first time (alertUnreviewable).
 //
 // Room is fewer than depth (at least 1) assignments waiting. Among the
 // agents that could take a task the least loaded (waiting plus held) gets
@@ -276,7 +378,7 @@ func (tx *Txn) Schedule(live map[string]bool, depth int) Round {
 			}
 		}
 		for _, t := range byPriority(review) {
-			p := pick(reviewers, func(p *PoolAgent) bool { return p.ID != t.ClaimedBy && unsuited(t, p.Agent()) == "" })
+			p := pick(reviewers, func(p *PoolAgent) bool { return reviewUnsuited(t, p) == "" })
 			if p == nil {
 				continue
 			}
@@ -304,7 +406,7 @@ func (tx *Txn) Schedule(live map[string]bool, depth int) Round {
 			if tx.taskBlocked(t, h) != "" {
 				continue
 			}
-			p := pick(implementers, func(p *PoolAgent) bool { return unsuited(t, p.Agent()) == "" })
+			p := pick(implementers, func(p *PoolAgent) bool { return suits(t, p) == "" })
 			if p == nil {
 				continue
 			}
@@ -338,7 +440,7 @@ func (tx *Txn) Schedule(live map[string]bool, depth int) Round {
 					continue
 				}
 				for _, t := range queue[v.ID] {
-					if unsuited(t, thief.Agent()) == "" && t.ClaimedBy != thief.ID {
+					if suits(t, thief) == "" {
 						victim, loot = v, t
 						break
 					}
@@ -363,7 +465,37 @@ func (tx *Txn) Schedule(live map[string]bool, depth int) Round {
 			r.Moved = append(r.Moved, Assignment{Task: loot.ID, Agent: thief.ID, From: victim.ID})
 		}
 	}
+	tx.alertUnreviewable(&r)
 	return r
+}
+
+// alertUnreviewable records the round's review alerts: each task in
+// review that no registered reviewer may take is logged the first time a
+// round finds it so (ReviewAlertAt marks it, so later rounds, here or in
+// another scheduler, stay silent), and the mark is cleared once the task
+// may be taken again, so that a new episode is logged anew.
+func (tx *Txn) alertUnreviewable(r *Round) {
+	r.Unreviewable = tx.Unreviewable()
+	now := FormatTime(tx.Now)
+	alerted := make(map[string]bool, len(r.Unreviewable))
+	for i := range r.Unreviewable {
+		u := &r.Unreviewable[i]
+		alerted[u.Task] = true
+		if u.Since != "" {
+			continue
+		}
+		t := tx.Task(u.Task)
+		t.ReviewAlertAt, t.Dirty = now, true
+		u.Since, u.New = now, true
+		r.marks++
+		tx.Log(CoordinatorID, "alert: task %s waits in review and %s", u.Task, u.Why)
+	}
+	for _, t := range tx.Tasks {
+		if t.ReviewAlertAt != "" && !alerted[t.ID] {
+			t.ReviewAlertAt, t.Dirty = "", true
+			r.marks++
+		}
+	}
 }
 
 // misfit says why t's assignment to p (nil: not in the pool) no longer
@@ -383,7 +515,7 @@ func misfit(t *Task, p *PoolAgent, left bool) string {
 	case t.Status != Unclaimed && t.Status != Review:
 		return "it is " + string(t.Status)
 	}
-	if why := unsuited(t, p.Agent()); why != "" {
+	if why := suits(t, p); why != "" {
 		return "its assignee no longer suits it (" + why + ")"
 	}
 	return ""
@@ -414,6 +546,9 @@ func (tx *Txn) Clone() *Txn {
 // review it took (an interrupted `run --inbox`) or one still waiting in
 // its inbox. A task no longer assigned to agent is CodeLost.
 func (tx *Txn) GiveBack(agent, id, why string) (*Task, error) {
+	if err := CheckNote("reason", why); err != nil {
+		return nil, err
+	}
 	if err := ValidActingAgent(agent); err != nil {
 		return nil, err
 	}

@@ -133,6 +133,19 @@ func TestSchedule(t *testing.T) {
 		{name: "review routing: capability and depth",
 			tasks: []*Task{{ID: "rv1", Status: Review, ClaimedBy: "x", Capability: "go"}, {ID: "rv2", Status: Review, ClaimedBy: "x"}, {ID: "rv3", Status: Review, ClaimedBy: "x"}},
 			pool:  []PoolAgent{member("ts", Reviewer, "caps=ts"), member("go", Reviewer, "caps=go")}, want: "rv1=go rv2=ts"},
+		{name: "review routing: a reviewer registered without capabilities reviews any",
+			tasks: []*Task{{ID: "rv1", Status: Review, ClaimedBy: "x", Capability: "go"}, {ID: "rv2", Status: Review, ClaimedBy: "x", Capability: "ts"}},
+			pool:  []PoolAgent{impl("x", "caps=go,ts"), member("rita", Reviewer)}, depth: 2, want: "rv1=rita rv2=rita"},
+		{name: "review routing: a reviewer without capabilities keeps its skill level",
+			tasks: []*Task{{ID: "rv", Status: Review, ClaimedBy: "x", Capability: "go", SkillLevel: Expert}},
+			pool:  []PoolAgent{member("rita", Reviewer, "skill=intermediate")}, want: ""},
+		{name: "review routing: a routed review stays with a reviewer without capabilities",
+			tasks: []*Task{{ID: "rv", Status: Review, ClaimedBy: "x", Capability: "go", AssignedTo: "rita", AssignedAt: "2026-11-22T09:30:00Z"}},
+			pool:  []PoolAgent{member("rita", Reviewer)}, want: "rv=rita"},
+		{name: "stealing: a reviewer without capabilities takes a review of any",
+			tasks: []*Task{{ID: "rv1", Status: Review, ClaimedBy: "x", Capability: "go", AssignedTo: "r1", AssignedAt: "2026-11-22T09:30:00Z", ReviewStartedAt: "2026-11-22T09:31:00Z"},
+				{ID: "rv2", Status: Review, ClaimedBy: "x", Capability: "go", AssignedTo: "r1", AssignedAt: "2026-11-22T09:32:00Z"}},
+			pool: []PoolAgent{member("r1", Reviewer, "caps=go"), member("r2", Reviewer)}, depth: 2, want: "rv1=r1 rv2=r2", moved: "rv2:r1>r2"},
 		{name: "review routing: a started review is held",
 			tasks: []*Task{{ID: "rv1", Status: Review, ClaimedBy: "x", AssignedTo: "r1", AssignedAt: "2026-11-22T09:30:00Z", ReviewStartedAt: "2026-11-22T09:31:00Z"}, {ID: "rv2", Status: Review, ClaimedBy: "x"}},
 			pool:  []PoolAgent{member("r1", Reviewer), member("r2", Reviewer)}, want: "rv1=r1 rv2=r2"},
@@ -292,7 +305,7 @@ func TestTakeAssignment(t *testing.T) {
 	// Rejected work the agent holds comes first.
 	tx.Task("early").Status, tx.Task("early").CompletedAt = Review, "x"
 	tx.Task("early").AssignedTo = "r"
-	if _, err := tx.Reject("r", "early", "tests missing"); err != nil {
+	if _, err := tx.Reject("r", "early", "tests missing", DefaultMaxRejections); err != nil {
 		t.Fatal(err)
 	}
 	if e := tx.Task("early"); e.AssignedTo != "" || e.ClaimedBy != "a" || e.Status != Claimed {
@@ -317,17 +330,17 @@ func TestApproveEndsTheReviewAssignment(t *testing.T) {
 func TestRegisterDeregister(t *testing.T) {
 	tx := newTxn(&Task{ID: "w", AssignedTo: "a"}, &Task{ID: "rv", Status: Review, ClaimedBy: "x", AssignedTo: "a", ReviewStartedAt: "z"},
 		&Task{ID: "held", Status: Claimed, ClaimedBy: "a", Epoch: 1})
-	p, isNew, err := tx.Register(member("a", Implementer, "caps=go"))
+	p, isNew, err := tx.Register(member("a", Implementer, "caps=go"), nil)
 	if err != nil || !isNew || p.RegisteredAt != "2026-11-22T10:00:00Z" || !tx.PoolDirty {
 		t.Fatalf("register: %+v, %v, %v", p, isNew, err)
 	}
 	tx.Now = tx.Now.Add(time.Hour)
-	p, isNew, err = tx.Register(PoolAgent{ID: "a", Role: Reviewer, Worktree: "/w\n/x"})
+	p, isNew, err = tx.Register(PoolAgent{ID: "a", Role: Reviewer, Worktree: "/w\n/x"}, nil)
 	if err != nil || isNew || p.RegisteredAt != "2026-11-22T10:00:00Z" || len(tx.Pool) != 1 || tx.Pool[0].Role != Reviewer || p.Worktree != "/w /x" {
 		t.Fatalf("re-register: %+v, new %v, %v, pool %+v", p, isNew, err, tx.Pool)
 	}
 	for _, bad := range []PoolAgent{{ID: "coordinator", Role: Implementer}, {ID: "a.b", Role: Implementer}, {ID: "b", Role: "boss"}, {ID: "b", Role: Planner, Caps: []string{"a,b"}}} {
-		if _, _, err := tx.Register(bad); CodeOf(err) != CodeUsage {
+		if _, _, err := tx.Register(bad, nil); CodeOf(err) != CodeUsage {
 			t.Errorf("register %+v: %v, want usage", bad, err)
 		}
 	}
@@ -435,5 +448,121 @@ func TestGiveBack(t *testing.T) {
 	}
 	if last := tx.Events[len(tx.Events)-1].Text; last != "returned task rv from r to the queue: interrupted by SIGINT x" {
 		t.Fatalf("logged %q", last)
+	}
+}
+
+// TestScheduleAlertsUnreviewable: a task in review that no registered
+// reviewer may take is an alert on every round, logged by the first round
+// that finds it only (the mark on the task keeps later rounds, and other
+// schedulers, silent), and over once a reviewer may take it; a new
+// episode is logged anew. Without a pool there are no alerts: reviews are
+// done by hand.
+func TestScheduleAlertsUnreviewable(t *testing.T) {
+	tx := newTxn(&Task{ID: "rv", Status: Review, ClaimedBy: "a", Capability: "go", Epoch: 1}, &Task{ID: "rv-free", Status: Review, ClaimedBy: "a", Epoch: 2})
+	if got := tx.Unreviewable(); got != nil {
+		t.Fatalf("no pool: %+v, want no alert", got)
+	}
+	tx.Pool = []PoolAgent{member("a", Implementer, "caps=go"), member("sam", Reviewer, "caps=ts")}
+	logged := func() int {
+		n := 0
+		for _, e := range tx.Events {
+			if strings.Contains(e.Text, "waits in review") {
+				n++
+			}
+		}
+		return n
+	}
+	want := Unreviewable{Task: "rv", Why: "no registered reviewer may take it (sam needs capability go)", Since: "2026-11-22T10:00:00Z", New: true}
+	r := tx.Schedule(allLive(tx), 2)
+	if len(r.Unreviewable) != 1 || r.Unreviewable[0] != want || !r.Changed() || logged() != 1 {
+		t.Fatalf("first round: %+v (changed %v), %d logged; want %+v logged once", r.Unreviewable, r.Changed(), logged(), want)
+	}
+	if a := r.Unreviewable[0].Alert(); a.Kind != "no_reviewer" || a.Task != "rv" || !strings.Contains(a.Text, want.Why) {
+		t.Fatalf("alert: %+v", a)
+	}
+	e := tx.Events[len(tx.Events)-1]
+	if e.Agent != CoordinatorID || e.Text != "alert: task rv waits in review and "+want.Why {
+		t.Fatalf("log: %+v", e)
+	}
+	if le, ok := ParseLogLine(FormatLogLine(e)); !ok || le.EventType != "warning" || le.TaskID == nil || *le.TaskID != "rv" {
+		t.Fatalf("log --json: %+v", le)
+	}
+	tx.Now = tx.Now.Add(time.Minute)
+	for i := 0; i < 3; i++ {
+		r = tx.Schedule(allLive(tx), 2)
+		want.New = false
+		if len(r.Unreviewable) != 1 || r.Unreviewable[0] != want || r.Changed() || r.Dirty() || logged() != 1 {
+			t.Fatalf("round %d: %+v (changed %v dirty %v), %d logged; want the alert standing, logged once", i+2, r.Unreviewable, r.Changed(), r.Dirty(), logged())
+		}
+	}
+	if got := tx.Unreviewable(); len(got) != 1 || got[0].Task != "rv" || got[0].Since != want.Since {
+		t.Fatalf("Unreviewable outside a round: %+v", got)
+	}
+	// A reviewer that suits but has no room is no alert.
+	tx.Pool = append(tx.Pool, member("rita", Reviewer, "caps=go"))
+	tx.Task("rv-free").AssignedTo, tx.Task("rv-free").AssignedAt = "rita", "2026-11-22T09:00:00Z"
+	r = tx.Schedule(allLive(tx), 1)
+	if len(r.Unreviewable) != 0 || tx.Task("rv").ReviewAlertAt != "" || !r.Dirty() {
+		t.Fatalf("a suiting reviewer without room: %+v, mark %q, dirty %v", r.Unreviewable, tx.Task("rv").ReviewAlertAt, r.Dirty())
+	}
+	// It leaves the pool: a new episode, logged again.
+	tx.dropMember("rita")
+	tx.Task("rv-free").Status = Done
+	r = tx.Schedule(allLive(tx), 1)
+	if len(r.Unreviewable) != 1 || !r.Unreviewable[0].New || logged() != 2 {
+		t.Fatalf("a new episode: %+v, %d logged", r.Unreviewable, logged())
+	}
+	// No reviewer registered at all.
+	tx.dropMember("sam")
+	if got := tx.Unreviewable(); len(got) != 1 || got[0].Why != "no reviewer is registered" {
+		t.Fatalf("no reviewer: %+v", got)
+	}
+	// A reviewer without capabilities takes it: routed, the alert is over.
+	tx.Pool = append(tx.Pool, member("any", Reviewer))
+	r = tx.Schedule(allLive(tx), 1)
+	if len(r.Routed) != 1 || r.Routed[0] != (Assignment{Task: "rv", Agent: "any"}) || len(r.Unreviewable) != 0 || tx.Task("rv").ReviewAlertAt != "" {
+		t.Fatalf("routed: %+v, alerts %+v, mark %q", r.Routed, r.Unreviewable, tx.Task("rv").ReviewAlertAt)
+	}
+}
+
+// TestRegisterOneAgentOneID: an id a live agent registered from another
+// host or worktree is refused (ID_IN_USE, naming where it runs); the same
+// place registering again, a stale holder, or a side that names no host
+// is accepted.
+func TestRegisterOneAgentOneID(t *testing.T) {
+	holder := PoolAgent{ID: "a", Role: Implementer, Host: "h1", Worktree: "/src/a", RegisteredAt: "2026-11-22T09:00:00Z"}
+	for _, c := range []struct {
+		name     string
+		old      PoolAgent
+		live     bool
+		host, wt string
+		refused  bool
+	}{
+		{"same place", holder, true, "h1", "/src/a", false},
+		{"other host", holder, true, "h2", "/src/a", true},
+		{"other worktree", holder, true, "h1", "/src/b", true},
+		{"other host, holder stale", holder, false, "h2", "/src/b", false},
+		{"old record without a host", PoolAgent{ID: "a", Role: Implementer, Worktree: "/src/a"}, true, "h2", "/src/a", false},
+		{"old record without a host, other worktree", PoolAgent{ID: "a", Role: Implementer, Worktree: "/src/a"}, true, "h2", "/src/b", true},
+		{"caller names no worktree", holder, true, "h1", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tx := newTxn()
+			tx.Pool = []PoolAgent{c.old}
+			got, isNew, err := tx.Register(PoolAgent{ID: "a", Role: Reviewer, Host: c.host, Worktree: c.wt}, map[string]bool{"a": c.live})
+			if c.refused {
+				if CodeOf(err) != CodeConflict || !strings.Contains(err.Error(), IDInUse) ||
+					!strings.Contains(err.Error(), "host "+orUnknown(c.old.Host)+", worktree "+c.old.Worktree) {
+					t.Fatalf("register: %v, want %s naming host and worktree", err, IDInUse)
+				}
+				if tx.PoolDirty || len(tx.Events) != 0 || tx.Pool[0].Role != Implementer {
+					t.Fatalf("a refused register changed the pool: %+v, events %v", tx.Pool, tx.Events)
+				}
+				return
+			}
+			if err != nil || isNew || got.Role != Reviewer || tx.Pool[0].Host != c.host {
+				t.Fatalf("register: %+v, new %v, %v", got, isNew, err)
+			}
+		})
 	}
 }

@@ -53,21 +53,63 @@ func StaleOutcome(t *Task, policy StalePolicy) Status {
 	return Unclaimed
 }
 
+// ownerLeaves is the one transition of a task whose owner leaves it
+// unfinished, whether the owner says so (HandBack) or goes silent
+// (FreeStale): the task goes where StaleOutcome sends it under policy.
+// A blocked task stays blocked with its reason; a task blocked now gets
+// the reason "<why> at N% progress"; anything else goes back to
+// unclaimed with its progress reset. In every case the owner goes, so the
+// task is never done and never held by an agent that has left. The
+// caller logs the change and frees the path locks as its case needs.
+func (tx *Txn) ownerLeaves(t *Task, why string, policy StalePolicy) {
+	switch {
+	case t.Status == Blocked:
+		// stays blocked with its reason; only the owner goes
+	case StaleOutcome(t, policy) == Blocked:
+		t.Status = Blocked
+		t.BlockedAt = FormatTime(tx.Now)
+		t.BlockedReason = OneLine(fmt.Sprintf("%s at %d%% progress", why, t.Progress))
+	default:
+		t.Status = Unclaimed
+		t.Progress = 0
+	}
+	t.ClaimedBy = ""
+	t.ClaimedAt = ""
+	t.Dirty = true
+}
+
 // LastSignOfLife is when the owner of a lock-holding task last showed it
-// was alive: its heartbeat (from beats; absent: none), else the claim's
-// claimed_at; an instant in the future counts as now. ok is false when
-// there is no sign at all (the lock is stale at once).
-func LastSignOfLife(t *Task, beats map[string]time.Time, now time.Time) (time.Time, bool) {
+// was alive, judged with timeout: its heartbeat (from beats, clamped by
+// the beat store), else the claim's claimed_at as SignFromFile reads it.
+// An instant in the future counts as now. ok is false when there is no
+// sign at all (the lock is stale at once).
+func LastSignOfLife(t *Task, beats map[string]time.Time, now time.Time, timeout time.Duration) (time.Time, bool) {
 	at, ok := beats[t.ClaimedBy]
 	if !ok {
-		since, err := ParseTime(t.ClaimedAt)
-		if err != nil {
-			return time.Time{}, false
-		}
-		at = since
+		return SignFromFile(t.ClaimedAt, now, timeout)
 	}
 	if at.After(now) {
 		at = now
+	}
+	return at, true
+}
+
+// SignFromFile reads an instant a file records as a sign of life at now
+// (a claim's claimed_at, a registration's registered_at, for an agent
+// without a heartbeat), judged with timeout. Up to timeout in the future
+// (a clock set back, a coarse one) it counts as now, as a heartbeat's
+// mtime from the future does; further ahead, where only a hand edit puts
+// it, it is no sign at all: counted as now it would stay fresh at every
+// judgment and pin the claim for ever (a heartbeat's mtime is clamped on
+// disk, and ages from there; a time inside a file is not rewritten). ok
+// is false for no sign (and for an unreadable time).
+func SignFromFile(s string, now time.Time, timeout time.Duration) (time.Time, bool) {
+	at, err := ParseTime(s)
+	switch {
+	case err != nil, at.Sub(now) > timeout:
+		return time.Time{}, false
+	case at.After(now):
+		return now, true
 	}
 	return at, true
 }
@@ -82,7 +124,7 @@ func (tx *Txn) JudgeStale(beats map[string]time.Time, now time.Time, timeout tim
 		if !t.HoldsLock() {
 			continue
 		}
-		seen, ok := LastSignOfLife(t, beats, now)
+		seen, ok := LastSignOfLife(t, beats, now, timeout)
 		idle := now.Sub(seen)
 		if ok && idle <= timeout {
 			continue
@@ -118,7 +160,7 @@ func (tx *Txn) NextDue(beats map[string]time.Time, now time.Time, timeout time.D
 		if !t.HoldsLock() {
 			continue
 		}
-		seen, ok := LastSignOfLife(t, beats, now)
+		seen, ok := LastSignOfLife(t, beats, now, timeout)
 		if !ok {
 			seen = now.Add(-timeout)
 		}
@@ -138,20 +180,7 @@ func (tx *Txn) FreeStale(ref LockRef, policy StalePolicy) bool {
 	if t == nil || !t.HoldsLock() || t.ClaimedBy != ref.Agent || t.Epoch != ref.Epoch {
 		return false
 	}
-	switch st := StaleOutcome(t, policy); {
-	case t.Status == Blocked:
-		// stays blocked with its reason; only the owner goes
-	case st == Blocked:
-		t.Status = Blocked
-		t.BlockedAt = FormatTime(tx.Now)
-		t.BlockedReason = fmt.Sprintf("agent %s went stale at %d%% progress", ref.Agent, t.Progress)
-	default:
-		t.Status = Unclaimed
-		t.Progress = 0
-	}
-	t.ClaimedBy = ""
-	t.ClaimedAt = ""
-	t.Dirty = true
+	tx.ownerLeaves(t, "agent "+ref.Agent+" went stale", policy)
 	tx.Log(CoordinatorID, "freed stale lock task %s (agent %s)", t.ID, ref.Agent)
 	tx.dropPathLocks(CoordinatorID, func(l PathLock) bool { return l.Holder == ref.Agent })
 	return true

@@ -17,6 +17,11 @@ import (
 // returns an error matching ErrInterrupted and has changed nothing; a
 // commit already under way finishes first.
 
+// TreeDir is where a project keeps its coordination tree, relative to
+// the project root (contract §1): the file engine keeps its state there,
+// and a caller finds its project by it.
+const TreeDir = ".rotd/coordination"
+
 // Backend is one storage engine opened on one project.
 type Backend interface {
 	// Name is the engine's name as the conformance suite and
@@ -39,6 +44,17 @@ type Backend interface {
 	Artifacts() ArtifactStore
 	// Config is the project's settings (config.json on files).
 	Config(ctx context.Context) (Config, error)
+	// ConfigData is the stored settings document, config.json's content
+	// (nil: none is stored).
+	ConfigData(ctx context.Context) ([]byte, error)
+	// SetConfig sets one setting to value (JSON; nil removes it) under
+	// the engine's exclusion, every other key kept as stored. The result
+	// is read as the strict reader reads config.json before it replaces
+	// the stored settings atomically: a key that is not a setting or a
+	// value it does not accept is CodeUsage, stored settings that do not
+	// read are CodeIO, and then nothing is written. It returns the
+	// settings now stored. Commands already running keep what they read.
+	SetConfig(ctx context.Context, key string, value json.RawMessage) (Config, error)
 	// Doctor checks the engine's own invariants (files parse, locks agree
 	// with the registry, durability settings) and with repair fixes what it
 	// safely can. Rules of the domain (dependency cycles) are checked by the

@@ -85,8 +85,11 @@ func (l SkillLevel) Rank() int {
 // Task is one registry entry with the fields coord understands. Fields it
 // does not understand are kept by the backend, never by Task.
 type Task struct {
-	ID            string
-	Title         string
+	ID    string
+	Title string
+	// Description is the task's longer text (contract §2; "" when it has
+	// none).
+	Description   string
 	Status        Status
 	Priority      Priority
 	Deps          []string
@@ -108,7 +111,20 @@ type Task struct {
 	// ReviewerKind is "agent" or "human" (approve --human: a human's
 	// decision relayed by an agent); "" before any approval.
 	ReviewerKind string
-	RejectReason string
+	// ReviewNotes is why the task was last sent back to its owner (a
+	// reviewer's reject reason): what the owner gets with the task from
+	// claim, inbox and status, and run puts in COORD_REVIEW_NOTES. A new
+	// claim clears it.
+	ReviewNotes string
+	// Rejections counts the rejections since the task was last claimed:
+	// at max_rejections a rejected task is blocked instead of returned to
+	// its owner (Txn.Reject). A new claim starts it again from zero.
+	Rejections int
+	// ReviewAlertAt is when a scheduling round first found this task in
+	// review with no registered reviewer that may take it and logged so
+	// (RFC 3339 UTC; "" when it is not in that state): the alert is logged
+	// once, not every round.
+	ReviewAlertAt string
 	// AssignedTo is the registered agent a scheduler pushed the task to
 	// ("" none): an unclaimed task waiting in that agent's inbox, or a task
 	// in review routed to that reviewer. AssignedAt is when (RFC 3339 UTC).
@@ -170,6 +186,9 @@ func (t *Task) Check() error {
 	}
 	if t.ReviewerKind != "" && t.ReviewerKind != "agent" && t.ReviewerKind != "human" {
 		return Errorf(CodeUsage, "task %q: reviewer_kind %q is not agent or human", t.ID, clip(t.ReviewerKind))
+	}
+	if t.Rejections < 0 {
+		return Errorf(CodeUsage, "task %q: rejections %d is negative", t.ID, t.Rejections)
 	}
 	if t.Progress < 0 || t.Progress > 100 {
 		return Errorf(CodeUsage, "task %q: progress %d is outside 0..100", t.ID, t.Progress)

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -122,4 +123,80 @@ func MessageText(s string) string {
 		return "message: " + s
 	}
 	return s
+}
+
+// Bounds on free text (contract §4a "Bounded text"). Every front end
+// reaches coord through coord/app, which checks them before any store is
+// touched; the operations of Txn check them again, so no path writes an
+// unbounded text into the registry or the log. A kv value keeps its own
+// limit (MaxKVValue).
+const (
+	// MaxTitle bounds a task's title, in characters (runes).
+	MaxTitle = 200
+	// MaxDescription bounds a task's description, in bytes.
+	MaxDescription = 8 << 10
+	// MaxNote bounds a reason, note, summary, review note or log message,
+	// in bytes.
+	MaxNote = 4 << 10
+)
+
+// CheckTitle refuses a title longer than MaxTitle characters (CodeUsage).
+func CheckTitle(title string) error {
+	if len(title) <= MaxTitle {
+		return nil
+	}
+	if n := utf8.RuneCountInString(title); n > MaxTitle {
+		return Errorf(CodeUsage, "title is %d characters, more than %d", n, MaxTitle).
+			WithHint("shorten it; the detail belongs in the description (up to %d bytes)", MaxDescription)
+	}
+	return nil
+}
+
+// CheckDescription refuses a description longer than MaxDescription bytes
+// (CodeUsage).
+func CheckDescription(description string) error {
+	if len(description) > MaxDescription {
+		return Errorf(CodeUsage, "description is %d bytes, more than %d", len(description), MaxDescription).
+			WithHint("shorten it; put long material in a file of the repository and name it")
+	}
+	return nil
+}
+
+// CheckNote refuses a reason, note, summary, review note or log message
+// (what names which) longer than MaxNote bytes (CodeUsage).
+func CheckNote(what, text string) error {
+	if len(text) > MaxNote {
+		return Errorf(CodeUsage, "%s is %d bytes, more than %d", what, len(text), MaxNote).
+			WithHint("shorten it; put long material in a file of the repository and name it")
+	}
+	return nil
+}
+
+// CheckReason refuses, for what (block, reject), a reason that says
+// nothing (empty or blank) or is longer than MaxNote bytes (CodeUsage):
+// a block or a rejection says why, in the log and on the task.
+func CheckReason(what, reason string) error {
+	if strings.TrimSpace(reason) == "" {
+		return Errorf(CodeUsage, "%s needs a reason", what)
+	}
+	return CheckNote("reason", reason)
+}
+
+// CheckText checks the free text a task carries against the bounds: its
+// title, description, blocked reason and review notes (what a seed line
+// may bring in).
+func (t *Task) CheckText() error {
+	for _, err := range []error{
+		CheckTitle(t.Title),
+		CheckDescription(t.Description),
+		CheckNote("blocked_reason", t.BlockedReason),
+		CheckNote("review_notes", t.ReviewNotes),
+	} {
+		if err != nil {
+			ce := err.(*Error)
+			ce.Msg = "task " + strconv.Quote(t.ID) + ": " + ce.Msg
+			return ce
+		}
+	}
+	return nil
 }

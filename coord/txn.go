@@ -2,9 +2,8 @@ package coord
 
 import (
 	"fmt"
-	"math"
-	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Event is one coordination-log event.
@@ -29,7 +28,9 @@ type Txn struct {
 	Archived func(id string) bool
 	// LastEpoch is the highest epoch issued in the tree: the backend sets
 	// it to at least every epoch the tree records anywhere (registry, lock
-	// files, archive, log), so the next Claim's epoch is new.
+	// files, archive, log), so the next Claim's epoch is new. Only values
+	// a counter could have issued count (Counted): one above MaxCounter
+	// was never issued, and never raises it.
 	LastEpoch int64
 	// PathLocks are the path locks, kept with the tasks so that a task and
 	// the locks taken for it are released in one commit. PathLocksDirty
@@ -56,9 +57,7 @@ func (tx *Txn) Index() {
 	tx.index = make(map[string]int, len(tx.Tasks))
 	for i, t := range tx.Tasks {
 		tx.index[t.ID] = i
-		if t.Epoch > tx.LastEpoch {
-			tx.LastEpoch = t.Epoch
-		}
+		tx.LastEpoch = max(tx.LastEpoch, Counted(t.Epoch))
 	}
 }
 
@@ -68,9 +67,7 @@ func (tx *Txn) Index() {
 func (tx *Txn) UseIndex(index map[string]int) {
 	tx.index = index
 	for _, t := range tx.Tasks {
-		if t.Epoch > tx.LastEpoch {
-			tx.LastEpoch = t.Epoch
-		}
+		tx.LastEpoch = max(tx.LastEpoch, Counted(t.Epoch))
 	}
 }
 
@@ -247,10 +244,20 @@ type ClaimOptions struct {
 
 // Claim gives agent a one task: the named one, or the eligible task of
 // highest priority (registry order breaking ties), or with Any the first
-// eligible. It returns (nil, nil) when nothing is eligible.
+// eligible. It returns (nil, nil) when nothing is eligible. Without a
+// named task, a task the agent holds that a reviewer rejected (Rejected)
+// comes first, returned as it stands (same epoch, its review notes set):
+// the owner finishes its rejected work before it takes new work.
 func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	if err := ValidActingAgent(a.ID); err != nil {
 		return nil, err
+	}
+	if opt.TaskID == "" {
+		// Work a reviewer handed back comes first: it is already the
+		// agent's, and its review notes say what to change.
+		if back := tx.Rejected(a.ID); len(back) > 0 {
+			return back[0], nil
+		}
 	}
 	h := tx.holders()
 	var pick *Task
@@ -280,11 +287,11 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 			return nil, nil
 		}
 	}
-	if tx.LastEpoch == math.MaxInt64 {
-		return nil, Errorf(CodeIO, "the epoch counter is at its maximum (%d): no new fencing token can be issued", tx.LastEpoch).
-			WithHint("a hand-edited registry, lock, log or .lock/epoch file raised it; run 'coord doctor' to see where")
+	next, err := NextCounter("epoch", tx.LastEpoch)
+	if err != nil {
+		return nil, err
 	}
-	tx.LastEpoch++
+	tx.LastEpoch = next
 	pick.Status = Claimed
 	pick.ClaimedBy = a.ID
 	pick.ClaimedAt = FormatTime(tx.Now)
@@ -295,7 +302,9 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.BlockedAt = ""
 	pick.ReviewerID = ""
 	pick.ReviewerKind = ""
-	pick.RejectReason = ""
+	pick.ReviewNotes = ""
+	pick.Rejections = 0
+	pick.ReviewAlertAt = ""
 	pick.AssignedTo = "" // the assignee's claim consumes its assignment
 	pick.AssignedAt = ""
 	pick.ReviewStartedAt = ""
@@ -384,6 +393,16 @@ func (tx *Txn) Drained() bool {
 // --epoch that is not given is NoEpoch, a negative one exits 1).
 const NoEpoch int64 = -1
 
+// CheckEpoch refuses an epoch a caller gives (a flag, a tool's argument)
+// that is negative (CodeUsage): given, it must be a real epoch, never
+// read as NoEpoch ("skip the check").
+func CheckEpoch(epoch int64) error {
+	if epoch < 0 {
+		return Errorf(CodeUsage, "epoch %d is negative", epoch).WithHint("give the epoch claim printed, or leave it out")
+	}
+	return nil
+}
+
 // owned returns the task if agent holds it (and, unless epoch is NoEpoch,
 // at that epoch); otherwise a CodeLost error that says what became of it.
 func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
@@ -393,8 +412,10 @@ func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
 	if err := ValidTaskID(id); err != nil {
 		return nil, err
 	}
-	if epoch < 0 && epoch != NoEpoch {
-		return nil, Errorf(CodeUsage, "epoch %d is negative", epoch)
+	if epoch != NoEpoch {
+		if err := CheckEpoch(epoch); err != nil {
+			return nil, err
+		}
 	}
 	t := tx.Task(id)
 	switch {
@@ -427,6 +448,9 @@ func (tx *Txn) owned(agent, id string, epoch int64) (*Task, error) {
 // Release finishes a task held by agent: done, or review when the review
 // gate is on. The summary goes to the log.
 func (tx *Txn) Release(agent, id string, epoch int64, summary string, reviewGate bool) (*Task, error) {
+	if err := CheckNote("summary", summary); err != nil {
+		return nil, err
+	}
 	t, err := tx.owned(agent, id, epoch)
 	if err != nil {
 		return nil, err
@@ -451,8 +475,8 @@ func (tx *Txn) Release(agent, id string, epoch int64, summary string, reviewGate
 
 // Block marks a held task blocked with a reason; it keeps owner and lock.
 func (tx *Txn) Block(agent, id string, epoch int64, reason string) (*Task, error) {
-	if strings.TrimSpace(reason) == "" {
-		return nil, Errorf(CodeUsage, "block needs a reason")
+	if err := CheckReason("block", reason); err != nil {
+		return nil, err
 	}
 	t, err := tx.owned(agent, id, epoch)
 	if err != nil {
@@ -502,10 +526,21 @@ func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 	return t, nil
 }
 
+// CheckProgress refuses a progress outside 0..100 percent (CodeUsage).
+func CheckProgress(pct int) error {
+	if pct < 0 || pct > 100 {
+		return Errorf(CodeUsage, "progress %d is outside 0..100", pct)
+	}
+	return nil
+}
+
 // Progress records a held task's progress (0–100).
 func (tx *Txn) Progress(agent, id string, epoch int64, pct int, note string) (*Task, error) {
-	if pct < 0 || pct > 100 {
-		return nil, Errorf(CodeUsage, "progress %d is outside 0..100", pct)
+	if err := CheckProgress(pct); err != nil {
+		return nil, err
+	}
+	if err := CheckNote("note", note); err != nil {
+		return nil, err
 	}
 	t, err := tx.owned(agent, id, epoch)
 	if err != nil {
@@ -552,6 +587,7 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 	t.ReviewerKind = kind
 	t.Progress = 100
 	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // the review is over, whoever it was routed to
+	t.ReviewAlertAt = ""
 	t.Dirty = true
 	if kind == "human" {
 		tx.Log(agent, "approved task %s for human reviewer %s", id, reviewer)
@@ -561,10 +597,16 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 	return t, nil
 }
 
-// Reject hands a task in review back to its owner as claimed.
-func (tx *Txn) Reject(reviewer, id, reason string) (*Task, error) {
-	if strings.TrimSpace(reason) == "" {
-		return nil, Errorf(CodeUsage, "reject needs a reason")
+// Reject hands a task in review back to its owner as claimed, with the
+// reason as its review notes, and counts the rejection. The rejection
+// that reaches max (the config's max_rejections; < 1: no limit) since
+// the task was claimed blocks it instead, with the reason "rejected N
+// times: <reason>": it keeps its owner (who may unblock it, or a person
+// requeue it), and a further rejection in the same claim blocks it again
+// at once. Only a new claim starts the count again.
+func (tx *Txn) Reject(reviewer, id, reason string, max int) (*Task, error) {
+	if err := CheckReason("reject", reason); err != nil {
+		return nil, err
 	}
 	if err := ValidActingAgent(reviewer); err != nil {
 		return nil, err
@@ -578,11 +620,36 @@ func (tx *Txn) Reject(reviewer, id, reason string) (*Task, error) {
 	}
 	t.Status = Claimed
 	t.CompletedAt = ""
-	t.RejectReason = OneLine(reason)
+	t.ReviewNotes = OneLine(reason)
+	t.Rejections++
 	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // back to its owner, not to the reviewer's inbox
+	t.ReviewAlertAt = ""
 	t.Dirty = true
-	tx.Log(reviewer, "rejected task %s: %s", id, t.RejectReason)
+	tx.Log(reviewer, "rejected task %s: %s", id, t.ReviewNotes)
+	if max > 0 && t.Rejections >= max {
+		t.Status = Blocked
+		t.BlockedReason = clipText(fmt.Sprintf("rejected %d times: %s", t.Rejections, t.ReviewNotes), maxBlockedReason)
+		t.BlockedAt = FormatTime(tx.Now)
+		tx.Log(CoordinatorID, "blocked task %s: %s", id, t.BlockedReason)
+	}
 	return t, nil
+}
+
+// maxBlockedReason bounds the reason Reject writes (a reason is at most
+// 4 KiB, contract §4a; the count in front must not push it over).
+const maxBlockedReason = 4 << 10
+
+// clipText cuts s to at most n bytes at a rune boundary, marking the cut
+// with an ellipsis.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func (tx *Txn) inReview(id string) (*Task, error) {

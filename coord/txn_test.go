@@ -1,9 +1,11 @@
 package coord
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func newTxn(tasks ...*Task) *Txn {
@@ -228,7 +230,7 @@ func TestCoordinatorIsNobody(t *testing.T) {
 		"approve":  func() error { _, err := tx.Approve(CoordinatorID, "r"); return err },
 		"human":    func() error { _, err := tx.ApproveForHuman("b", CoordinatorID, "r"); return err },
 		"relay":    func() error { _, err := tx.ApproveForHuman(CoordinatorID, "alice", "r"); return err },
-		"reject":   func() error { _, err := tx.Reject(CoordinatorID, "r", "no"); return err },
+		"reject":   func() error { _, err := tx.Reject(CoordinatorID, "r", "no", DefaultMaxRejections); return err },
 		"progress": func() error { _, err := tx.Progress(CoordinatorID, "t", NoEpoch, 5, ""); return err },
 	}
 	for name, op := range ops {
@@ -357,5 +359,133 @@ func TestRefusalsNameTheHolder(t *testing.T) {
 	}
 	if h := holderOf(HeldBy(&d.Leases[0], "n", "a", NoEpoch, now)); h != "b" {
 		t.Errorf("lease lost: holder %q", h)
+	}
+}
+
+// TestRejectReachesTheOwner: a rejection hands the task back to its
+// owner with the reason as review notes; the owner's next claim (without
+// a named task) gets it back first, as it stands; the rejection that
+// reaches max since the claim blocks it instead, with the count and the
+// last reason, keeping its owner; a new claim starts the count again.
+func TestRejectReachesTheOwner(t *testing.T) {
+	tx := newTxn(&Task{ID: "w"}, &Task{ID: "other"})
+	dev := Agent{ID: "dev"}
+	submit := func() {
+		t.Helper()
+		if _, err := tx.Release("dev", "w", NoEpoch, "", true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if claimID(t, tx, dev, ClaimOptions{TaskID: "w"}) != "w" {
+		t.Fatal("claim")
+	}
+	epoch := tx.Task("w").Epoch
+	for i := 1; i <= 2; i++ {
+		submit()
+		got, err := tx.Reject("rev", "w", fmt.Sprintf("try %d:\nmore tests", i), 3)
+		if err != nil || got.Status != Claimed || got.ClaimedBy != "dev" || got.ReviewNotes != fmt.Sprintf("try %d: more tests", i) || got.Rejections != i {
+			t.Fatalf("rejection %d: %+v, %v", i, got, err)
+		}
+		// the owner's claim gives it back first, as it stands; a named
+		// claim does not
+		if c, err := tx.Claim(dev, ClaimOptions{}); err != nil || c != got || c.Epoch != epoch || c.ReviewNotes == "" {
+			t.Fatalf("claim after rejection %d: %+v, %v; want w back at epoch %d", i, c, err, epoch)
+		}
+		if c, err := tx.Claim(Agent{ID: "else"}, ClaimOptions{Any: true}); err != nil || c == nil || c.ID != "other" {
+			t.Fatalf("another agent's claim: %+v, %v", c, err)
+		}
+		tx.Task("other").Status, tx.Task("other").ClaimedBy = Unclaimed, ""
+	}
+	submit()
+	n := len(tx.Events)
+	got, err := tx.Reject("rev", "w", "try 3", 3)
+	if err != nil || got.Status != Blocked || got.ClaimedBy != "dev" || !got.HoldsLock() || got.BlockedReason != "rejected 3 times: try 3" ||
+		got.BlockedAt == "" || got.ReviewNotes != "try 3" || got.Rejections != 3 {
+		t.Fatalf("third rejection: %+v, %v; want blocked, owner kept", got, err)
+	}
+	if ev := tx.Events[n:]; len(ev) != 2 || ev[0].Text != "rejected task w: try 3" || ev[1].Agent != CoordinatorID || ev[1].Text != "blocked task w: rejected 3 times: try 3" {
+		t.Fatalf("log: %+v", ev)
+	}
+	if c, err := tx.Claim(dev, ClaimOptions{TaskID: "other"}); err != nil || c.ID != "other" {
+		t.Fatalf("a blocked task is not handed back by claim: %+v, %v", c, err)
+	}
+	// unblocked by its owner, the count stands: the next rejection blocks
+	if _, err := tx.Unblock("dev", "w", NoEpoch); err != nil {
+		t.Fatal(err)
+	}
+	submit()
+	if got, _ := tx.Reject("rev", "w", "again", 3); got.Status != Blocked || got.BlockedReason != "rejected 4 times: again" {
+		t.Fatalf("fourth rejection: %+v", got)
+	}
+	// a new claim starts again
+	got.Status, got.ClaimedBy = Unclaimed, ""
+	if c, err := tx.Claim(Agent{ID: "dev2"}, ClaimOptions{TaskID: "w"}); err != nil || c.ReviewNotes != "" || c.Rejections != 0 || c.BlockedReason != "" {
+		t.Fatalf("new claim: %+v, %v", c, err)
+	}
+	// max < 1: no limit; a long reason keeps the blocked reason within 4 KiB
+	tx = newTxn(&Task{ID: "x", Status: Review, ClaimedBy: "dev", Rejections: 50})
+	if got, _ := tx.Reject("rev", "x", "no", 0); got.Status != Claimed || got.Rejections != 51 {
+		t.Fatalf("no limit: %+v", got)
+	}
+	tx.Task("x").Status = Review
+	long := strings.Repeat("é", 2048) // 4096 bytes
+	if got, _ := tx.Reject("rev", "x", long, 1); got.Status != Blocked || len(got.BlockedReason) > 4096 || !utf8.ValidString(got.BlockedReason) ||
+		!strings.HasPrefix(got.BlockedReason, "rejected 52 times: éé") || !strings.HasSuffix(got.BlockedReason, "…") {
+		t.Fatalf("long reason: %d bytes, valid %v", len(got.BlockedReason), utf8.ValidString(got.BlockedReason))
+	}
+}
+
+// TestOwnerLeaves: an owner that hands a task back and one that goes
+// stale leave it alike (one transition, ownerLeaves): where StaleOutcome
+// sends it, ownerless, the reason of a block naming why the owner left.
+func TestOwnerLeaves(t *testing.T) {
+	type state struct {
+		status   Status
+		progress int
+		reason   string
+	}
+	rows := []struct {
+		name   string
+		from   state
+		policy StalePolicy
+		want   state // reason: "WHY" stands for the door's own why
+	}{
+		{"requeue, no progress", state{Claimed, 0, ""}, Requeue, state{Unclaimed, 0, ""}},
+		{"requeue, progress", state{Claimed, 40, ""}, Requeue, state{Unclaimed, 0, ""}},
+		{"block-if-progress, no progress", state{Claimed, 0, ""}, BlockIfProgress, state{Unclaimed, 0, ""}},
+		{"block-if-progress, progress", state{Claimed, 40, ""}, BlockIfProgress, state{Blocked, 40, "WHY at 40% progress"}},
+		{"already blocked, requeue", state{Blocked, 40, "waiting on x"}, Requeue, state{Blocked, 40, "waiting on x"}},
+		{"already blocked, block-if-progress", state{Blocked, 0, "waiting on x"}, BlockIfProgress, state{Blocked, 0, "waiting on x"}},
+	}
+	doors := map[string]struct {
+		why   string
+		leave func(tx *Txn, task *Task, policy StalePolicy)
+	}{
+		"hand back": {"session ended", func(tx *Txn, task *Task, policy StalePolicy) {
+			if _, err := tx.HandBack("a", task.ID, task.Epoch, "session ended", policy); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		"stale sweep": {"agent a went stale", func(tx *Txn, task *Task, policy StalePolicy) {
+			if !tx.FreeStale(LockRef{TaskID: task.ID, Agent: "a", Epoch: task.Epoch}, policy) {
+				t.Fatal("FreeStale refused a matching lock")
+			}
+		}},
+	}
+	for _, r := range rows {
+		for door, d := range doors {
+			tx := newTxn(&Task{ID: "t"})
+			task, err := tx.Claim(Agent{ID: "a"}, ClaimOptions{TaskID: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task.Status, task.Progress, task.BlockedReason = r.from.status, r.from.progress, r.from.reason
+			d.leave(tx, task, r.policy)
+			want := r.want
+			want.reason = strings.ReplaceAll(want.reason, "WHY", d.why)
+			if got := (state{task.Status, task.Progress, task.BlockedReason}); got != want || task.ClaimedBy != "" || task.ClaimedAt != "" || task.HoldsLock() {
+				t.Errorf("%s, %s: %+v held by %q, want %+v and no owner", r.name, door, got, task.ClaimedBy, want)
+			}
+		}
 	}
 }

@@ -16,10 +16,22 @@
 //     file planted in the tree can make coord wait in open(2) or read(2).
 //   - WriteFile: atomic replace via github.com/google/renameio/v2 (temp file
 //     in the target directory, fsync, rename) followed by an fsync of the
-//     directory, which renameio does not do.
+//     directory, which renameio does not do. WriteFileFromKeeping also
+//     keeps the replaced file as the newest of a few backups, by hard
+//     link (no data copied), rotating the older ones.
 //   - CreateExcl: O_CREAT|O_EXCL|O_NOFOLLOW create.
 //   - AppendLine: one whole line in a single write(2) on an O_APPEND file;
 //     a short write is truncated away so the file never ends torn.
+//   - Files named by their path outside any Tree (a seed file, the env
+//     file an agent names for its session, git's pointer files, /proc):
+//     OpenFile, ReadFile (bounded), ReadFileNoFollow, AppendFile and
+//     ReadDir open them the same way (O_NONBLOCK, fstat, only a regular
+//     file or, for ReadDir, O_DIRECTORY); a symlink a person named is
+//     followed to its target, which is checked the same way.
+//
+// No other package of coord opens, reads, writes, walks or flocks a file
+// by name itself: TestFilesOpenOnlyThroughFsops scans the module and
+// names any such call outside fsops and its few exempt directories.
 //
 // Limits: flock is advisory and only trustworthy on local file systems
 // (see CheckLocalFS); a directory swapped for a symlink after the tree was

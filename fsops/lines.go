@@ -32,18 +32,11 @@ func EnsureLines(ctx context.Context, name string, lines []string, wait time.Dur
 	if err := step(OpCreate, name); err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	f, err := OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("not a regular file")}
-	}
 	if err := flockWait(ctx, f, wait); err != nil {
 		return nil, &fs.PathError{Op: "lock", Path: name, Err: err}
 	}

@@ -207,6 +207,115 @@ func (t *Tree) WriteFileFrom(name string, perm fs.FileMode, write func(io.Writer
 	return nil
 }
 
+// WriteFileFromKeeping is WriteFileFrom that keeps backups of name in
+// generations, by hard link (no data is copied): keep[0] is name itself
+// (the content just written), keep[1] the content it replaced, keep[2]
+// the one before, and so on. Once the new content is written and synced,
+// and before it replaces name, each keep[i] moves to keep[i+1] (the last
+// one is dropped), keep[0] landing in keep[1]; when there was no keep[0]
+// (a tree written before, or a crash before the last step), name itself
+// is linked as keep[1]. After the rename, keep[0] becomes a link to the
+// new name. The rename gives name a new inode and leaves the old one,
+// never written again, to its links: every backup is a whole file that
+// was name, and none is newer than name. A file replaced by rename
+// leaves keep[0] as it was; a file written over in place (coord never
+// does that) changes keep[0] with it, and keep[1] is then the newest
+// intact one. keep[0]'s directory is made if it is missing.
+//
+// A failure to keep a backup does not stop the replace: it is returned
+// as a *KeepError after the replace took place (joined with a
+// *NotDurableError if the directory fsync failed too). A failure of the
+// replace itself leaves name unchanged; the backups may then have moved
+// one generation on.
+func (t *Tree) WriteFileFromKeeping(name string, perm fs.FileMode, write func(io.Writer) error, keep []string) error {
+	if err := t.CheckFile(name); err != nil {
+		return err
+	}
+	pf, err := t.pending(name, write, perm)
+	if err != nil {
+		return err
+	}
+	defer pf.Cleanup()
+	kerr := t.keepOld(name, keep)
+	if err := step(OpRename, name); err != nil {
+		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: err}
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		if kerr := t.CheckFile(name); kerr != nil { // a directory appeared at name
+			return kerr
+		}
+		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: unwrapPath(err)}
+	}
+	if kerr == nil && len(keep) > 0 {
+		if err := t.Link(name, keep[0]); err != nil {
+			kerr = &KeepError{Path: t.Path(keep[0]), Err: unwrapPath(err)}
+		}
+	}
+	var derr error
+	if err := t.SyncDir(filepath.Dir(name)); err != nil {
+		derr = &NotDurableError{Path: t.Path(name), Err: err}
+	}
+	return errors.Join(kerr, derr)
+}
+
+// keepOld moves the backups of name one generation on before name is
+// replaced (see WriteFileFromKeeping): nil or a *KeepError.
+func (t *Tree) keepOld(name string, keep []string) error {
+	if len(keep) == 0 {
+		return nil
+	}
+	fail := func(at string, err error) error { return &KeepError{Path: t.Path(at), Err: unwrapPath(err)} }
+	if err := t.MkdirAll(filepath.Dir(keep[0]), 0o755); err != nil {
+		return fail(keep[0], err)
+	}
+	_, err := t.root.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing to keep yet
+	}
+	if err != nil {
+		return fail(keep[0], err)
+	}
+	// keep[0] is name itself (the last write made it so); otherwise it
+	// is missing, or an older file that moves on below in name's place
+	// (name was replaced by other means since).
+	_, err = t.root.Lstat(keep[0])
+	missing := errors.Is(err, fs.ErrNotExist)
+	for i := len(keep) - 1; i > 0; i-- {
+		if err := t.Rename(keep[i-1], keep[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail(keep[i], err)
+		}
+	}
+	if missing && len(keep) > 1 {
+		if err := t.Link(name, keep[1]); err != nil {
+			return fail(keep[1], err)
+		}
+	}
+	return nil
+}
+
+// Link makes newname a hard link to oldname inside the tree, replacing
+// nothing (fs.ErrExist if newname exists).
+func (t *Tree) Link(oldname, newname string) error {
+	if err := step(OpRename, newname); err != nil {
+		return &fs.PathError{Op: "link", Path: t.Path(newname), Err: err}
+	}
+	return t.root.Link(oldname, newname)
+}
+
+// KeepError reports a replace that took place (readers see the new
+// content) without keeping the file it replaced as a backup. Callers
+// treat the write as done and warn.
+type KeepError struct {
+	Path string // the backup that was not made
+	Err  error
+}
+
+func (e *KeepError) Error() string {
+	return "no backup was kept at " + e.Path + " (" + e.Err.Error() + ")"
+}
+
+func (e *KeepError) Unwrap() error { return e.Err }
+
 // NotDurableError reports a replace that took place (readers see the new
 // content) but whose directory fsync failed, so a power loss might still
 // undo it. Callers treat the write as done and warn.

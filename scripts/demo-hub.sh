@@ -17,7 +17,9 @@ cleanup() {
 trap cleanup EXIT
 
 start_hub() { # on a fixed port, so agents keep their URL across the restart
-	"$COORD" hub --dir "$WORK/hub" --listen "127.0.0.1:${PORT:-0}" >"$WORK/hub.out" 2>"$WORK/hub.err" &
+	# --namespace demo: the printed URL names the project's namespace
+	# (nats://HOST:PORT/demo), so following it reaches this project.
+	"$COORD" hub --dir "$WORK/hub" --listen "127.0.0.1:${PORT:-0}" --namespace demo >"$WORK/hub.out" 2>"$WORK/hub.err" &
 	HUB=$!
 	for _ in $(seq 300); do
 		grep -q '^COORD_BACKEND=' "$WORK/hub.out" 2>/dev/null && break
@@ -25,11 +27,13 @@ start_hub() { # on a fixed port, so agents keep their URL across the restart
 	done
 	URL=$(sed -n 's/^COORD_BACKEND=//p' "$WORK/hub.out")
 	[ -n "$URL" ] || { cat "$WORK/hub.err" >&2; exit 1; }
-	PORT=${URL##*:}
+	local hostport=${URL#nats://}
+	hostport=${hostport%%/*}
+	PORT=${hostport##*:}
 }
 start_hub
 echo "hub: $URL (data in $WORK/hub)"
-export COORD_BACKEND=$URL/demo
+export COORD_BACKEND=$URL
 
 mkdir -p "$WORK/laptop" "$WORK/server"
 (cd "$WORK/laptop" && git init -q && "$COORD" init >/dev/null)
@@ -52,7 +56,7 @@ work alice laptop 3 & A=$!
 work bob server 3 & B=$!
 wait "$A" "$B"
 
-echo "--- the hub stops (SIGTERM) and starts again on its directory"
+echo "--- the hub is stopped on purpose (SIGTERM) and started again on its directory"
 kill "$HUB"; wait "$HUB" || true
 start_hub
 work alice laptop 10 & A=$!

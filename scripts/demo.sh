@@ -54,20 +54,33 @@ TOTAL=16
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p"; }
 done_count() { c ls --status done --json | grep -o '"id":' | wc -l | tr -d ' '; }
 
+# stop_beater NAME PID: end an agent's background heartbeat on purpose.
+# SIGTERM makes 'beat --every' say "interrupted by SIGTERM" and exit 130:
+# that is the expected end, so it is kept out of the demo's output; any
+# other line it wrote is shown.
+stop_beater() {
+	kill "$2" 2>/dev/null || true
+	wait "$2" 2>/dev/null || true
+	grep -v '^coord: interrupted by SIGTERM$' "$ROOT/$1.beat.err" >&2 || true
+}
+
 # agent NAME: the whole loop an agent runs: claim, beat while working,
 # progress, release with the fencing epoch; stop when everything is done.
 agent() {
 	local me=$1
-	"$COORD" --agent "$me" beat --every 1s &
+	"$COORD" --agent "$me" beat --every 1s 2>"$ROOT/$me.beat.err" &
 	beater=$!
 	echo "$beater" >> "$BEATERS"
-	trap 'kill $beater 2>/dev/null' EXIT
+	trap 'stop_beater "$me" "$beater"' EXIT
 	while :; do
 		local out id epoch
 		out=$(c --agent "$me" claim) || { echo "$me: claim failed ($?)"; return 1; }
 		case $out in
-		*no_eligible_task*)
-			[ "$(done_count)" -ge $TOTAL ] && return 0
+		*'"status":"drained"'*) # every task done: nothing left
+			printf '  %-8s nothing left (claim says drained): stops beating and exits\n' "$me"
+			return 0
+			;;
+		*no_eligible_task*) # work remains that others hold: try again soon
 			sleep 0.3
 			continue
 			;;
@@ -90,12 +103,17 @@ for a in alice bob carol; do
 	PIDS+=($!)
 done
 # mallory claims a task, beats once, then hangs until it is SIGKILLed.
+# It is disowned: bash would otherwise report the kill as "Killed", which
+# reads like a failure of the demo; the demo says it in its own words.
 ( out=$(c --agent mallory claim); printf '  %-8s claimed %-4s and hangs\n' mallory "$(printf '%s' "$out" | field id)"; exec sleep 600 ) &
 MALLORY=$!
+disown "$MALLORY"
 PIDS+=($MALLORY)
 sleep 1.5
-say "SIGKILL mallory (pid $MALLORY) while it holds a task"
+say "crash on purpose: SIGKILL mallory (pid $MALLORY) while it holds a task"
 kill -9 "$MALLORY"
+echo "  mallory  killed; it will never release its task. Its heartbeat is"
+echo "           still fresh, so for now it counts as alive:"
 c agents || true
 sleep 2.5
 say "cron: coord clean-stale --timeout 2s"

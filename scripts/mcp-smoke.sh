@@ -14,7 +14,7 @@ if ! command -v npx >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	exit 0
 fi
 bin=${1:-bin/coord}
-[ -x "$bin" ] || go build -tags urfave_cli_no_docs -o "$bin" ./cmd/coord
+[ -x "$bin" ] || go build -o "$bin" ./cmd/coord
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 work=$(mktemp -d "${TMPDIR:-/tmp}/coord-mcp-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 )
 
 // TestArgumentsAreData walks every command and subcommand of the app (a
@@ -40,8 +40,8 @@ func TestArgumentsAreData(t *testing.T) {
 	walk = func(path []string, cmds []*cli.Command) {
 		for _, c := range cmds {
 			p := append(append([]string(nil), path...), c.Name)
-			if len(c.Subcommands) > 0 {
-				walk(p, c.Subcommands)
+			if len(c.Commands) > 0 {
+				walk(p, c.Commands)
 				continue
 			}
 			leaves = append(leaves, p)
@@ -265,31 +265,62 @@ func TestSubcommandFlagsAnywhere(t *testing.T) {
 	}
 }
 
-// TestCommandFlagArityAgreesAcrossSubcommands: commandArity merges the
-// flags of a command's subcommands, which is sound only while a flag name
-// takes a value in all of them or in none.
-func TestCommandFlagArityAgreesAcrossSubcommands(t *testing.T) {
-	var check func(c *cli.Command)
-	check = func(c *cli.Command) {
-		seen := flagArity(c.Flags)
-		var walk func(s *cli.Command)
-		walk = func(s *cli.Command) {
-			for n, takes := range flagArity(s.Flags) {
+// TestFlagArityAgreesAcrossCommands: hoistFlags reads a flag that
+// stands before its command by the arity the name has in the commands
+// below (belowArity, from the root for a flag before every command name),
+// which is sound only while a flag name takes a value in all of them or
+// in none, and where a global flag of the same name does too.
+func TestFlagArityAgreesAcrossCommands(t *testing.T) {
+	app := newApp(&env{})
+	seen := flagArity(app.Flags)
+	where := map[string]string{}
+	for n := range seen {
+		where[n] = "the global flags"
+	}
+	var walk func(path string, cmds []*cli.Command)
+	walk = func(path string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := strings.TrimSpace(path + " " + c.Name)
+			for n, takes := range flagArity(c.Flags) {
 				if prev, ok := seen[n]; ok && prev != takes {
-					t.Errorf("%s: flag --%s takes a value in one subcommand and not in another", c.Name, n)
+					t.Errorf("flag --%s takes a value in %s and not in %s, or the other way", n, where[n], p)
 				}
-				seen[n] = takes
+				seen[n], where[n] = takes, p
 			}
-			for _, ss := range s.Subcommands {
-				walk(ss)
-			}
-		}
-		for _, s := range c.Subcommands {
-			walk(s)
+			walk(p, c.Commands)
 		}
 	}
-	for _, c := range newApp(&env{}).Commands {
-		check(c)
+	walk("", app.Commands)
+	if len(seen) < 30 {
+		t.Fatalf("walked only %d flag names", len(seen))
+	}
+}
+
+// TestHoistFlags: the flags that stand before their command's name go
+// just after it, each with its value; everything else stays where it
+// stands.
+func TestHoistFlags(t *testing.T) {
+	app := newApp(&env{})
+	for _, c := range []struct{ in, want string }{
+		{"coord --task ls claim", "coord claim --task ls"},
+		{"coord --root R --task=claim claim --any", "coord --root R claim --any --task=claim"},
+		{"coord --ttl 1h lease acquire help", "coord lease acquire --ttl 1h help"},
+		{"coord lease --ttl 1h acquire ls", "coord lease acquire --ttl 1h ls"},
+		{"coord --summary ls release claim --agent a", "coord release --summary ls claim --agent a"},
+		{"coord --root R release t1 --summary x", "coord --root R release t1 --summary x"},
+		{"coord --wait 1m run --task t -- sh -c x", "coord run --task t --wait 1m -- sh -c x"},
+		{"coord --bogus ls", "coord --bogus ls"},
+		{"coord msg -- --task x", "coord msg -- --task x"},
+		// a dash word is data, and the flags after it stay flags
+		{"coord msg -1 tests fail --agent a", "coord msg --agent a -1 tests fail"},
+		{"coord progress t4 -5 --note n", "coord progress --note n t4 -5"},
+		{"coord progress t4 --note -5 50", "coord progress t4 --note -5 50"},
+		{"coord msg -1 -- --agent a", "coord msg -1 -- --agent a"},
+	} {
+		got := strings.Join(hoistFlags(app, strings.Fields(c.in)), " ")
+		if got != c.want {
+			t.Errorf("hoistFlags(%s) = %s, want %s", c.in, got, c.want)
+		}
 	}
 }
 

@@ -23,7 +23,7 @@ printf '{"id":"t1","title":"a"}\n{"id":"t2","title":"b"}\n' > /tmp/coord-df-seed
 "$C" --root . --agent b beat || exit 13
 reg=.rotd/coordination/active_work_registry.json
 sum() { sha256sum "$reg" .rotd/coordination/agent_locks/* | sha256sum | cut -c1-16; }
-temps() { find .rotd/coordination -mindepth 1 -name '.*' ! -name .lock ! -path '*/.lock/*' | wc -l; }
+temps() { find .rotd/coordination -mindepth 1 -name '.*' ! -name .lock ! -name .backup ! -path '*/.lock/*' | wc -l; }
 before=$(sum)
 cat /dev/zero > fill 2>/dev/null
 "$C" --root . --agent b claim 2>/tmp/coord-df-err.$$; echo "full-claim $?"
@@ -33,7 +33,7 @@ printf '{"id":"t3","title":"c"}\n' > /tmp/coord-df-seed.$$
 "$C" --root . --agent a seed-tasks /tmp/coord-df-seed.$$ 2>/dev/null; echo "full-seed $?"
 echo "full-same $([ "$before" = "$(sum)" ] && echo yes || echo no)"
 echo "full-temps $(temps)"
-echo "full-temp-names $(find .rotd/coordination -mindepth 1 -name '.*' ! -name .lock ! -path '*/.lock/*' | tr '\n' ' ')"
+echo "full-temp-names $(find .rotd/coordination -mindepth 1 -name '.*' ! -name .lock ! -name .backup ! -path '*/.lock/*' | tr '\n' ' ')"
 rm fill
 mount -o remount,ro "$D" || exit 78
 "$C" --root . --agent b claim 2>/dev/null; echo "ro-claim $?"

@@ -2,18 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // env is what every command needs, resolved lazily from the global flags:
@@ -30,7 +29,6 @@ type env struct {
 	rootSet, agentSet, backendSet    bool
 	lockWait                         time.Duration
 	lockWaitSet                      bool
-	notFound                         string
 	allowUnsafeFS                    bool
 	clock                            coord.Clock
 	be                               coord.Backend // for Close and Where only: commands go through svc
@@ -47,14 +45,16 @@ type env struct {
 	connectTimeout time.Duration
 }
 
-func (e *env) before(c *cli.Context) error {
+func (e *env) before(c *cli.Command) error {
 	e.json = c.Bool("json")
 	e.diagnose = c.Bool("lock-diagnose")
 	e.rootFlag, e.rootSet = c.String("root"), c.IsSet("root")
 	e.agentFlag, e.agentSet = c.String("agent"), c.IsSet("agent")
 	e.backendFlag, e.backendSet = c.String("backend"), c.IsSet("backend")
-	e.clock = coord.SystemClock
-	e.allowUnsafeFS = c.Bool("allow-unsafe-fs") || os.Getenv("COORD_ALLOW_UNSAFE_FS") == "1"
+	if err := e.defaults(); err != nil {
+		return err
+	}
+	e.allowUnsafeFS = e.allowUnsafeFS || c.Bool("allow-unsafe-fs")
 	if c.IsSet("lock-wait") {
 		d, err := coord.ParseDuration(c.String("lock-wait"))
 		if err != nil {
@@ -67,6 +67,16 @@ func (e *env) before(c *cli.Context) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// defaults sets what a command has when no global flag is given: the
+// system clock, the environment's say on unsafe file systems, and the
+// working directory. before calls it, and so does run's fast path for
+// `coord hook` (which takes no flag).
+func (e *env) defaults() error {
+	e.clock = coord.SystemClock
+	e.allowUnsafeFS = os.Getenv("COORD_ALLOW_UNSAFE_FS") == "1"
 	wd, err := os.Getwd()
 	if err != nil {
 		return coord.Wrap(coord.CodeIO, err, "cannot read the working directory")
@@ -128,7 +138,7 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn})
+	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Formats: backend.Formats{}, Getenv: os.Getenv})
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -167,7 +177,7 @@ func (e *env) who() (string, error) {
 // caller is this agent as the rules see it: its id, its capabilities
 // (--capability, else COORD_AGENT_CAPS, else ROTD_AGENT_CAPS) and its
 // skill filter (--skill-level).
-func (e *env) caller(c *cli.Context) (coord.Agent, error) {
+func (e *env) caller(c *cli.Command) (coord.Agent, error) {
 	skill, err := coord.ParseSkillFilter(c.String("skill-level"))
 	if err != nil {
 		return coord.Agent{}, err
@@ -181,7 +191,7 @@ func (e *env) caller(c *cli.Context) (coord.Agent, error) {
 
 // caps is this agent's capabilities: --capability, else COORD_AGENT_CAPS,
 // else ROTD_AGENT_CAPS (ROTD's spelling, contract §1).
-func (e *env) caps(c *cli.Context) []string {
+func (e *env) caps(c *cli.Command) []string {
 	if c.IsSet("capability") {
 		return coord.ParseCaps(c.String("capability"))
 	}
@@ -210,15 +220,10 @@ func (e *env) close() {
 	}
 }
 
-// printJSON prints v as one line of JSON. '<', '>' and '&' are printed
-// as they are (a skill filter reads "<=expert", not "\u003c=expert"):
-// the output is for terminals and scripts, never HTML.
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-func (e *env) printf(format string, args ...any) {
-	fmt.Fprintf(e.stdout, format, args...)
+// useProjectDir takes the working directory the agent names for its
+// session, when it names one (contract §6; workspace.ProjectDir).
+func (e *env) useProjectDir() {
+	if d := workspace.ProjectDir("", os.Getenv); d != "" {
+		e.cwd = d
+	}
 }

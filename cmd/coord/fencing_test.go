@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // lockedBy starts a holdlock worker and waits until it holds the flock.
@@ -54,7 +56,7 @@ func TestStoppedFlockHolder(t *testing.T) {
 	}
 	// Never before the wait; how long after it is the machine's business
 	// (logged), so the bound only says it gave up instead of hanging.
-	if took < wait*9/10 || took > wait+condTimeout {
+	if took < wait*9/10 || took > wait+backendtest.Timeout {
 		t.Errorf("exit 4 after %v, want after %v", took, wait)
 	}
 	t.Logf("exit 4 after %v (--lock-wait %v)", took, wait)
@@ -108,12 +110,12 @@ func TestPausedHolderIsFenced(t *testing.T) {
 		}
 		// The real CLI beat loop, as its own process, once it beats.
 		beating := filepath.Join(t.TempDir(), "beating")
-		beater := cliProcess("--root", root, "--agent", "sleeper", "beat", "--every", "100ms")
+		beater := cliProcess("--root", root, "--agent", "sleeper", "beat", "--every", "1s")
 		beater.Env = append(beater.Env, "COORD_TEST_WAITING="+beating)
 		if err := beater.Start(); err != nil {
 			t.Fatal(err)
 		}
-		if !waitFor(func() bool { _, err := os.Stat(beating); return err == nil }) {
+		if !backendtest.WaitFor(func() bool { _, err := os.Stat(beating); return err == nil }) {
 			t.Fatalf("cycle %d: the beat loop did not start", i)
 		}
 		// Alive: a sweep frees nothing.
@@ -124,7 +126,7 @@ func TestPausedHolderIsFenced(t *testing.T) {
 		// Paused past the timeout: stopped (for sure, before its heartbeat
 		// is aged, so no beat in flight lands after), its beat an hour old.
 		beater.Process.Signal(syscall.SIGSTOP)
-		if !waitFor(func() bool { st, _ := procStat(beater.Process.Pid); return st == "T" || st == "" }) {
+		if !backendtest.WaitFor(func() bool { st, _ := procStat(beater.Process.Pid); return st == "T" || st == "" }) {
 			t.Fatalf("cycle %d: the beat loop did not stop", i)
 		}
 		old := time.Now().Add(-time.Hour)

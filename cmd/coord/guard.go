@@ -1,217 +1,42 @@
 package main
 
-// The run guard. coord run does not start CMD itself: it starts this
-// binary again as a small guard process (argv "coord __run-guard PATH
-// ARGV0 ARGS…", with COORD_RUN_GUARD=1), and the guard starts CMD in a
-// process group of its own. run and the guard share a socket, the
-// lifeline, that run never writes to:
-//
-//   - run forwards SIGINT, SIGTERM and SIGHUP to the guard, which forwards
-//     them to CMD's whole process group;
-//   - when the lifeline closes (run shut it to stop CMD at once, or run
-//     died, SIGKILL included: the kernel closes a dead process's sockets),
-//     the guard SIGKILLs CMD's group;
-//   - when CMD exits, the guard SIGKILLs what CMD left running in its
-//     group and, on Linux, every other descendant (the guard is a child
-//     subreaper: a process that left the group with setsid is reparented
-//     to the guard when its parent dies, and is killed there too), then
-//     writes CMD's status on the lifeline ("exit N", "signal N" or
-//     "error TEXT") and exits.
-//
-// On Linux CMD itself also gets SIGKILL if the guard dies (Pdeathsig).
-// What is not covered: a process that escaped to another subreaper or
-// init while the guard was alive (a daemon started through systemd-run or
-// a second double fork across a subreaper), and, outside Linux,
-// descendants that left CMD's process group.
-
 import (
-	"fmt"
-	"io"
-	"net"
-	"os"
-	"os/exec"
-	"os/signal"
-	"runtime"
+	"context"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/rotd/coord/cmd/coord/workspace"
+	"github.com/rotd/coord/coord"
 )
 
-const (
-	guardArg = "__run-guard"
-	guardEnv = "COORD_RUN_GUARD"
-	// lifelineFD is the lifeline's descriptor in the guard (ExtraFiles[0]).
-	lifelineFD = 3
-)
-
-// isRunGuard reports whether this process is a run guard.
-func isRunGuard(args []string) bool {
-	return len(args) >= 4 && args[1] == guardArg && os.Getenv(guardEnv) == "1"
+func guardCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "guard", Usage: "pre-commit hook: exit 3 if staged files are locked by another agent", Action: e.cmdGuard}
 }
 
-// runGuard is the guard's whole life; args are [coord __run-guard PATH
-// ARGV0 ARGS…]. Its own stdin, stdout and stderr are CMD's.
-func runGuard(args []string, _ io.Reader, _, _ io.Writer) int {
-	syscall.CloseOnExec(lifelineFD) // CMD must not hold the lifeline open
-	lifeline := os.NewFile(lifelineFD, "lifeline")
-	report := func(format string, a ...any) { fmt.Fprintf(lifeline, format+"\n", a...) }
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, stopSignals...)
-	becomeSubreaper()
-	// Pdeathsig fires when the thread that started CMD ends; this one
-	// stays locked (and alive) until the guard exits.
-	runtime.LockOSThread()
-	env := withoutEnv(os.Environ(), guardEnv)
-	p, err := os.StartProcess(args[2], args[3:], &os.ProcAttr{
-		Env:   env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   childAttr(),
-	})
+// cmdGuard checks the staged change (read from the caller's own worktree
+// and mapped to repository paths) against other agents' path locks and
+// the files of the tasks they hold (app.Service.Guard).
+func (e *env) cmdGuard(_ context.Context, c *cli.Command) error {
+	s, agent, err := e.openAs()
 	if err != nil {
-		report("error %s", err)
-		return 1
+		return err
 	}
-	pgid := p.Pid
-	exited := make(chan syscall.WaitStatus, 1)
-	go reapChildren(p.Pid, exited)
-	lost := make(chan struct{})
-	go func() {
-		io.Copy(io.Discard, lifeline) // returns when run shuts or loses its end
-		close(lost)
-	}()
-	var st syscall.WaitStatus
-wait:
-	for {
-		select {
-		case st = <-exited:
-			break wait
-		case sig := <-sigs:
-			syscall.Kill(-pgid, sig.(syscall.Signal))
-		case <-lost:
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			lost = nil // then wait for CMD's status
+	staged, err := workspace.Staged(e.ctx, e.cwd, e.paths())
+	if err != nil {
+		return err
+	}
+	hits, err := s.Guard(e.ctx, agent, staged)
+	if err != nil {
+		return err
+	}
+	if len(hits) > 0 {
+		var what []string
+		for _, h := range hits {
+			what = append(what, h.String())
 		}
+		return coord.Errorf(coord.CodeConflict, "guard: staged files held by another agent: %s", strings.Join(what, ", ")).
+			WithHint("unstage them or coordinate with the holder")
 	}
-	// CMD is gone: so is whatever it left behind.
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	killOrphans(5 * time.Second)
-	if st.Signaled() {
-		report("signal %d", int(st.Signal()))
-	} else {
-		report("exit %d", st.ExitStatus())
-	}
-	return 0
-}
-
-// reapChildren waits for every child of the guard: CMD (whose status it
-// sends on exited) and the orphans reparented to the guard, so none stays
-// a zombie.
-func reapChildren(pid int, exited chan<- syscall.WaitStatus) {
-	for {
-		var ws syscall.WaitStatus
-		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
-		switch {
-		case err == syscall.EINTR:
-		case err != nil: // no children now; orphans may come later
-			time.Sleep(5 * time.Millisecond)
-		case wpid == pid:
-			exited <- ws
-		}
-	}
-}
-
-// withoutEnv returns env without the variable name.
-func withoutEnv(env []string, name string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if len(kv) > len(name) && kv[:len(name)] == name && kv[len(name)] == '=' {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
-}
-
-// guarded is CMD running under its guard, as run sees it.
-type guarded struct {
-	cmd  *exec.Cmd
-	line *net.UnixConn // run's end of the lifeline
-}
-
-// startGuarded starts the guard, which starts CMD (path, argv) with env.
-func startGuarded(path string, argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (*guarded, error) {
-	self, err := selfExe()
-	if err != nil {
-		return nil, err
-	}
-	fds, err := lifelinePair()
-	if err != nil {
-		return nil, err
-	}
-	guardEnd := os.NewFile(uintptr(fds[1]), "lifeline")
-	defer guardEnd.Close() // the guard has its copy once started
-	runEnd := os.NewFile(uintptr(fds[0]), "lifeline")
-	fc, err := net.FileConn(runEnd)
-	runEnd.Close()
-	if err != nil {
-		return nil, err
-	}
-	line := fc.(*net.UnixConn)
-	cmd := exec.Command(self)
-	cmd.Args = append([]string{"coord", guardArg, path}, argv...)
-	cmd.Env = append(env, guardEnv+"=1")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	cmd.ExtraFiles = []*os.File{guardEnd}
-	// Its own group: a terminal's Ctrl-C reaches run alone, which forwards
-	// it once.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.WaitDelay = 5 * time.Second // an escaped process holding CMD's output cannot hold run
-	if err := cmd.Start(); err != nil {
-		line.Close()
-		return nil, err
-	}
-	return &guarded{cmd: cmd, line: line}, nil
-}
-
-// signal forwards sig to CMD's process group (through the guard).
-func (g *guarded) signal(sig os.Signal) { g.cmd.Process.Signal(sig) }
-
-// kill shuts the lifeline: the guard SIGKILLs CMD's process group.
-func (g *guarded) kill() { g.line.CloseWrite() }
-
-// wait waits for the guard and returns its report of CMD's end: "exit N",
-// "signal N", "error TEXT", or, when the guard itself died, how.
-func (g *guarded) wait() string {
-	werr := g.cmd.Wait()
-	g.line.SetReadDeadline(time.Now().Add(5 * time.Second))
-	b, _ := io.ReadAll(io.LimitReader(g.line, 4096))
-	g.line.Close()
-	if st := strings.TrimSpace(string(b)); st != "" {
-		return st
-	}
-	return fmt.Sprintf("the run guard died (%v)", werr)
-}
-
-// selfExe is this binary, for re-executing it as the guard. On Linux,
-// /proc/self/exe works even if the file was replaced since (make build
-// while agents run).
-func selfExe() (string, error) {
-	if _, err := os.Stat("/proc/self/exe"); err == nil {
-		return "/proc/self/exe", nil
-	}
-	return os.Executable()
-}
-
-// lifelinePair is a connected socket pair, both ends close-on-exec (the
-// guard gets its end through ExtraFiles; nothing else may inherit either).
-func lifelinePair() ([2]int, error) {
-	syscall.ForkLock.RLock()
-	defer syscall.ForkLock.RUnlock()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		return fds, os.NewSyscallError("socketpair", err)
-	}
-	syscall.CloseOnExec(fds[0])
-	syscall.CloseOnExec(fds[1])
-	return fds, nil
+	return nil
 }

@@ -88,3 +88,16 @@ func BenchmarkHookInProcess(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVersionInProcess is `coord --version` through run() in this
+// process: what the CLI costs before any command runs (building the
+// command tree, parsing the arguments, the signal handler), without
+// the process start.
+func BenchmarkVersionInProcess(b *testing.B) {
+	for b.Loop() {
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{"coord", "--version"}, strings.NewReader(""), &out, &errb); code != 0 {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+	}
+}

@@ -1,45 +1,35 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/nats/hub"
 )
 
-func hubCommands(e *env) []*cli.Command {
-	return []*cli.Command{
-		{Name: "hub", Usage: "run a NATS JetStream server for projects shared across machines (prints COORD_BACKEND=nats://HOST:PORT when ready)",
-			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "dir", Usage: "where the hub keeps its data (default: $XDG_DATA_HOME/coord/hub, or ~/.local/share/coord/hub)"},
-				&cli.StringFlag{Name: "listen", Value: hub.DefaultListen, Usage: "HOST:PORT for clients (port 0: a free one; 0.0.0.0 for other machines)"},
-				&cli.StringFlag{Name: "cluster", Usage: "cluster name: this hub is one node of a 3-node cluster (replicated storage)"},
-				&cli.StringFlag{Name: "routes", Usage: "the other nodes' route URLs, comma-separated (nats-route://host:6222)"},
-				&cli.StringFlag{Name: "cluster-listen", Usage: "HOST:PORT for routes (default: --listen's host, port 6222)"},
-				&cli.StringFlag{Name: "cluster-advertise", Usage: "HOST:PORT the other nodes should route to (behind NAT)"},
-				&cli.BoolFlag{Name: "verbose", Usage: "print the server's notices to stderr (warnings and errors always are)"},
-			}, Action: e.cmdHub},
-		{Name: "backend", Usage: "move a project between backends",
-			Subcommands: []*cli.Command{
-				{Name: "copy", Usage: "copy a whole project (tasks, claims and epochs, path locks, leases, kv, quota, log) into an empty one",
-					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "from", Usage: "source backend URL (file:///abs/path or nats://host:port/NAMESPACE)"},
-						&cli.StringFlag{Name: "to", Usage: "destination backend URL; created if missing, refused if it holds tasks"},
-					}, Action: e.cmdBackendCopy},
-			}},
-	}
+func hubCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "hub", Usage: "run a NATS JetStream server for projects shared across machines (prints COORD_BACKEND=nats://HOST:PORT[/NAMESPACE] when ready)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "namespace", Usage: "the project namespace to name in the printed URL (COORD_BACKEND=nats://HOST:PORT/NAMESPACE); without it the URL names none, and clients that follow it use \"default\""},
+			&cli.StringFlag{Name: "dir", Usage: "where the hub keeps its data, locked while it runs (default: $XDG_DATA_HOME/coord/hub, or ~/.local/share/coord/hub)"},
+			&cli.StringFlag{Name: "listen", Value: backend.DefaultHubListen, Usage: "HOST:PORT for clients (port 0: a free one; 0.0.0.0 for other machines)"},
+			&cli.StringFlag{Name: "cluster", Usage: "cluster name: this hub is one node of a 3-node cluster (replicated storage)"},
+			&cli.StringFlag{Name: "routes", Usage: "the other nodes' route URLs, comma-separated (nats-route://host:6222)"},
+			&cli.StringFlag{Name: "cluster-listen", Usage: "HOST:PORT for routes (default: --listen's host, port 6222)"},
+			&cli.StringFlag{Name: "cluster-advertise", Usage: "HOST:PORT the other nodes should route to (behind NAT)"},
+			&cli.BoolFlag{Name: "verbose", Usage: "print the server's notices to stderr (warnings and errors always are)"},
+		}, Action: e.cmdHub}
 }
 
 // cmdHub runs an embedded NATS server until SIGTERM or SIGINT, then stops
 // it cleanly (exit 130, as every command a signal ends).
-func (e *env) cmdHub(c *cli.Context) error {
+func (e *env) cmdHub(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("hub takes no arguments")
 	}
@@ -58,8 +48,14 @@ func (e *env) cmdHub(c *cli.Context) error {
 	if c.IsSet("routes") && !c.IsSet("cluster") {
 		return strErr("--routes needs --cluster NAME")
 	}
+	ns := c.String("namespace")
+	if c.IsSet("namespace") {
+		if err := backend.ValidNamespace(ns); err != nil {
+			return strErr("hub: --namespace: %v", coord.OneLine(err.Error()))
+		}
+	}
 	verbose := c.Bool("verbose")
-	o := hub.Options{
+	o := backend.HubOptions{
 		Dir:              dir,
 		Listen:           c.String("listen"),
 		Cluster:          c.String("cluster"),
@@ -75,56 +71,28 @@ func (e *env) cmdHub(c *cli.Context) error {
 	if r := c.String("routes"); r != "" {
 		o.Routes = strings.Split(r, ",")
 	}
-	h, err := hub.Start(o)
+	h, err := backend.StartHub(o)
 	if err != nil {
 		return err
 	}
 	defer h.Shutdown()
-	fmt.Fprintf(e.stdout, "COORD_BACKEND=%s\n", h.URL())
+	// The first line is the contract's COORD_BACKEND=nats://HOST:PORT, with
+	// the namespace at its end only when --namespace asks for one: a
+	// consumer that appends its own namespace keeps working. Without one,
+	// the line for people says which namespace following it selects.
+	if ns != "" {
+		fmt.Fprintf(e.stdout, "COORD_BACKEND=%s/%s\n", h.URL(), ns)
+	} else {
+		fmt.Fprintf(e.stdout, "COORD_BACKEND=%s\n", h.URL())
+	}
 	fmt.Fprintf(e.stderr, "coord hub: serving %s from %s (every write synced before it is acknowledged); SIGTERM or Ctrl-C stops it\n", h.URL(), dir)
+	if ns != "" {
+		fmt.Fprintf(e.stderr, "coord hub: project namespace %s: COORD_BACKEND=%s/%s (create it once with 'coord init')\n", ns, h.URL(), ns)
+	} else {
+		fmt.Fprintf(e.stderr, "coord hub: the URL names no project namespace, so clients that follow it use %q; give each project its own: COORD_BACKEND=%s/NAME (or start the hub with --namespace NAME)\n", backend.DefaultNamespace, h.URL())
+	}
 	markWaiting()
 	<-e.ctx.Done()
 	h.Shutdown()
 	return interrupted(e.ctx)
-}
-
-// cmdBackendCopy copies a project between backends (app.Copy).
-func (e *env) cmdBackendCopy(c *cli.Context) error {
-	from, to := c.String("from"), c.String("to")
-	if from == "" || to == "" {
-		return strErr("backend copy needs --from URL and --to URL")
-	}
-	warn := func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
-	opt := func(url string) backend.Options {
-		o := backend.Options{URL: url, Clock: e.clock, Warn: warn, AllowUnsafeFS: e.allowUnsafeFS}
-		if e.lockWaitSet {
-			o.LockWait = e.lockWait
-		}
-		return o
-	}
-	src, err := backend.Open(e.ctx, opt(from))
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	// The destination is created if it does not exist yet (idempotent:
-	// an existing project is only opened).
-	if _, _, err := backend.Init(e.ctx, opt(to)); err != nil {
-		return err
-	}
-	dst, err := backend.Open(e.ctx, opt(to))
-	if err != nil {
-		return err
-	}
-	defer dst.Close()
-	res, err := app.Copy(e.ctx, src, dst)
-	if err != nil {
-		return err
-	}
-	if e.json {
-		return e.printJSON(res)
-	}
-	e.printf("copied %d tasks, %d leases, %d keys, %d log lines and %d archived tasks from %s to %s\n",
-		res.Tasks, res.Leases, res.Keys, res.LogLines, res.Archived, res.From, res.To)
-	return nil
 }

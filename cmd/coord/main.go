@@ -1,6 +1,7 @@
 // Command coord coordinates AI coding agents that share one repository
-// through the file system: claim, beat, release. See README.md and
-// ../shared/spec/cli.md for the contract.
+// through the file system or a NATS hub: claim, beat, release. README.md
+// is the quick start; docs/COMMANDS.md and docs/FORMATS.md document the
+// contract (commands, exit codes, file formats).
 package main
 
 import (
@@ -9,12 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"strings"
-	"syscall"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/gcstart"
 	"github.com/rotd/coord/coord"
@@ -35,8 +33,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) == 0 {
 		args = []string{"coord"}
 	}
-	if isRunGuard(args) { // coord run's helper process (guard.go)
-		return runGuard(args, stdin, stdout, stderr)
+	if isSupervisor(args) { // coord run's helper process (supervise.go)
+		return runSupervisor(args, stdin, stdout, stderr)
 	}
 	// "rotd coord …" behaves exactly like "coord …".
 	if filepath.Base(args[0]) == "rotd" {
@@ -53,18 +51,48 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer stop()
 
 	e := &env{stdin: &ctxReader{ctx: ctx, r: stdin}, stdout: stdout, stderr: stderr, ctx: ctx}
+	if hook, ok := plainHook(args); ok {
+		// The agents run `coord hook AGENT [EVENT]` before every edit,
+		// with no flag: serve it without building the command tree
+		// (every command and flag of coord), the same as the command
+		// would (env.defaults is what before sets without flags).
+		defer e.close()
+		if err := e.defaults(); err != nil {
+			return report(ctx, e, stderr, err)
+		}
+		return report(ctx, e, stderr, e.runHook(hook))
+	}
 	app := newApp(e)
 	argv := args
-	// Completion queries must reach urfave as they are (the flag last).
-	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" {
-		argv = normalizeArgs(app, args)
+	if args[len(args)-1] != completionFlag { // completion queries reach urfave as they are
+		argv = hoistFlags(app, args)
 	}
 	if isHelpExitCodes(app, argv) {
 		printExitCodes(stdout)
 		return 0
 	}
-	err := app.RunContext(ctx, argv)
+	err := app.Run(ctx, argv)
 	defer e.close()
+	return report(ctx, e, stderr, err)
+}
+
+// plainHook returns the arguments of `coord hook AGENT [EVENT]` given with
+// no flag and nothing else (as setup installs it), for run's fast path.
+func plainHook(args []string) ([]string, bool) {
+	if len(args) < 3 || len(args) > 4 || args[1] != "hook" {
+		return nil, false
+	}
+	for _, a := range args[2:] {
+		if a == "" || a[0] == '-' {
+			return nil, false
+		}
+	}
+	return args[2:], true
+}
+
+// report ends a command: exit 0, the status a command has explained in
+// its own convention, or one line on stderr with the code of the error.
+func report(ctx context.Context, e *env, stderr io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
@@ -91,61 +119,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return int(code)
 }
 
-// signalsHook, when set (by the test wrapper only), is called once the
-// stop signals are caught: from then on a signal means exit 130.
-var signalsHook func()
-
-// stopSignals are the signals that stop a command with exit 130: Ctrl-C,
-// kill's default, and a closed terminal or ssh session.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-
-// signalCause is the cause of a context cancelled by a stop signal
-// (context.Cause); it names the signal, which run forwards.
-type signalCause struct{ sig os.Signal }
-
-func (c *signalCause) Error() string { return "interrupted by " + signalName(c.sig) }
-
-// Unwrap makes a signal read as a cancellation (exit 130) wherever the
-// cause is checked instead of ctx.Err().
-func (c *signalCause) Unwrap() error { return context.Canceled }
-
-func signalName(sig os.Signal) string {
-	switch sig {
-	case os.Interrupt:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	}
-	return sig.String()
-}
-
-// notifyStop is signal.NotifyContext over stopSignals, except that the
-// cause names the signal. After the first signal the handler stays
-// installed until stop, so a second one cannot kill a commit half-way.
-func notifyStop(parent context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(parent)
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, stopSignals...)
-	if signalsHook != nil {
-		signalsHook()
-	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-ch:
-			cancel(&signalCause{sig})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		close(done)
-		signal.Stop(ch)
-		cancel(nil)
-	}
-}
-
 // exitCode is the one table from errors to exit codes.
 func exitCode(err error) coord.Code {
 	var ue usageError
@@ -158,41 +131,41 @@ func exitCode(err error) coord.Code {
 	return coord.CodeOf(err)
 }
 
-func printExitCodes(w io.Writer) {
-	fmt.Fprintf(w, "%-5s %-15s %s\n", "CODE", "NAME", "MEANING")
-	for _, c := range coord.ExitCodes {
-		fmt.Fprintf(w, "%-5d %-15s %s\n", c.Code, c.Name, c.Meaning)
-	}
-}
-
-func onUsageError(_ *cli.Context, err error, _ bool) error {
+func onUsageError(_ context.Context, _ *cli.Command, err error, _ bool) error {
 	return usageError{err}
 }
 
-func newApp(e *env) *cli.App {
-	app := &cli.App{
-		Name:                 "coord",
-		Usage:                "coordinate AI coding agents through the file system",
-		Version:              version,
-		Writer:               e.stdout,
-		ErrWriter:            e.stderr,
-		Reader:               e.stdin,
-		HideHelpCommand:      false,
-		EnableBashCompletion: true,
-		ExitErrHandler:       func(*cli.Context, error) {}, // run maps errors; deferred unlocks run first
-		OnUsageError:         onUsageError,
-		Flags:                globalFlags(),
-		Before:               e.before,
-		Commands:             append(append(append(append(commands(e), planningCommands(e)...), scheduleCommands(e)...), agentCommands(e)...), hubCommands(e)...),
-		CommandNotFound: func(c *cli.Context, name string) {
-			e.notFound = name
+// completionFlag is the flag urfave/cli's completion scripts add to ask
+// for the words that fit.
+const completionFlag = "--generate-shell-completion"
+
+// newApp is the command tree. urfave/cli v3 reads every command's flags
+// after its name, before and after positional arguments, and the global
+// flags in every command (contract §4); hoistFlags moves the flags that
+// stand before their command's name.
+func newApp(e *env) *cli.Command {
+	app := &cli.Command{
+		Name:                  "coord",
+		Usage:                 "coordinate AI coding agents through the file system",
+		Version:               version,
+		Writer:                e.stdout,
+		ErrWriter:             e.stderr,
+		Reader:                e.stdin,
+		EnableShellCompletion: true,
+		ConfigureShellCompletionCommand: func(c *cli.Command) {
+			c.Hidden = false
+			c.Usage = "print a shell completion script: coord completion bash|zsh|fish|pwsh"
+			setUsage(c)
+			guardArgs(c, "")
 		},
-		After: func(c *cli.Context) error {
-			if e.notFound != "" {
-				return usageError{fmt.Errorf("unknown command %q; run 'coord help'", e.notFound)}
-			}
-			return nil
+		ExitErrHandler: func(context.Context, *cli.Command, error) {}, // run maps errors; deferred unlocks run first
+		OnUsageError:   onUsageError,
+		Flags:          globalFlags(),
+		Before: func(ctx context.Context, c *cli.Command) (context.Context, error) {
+			return ctx, e.before(c)
 		},
+		Action:   rootAction,
+		Commands: commands(e),
 	}
 	for _, c := range app.Commands {
 		setUsage(c)
@@ -201,9 +174,18 @@ func newApp(e *env) *cli.App {
 	return app
 }
 
+// rootAction runs when no command is named: help for nothing, exit 1 for
+// a word that names no command.
+func rootAction(_ context.Context, c *cli.Command) error {
+	if c.NArg() == 0 {
+		return cli.ShowRootCommandHelp(c)
+	}
+	return usageError{fmt.Errorf("unknown command %q; run 'coord help'", clipArg(c.Args().First()))}
+}
+
 func setUsage(c *cli.Command) {
 	c.OnUsageError = onUsageError
-	for _, s := range c.Subcommands {
+	for _, s := range c.Commands {
 		setUsage(s)
 	}
 }
@@ -224,4 +206,8 @@ func strErr(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-func trimmed(s string) string { return strings.TrimSpace(s) }
+// exitStatus ends a command with a status it has already explained (on
+// stderr or in the agent's own convention): run prints nothing more.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }

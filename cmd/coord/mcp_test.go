@@ -156,7 +156,7 @@ func TestMCPMatchesCLI(t *testing.T) {
 	root := t.TempDir()
 	env := []string{"COORD_AGENT=mcp-a"}
 	runCoord(t, root, env, "", "init")
-	runCoord(t, root, env, `{"id":"4.1","title":"first","priority":"high","files":["src/a/**"],"x_kept":1}
+	runCoord(t, root, env, `{"id":"4.1","title":"first","priority":"high","files":["src/a/**"],"description":"shown by both"}
 {"id":"4.2","title":"second","deps":["4.1"]}
 {"id":"4.3","title":"third"}
 `, "seed-tasks", "--stdin")
@@ -211,6 +211,9 @@ func TestMCPToolsAll(t *testing.T) {
 	if err != nil || len(res.Tools) != 15 {
 		t.Fatalf("tools: %d %v", len(res.Tools), err)
 	}
+	// A call that succeeds beats after it (a refused one leaves no trace):
+	// one call first, so that both views show the session's agent.
+	callTool(t, cs, "status", nil)
 	got, _ := callTool(t, cs, "agents", nil)
 	// The two are read a moment apart: an age may have ticked a second
 	// between them (make test failed on 0 against 1), so ages are not

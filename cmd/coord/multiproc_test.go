@@ -1,9 +1,13 @@
-package main
+//go:build !race
 
 // Multi-process tests: the claims that coord makes about atomicity are
 // about separate OS processes, each with its own file descriptors and
 // flocks, so these tests start the test binary itself as worker processes
-// (see workerMain) rather than goroutines.
+// (see workerMain) rather than goroutines. The race detector cannot see
+// across processes and slows each about tenfold, so they are built only
+// without it, and make test's procs pass runs them (Makefile).
+
+package main
 
 import (
 	"bufio"
@@ -25,156 +29,9 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/file"
 )
-
-// workerEnv, when set in a child's environment, turns the test binary
-// into a worker: it runs workerMain instead of the tests.
-const workerEnv = "COORD_TEST_WORKER"
-
-func init() {
-	switch mode := os.Getenv(workerEnv); mode {
-	case "":
-	case "load":
-		os.Exit(loadWorker(os.Getenv("COORD_AGENT"), os.Getenv("COORD_ROOT")))
-	case "cli":
-		installTestHooks()
-		os.Exit(run(context.Background(), append([]string{"coord"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
-	default:
-		os.Exit(workerMain(mode, os.Getenv("COORD_AGENT"), os.Getenv("COORD_ROOT")))
-	}
-}
-
-// coordIn runs one coord command in-process and returns its exit code and
-// stdout.
-func coordIn(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := run(context.Background(), append([]string{"coord"}, args...), strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
-
-type claimed struct {
-	ID    string `json:"id"`
-	Epoch int64  `json:"epoch"`
-	Stat  string `json:"status"`
-}
-
-// workerMain is an agent's loop. Modes:
-//
-//	drain: claim, release with --epoch, until nothing is left; print
-//	       "got ID EPOCH" per claim
-//	hold:  claim and never release, as fast as possible (to be SIGKILLed)
-func workerMain(mode, agent, root string) int {
-	if mode == "holdlock" {
-		// Take the registry flock as a commit would, say so, and keep it
-		// until killed (or stopped and continued).
-		s, err := file.Open(filepath.Join(root, file.RelDir), file.Options{Holder: agent})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
-		err = s.Tasks().Update(context.Background(), func(*coord.Txn) error {
-			fmt.Println("locked")
-			os.Stdout.Sync()
-			time.Sleep(time.Hour)
-			return nil
-		})
-		fmt.Fprintln(os.Stderr, err)
-		return 4
-	}
-	if mode == "log" {
-		// Messages of 100 B to ~9 KB, many beyond PIPE_BUF (4 KiB).
-		for i := range 150 {
-			msg := fmt.Sprintf("%s-%03d %s end", agent, i, strings.Repeat("x", logMsgLen(i)))
-			if code, _, errs := coordIn("--root", root, "--agent", agent, "msg", msg); code != 0 {
-				fmt.Fprint(os.Stderr, errs)
-				return code
-			}
-		}
-		return 0
-	}
-	caps := os.Getenv("COORD_AGENT_CAPS")
-	for idle := 0; ; {
-		code, out, errs := coordIn("--root", root, "--agent", agent, "--capability", caps, "claim")
-		if code != 0 {
-			fmt.Fprintf(os.Stderr, "claim exited %d: %s", code, errs)
-			return code
-		}
-		var c claimed
-		if err := json.Unmarshal([]byte(out), &c); err != nil {
-			fmt.Fprintf(os.Stderr, "claim printed %q: %v\n", out, err)
-			return 99
-		}
-		if c.ID == "" {
-			if mode == "hold" {
-				return 0
-			}
-			// Nothing eligible now: done, or waiting on others' work.
-			_, ls, _ := coordIn("--root", root, "ls", "--json", "--status", "unclaimed,claimed")
-			if strings.TrimSpace(ls) == "[]" || idle > 2000 {
-				return 0
-			}
-			idle++
-			time.Sleep(2 * time.Millisecond)
-			continue
-		}
-		fmt.Printf("got %s %d\n", c.ID, c.Epoch)
-		if mode == "hold" {
-			continue
-		}
-		code, _, errs = coordIn("--root", root, "--agent", agent, "release", c.ID, "--epoch", strconv.FormatInt(c.Epoch, 10), "--summary", "w")
-		if code != 0 {
-			fmt.Fprintf(os.Stderr, "release %s exited %d: %s", c.ID, code, errs)
-			return code
-		}
-	}
-}
-
-// manyProcesses skips a test under -race: it starts many coord processes
-// (scripts, worker swarms), and the detector, which cannot see across
-// processes (their sharing is through flocks and files), only slows each
-// of them. make test runs these in its non-race pass; the in-process tests
-// and the signal and run tests, whose few processes run coord's own
-// goroutines, stay under -race.
-func manyProcesses(t *testing.T) {
-	t.Helper()
-	if raceEnabled {
-		t.Skip("many coord processes: run without -race (make test's non-race pass runs it)")
-	}
-}
-
-func startWorker(t *testing.T, root, mode, agent, caps string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), workerEnv+"="+mode, "COORD_AGENT="+agent, "COORD_ROOT="+root, "COORD_AGENT_CAPS="+caps)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, &out, &errb
-}
-
-func mustCoord(t *testing.T, args ...string) string {
-	t.Helper()
-	code, out, errs := coordIn(args...)
-	if code != 0 {
-		t.Fatalf("coord %s: exit %d: %s", strings.Join(args, " "), code, errs)
-	}
-	return out
-}
-
-func seedTree(t *testing.T, lines []string) string {
-	t.Helper()
-	root := t.TempDir()
-	mustCoord(t, "--root", root, "init")
-	seed := filepath.Join(root, "seed.jsonl")
-	if err := os.WriteFile(seed, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mustCoord(t, "--root", root, "seed-tasks", seed)
-	return root
-}
 
 var logRE = regexp.MustCompile(`^\[[^\]]+\] (\S+) ▶ (claimed|released) task ([^\s:]+)`)
 
@@ -186,7 +43,6 @@ var logRE = regexp.MustCompile(`^\[[^\]]+\] (\S+) ▶ (claimed|released) task ([
 // Broken build this fails against: Txn.ineligible without the files
 // overlap rule (35 overlapping claims seen in the log replay).
 func TestMultiProcessDrain(t *testing.T) {
-	manyProcesses(t)
 	const nTasks, nWorkers = 240, 8
 	group := map[string]string{}
 	capOf := map[string]string{}
@@ -312,7 +168,6 @@ func TestMultiProcessDrain(t *testing.T) {
 // found nothing left), never after a fixed delay from its start: a slow,
 // loaded machine then kills later, not before the worker did anything.
 func TestMultiProcessSIGKILL(t *testing.T) {
-	manyProcesses(t)
 	var lines []string
 	for i := range 1500 {
 		lines = append(lines, fmt.Sprintf(`{"id":"k%04d","title":"x"}`, i))
@@ -351,8 +206,8 @@ func TestMultiProcessSIGKILL(t *testing.T) {
 				defer wg.Done()
 				select {
 				case <-first:
-				case <-time.After(condTimeout):
-					t.Errorf("worker %s claimed nothing within %s", agent, condTimeout)
+				case <-time.After(backendtest.Timeout):
+					t.Errorf("worker %s claimed nothing within %s", agent, backendtest.Timeout)
 				}
 				time.Sleep(time.Duration(rand.IntN(200)) * time.Millisecond)
 				_ = cmd.Process.Signal(syscall.SIGKILL)
@@ -400,18 +255,16 @@ func TestMultiProcessSIGKILL(t *testing.T) {
 	t.Logf("%d claims across 24 killed workers", len(seen))
 }
 
-func logMsgLen(i int) int { return 100 + (i*997)%9000 }
-
 // TestMultiProcessLog, scenario 8: sixteen processes append 150 messages
-// each (100 B to 9 KB, many longer than PIPE_BUF) while this process
-// forces a rotation every few milliseconds. Every line arrives whole,
-// exactly once, in each writer's order, across all the rotated files.
+// each (100 B to 4 KiB, half of the lines longer than PIPE_BUF) while
+// this process forces a rotation every few milliseconds. Every line
+// arrives whole, exactly once, in each writer's order, across all the
+// rotated files.
 //
 // Broken build this fails against: Store.AppendLog writing each event
 // with its own write(2) outside the log flock, or rotating by
 // copy-and-truncate (lines lost between the copy and the truncate).
 func TestMultiProcessLog(t *testing.T) {
-	manyProcesses(t)
 	const writers, each = 16, 150
 	root := seedTree(t, []string{`{"id":"x","title":"x"}`})
 	var cmds []*exec.Cmd

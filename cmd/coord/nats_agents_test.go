@@ -10,8 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rotd/coord/cmd/coord/mcpserver"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/nats/hubtest"
 )
 
@@ -91,7 +90,7 @@ func TestMCPOnNATS(t *testing.T) {
 			b, _ := json.Marshal(res.StructuredContent)
 			done <- string(b)
 		}()
-		waitBeat(t, url, "w") // the call has begun (every call beats first)
+		waitBeat(t, url, "w") // the wait has begun (it beats once it has looked)
 		select {
 		case got := <-done:
 			t.Fatalf("wait returned with nothing eligible: %s", got)
@@ -128,25 +127,17 @@ func TestMCPOnNATS(t *testing.T) {
 func waitBeat(t *testing.T, url, agent string) {
 	t.Helper()
 	ctx := context.Background()
-	b, err := backend.Open(ctx, backend.Options{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	svc, err := app.New(ctx, b, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	svc := backendtest.NewProject(t, backendtest.Options{URL: url}).Service
+	backendtest.Wait(t, "agent "+agent+" to beat on "+url, func() bool {
 		rows, err := svc.Agents(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rows {
 			if r.Agent == agent && r.LastBeat != nil {
-				return
+				return true
 			}
 		}
-	}
-	t.Fatalf("agent %s never beat on %s", agent, url)
+		return false
+	})
 }

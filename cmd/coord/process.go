@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/rotd/coord/fsops"
 )
 
 // process is the agent process a beat loop serves (beat --every): when it
@@ -73,7 +75,7 @@ func procStat(pid int) (state, start string) {
 // procStatFields returns the fields of /proc/PID/stat after the command
 // name (state, ppid, pgrp, …; starttime is [19]), or nil.
 func procStatFields(pid int) []string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := fsops.ReadFile("/proc/"+strconv.Itoa(pid)+"/stat", 4096)
 	if err != nil {
 		return nil
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,12 +13,28 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/workspace"
 )
+
+func runCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "run", Usage: "claim (waiting while nothing is eligible), run CMD beating meanwhile, release on success, block on failure", ArgsUsage: "-- CMD [ARGS...]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "task", Usage: "take this task or exit 3"},
+			capabilityFlag(), skillFlag(),
+			&cli.BoolFlag{Name: "any", Usage: "first eligible in registry order"},
+			&cli.BoolFlag{Name: "loop", Usage: "run CMD on one task after another until no work is left (a failed or lost task is logged and the loop goes on)"},
+			&cli.StringFlag{Name: "timeout", Usage: "give up (exit 3) when no task becomes eligible for this long (default: wait)"},
+			&cli.StringFlag{Name: "beat", Usage: "beat and check the claim this often (default: config beat_interval)"},
+			&cli.StringFlag{Name: "grace", Usage: "after SIGTERM to a command whose claim was lost, SIGKILL after this (default 10s)"},
+			&cli.StringFlag{Name: "summary", Usage: "release summary (default: git diff --shortstat)"},
+			&cli.BoolFlag{Name: "inbox", Usage: "push scheduling: run CMD on each task pushed to this agent, in turn, until no work is left"},
+			&cli.StringFlag{Name: "wait", Usage: "with --inbox: give up (exit 3) when nothing is pushed for this long (as --timeout)"},
+		}, Action: e.cmdRun}
+}
 
 // lastLine passes writes through and remembers the last non-empty line
 // (for the reason of a blocked task).
@@ -55,23 +70,42 @@ func (l *lastLine) Last() string {
 	return l.last
 }
 
-// cmdRun: claim, run CMD beating in the background, release or block by
-// its exit status, stop it if the claim is lost, and hand the task back
-// if run itself gets a signal. CMD runs under the run guard (guard.go),
-// so it and everything it started die with run, however run ends. With
-// --inbox it loops: take the next pushed task from the inbox (waiting for
-// one), run CMD on it, and again, until no work is left.
-func (e *env) cmdRun(c *cli.Context) error {
+// cmdRun: take the next task (app.Worker.Next: claim, or the inbox,
+// waiting while nothing is eligible but work remains), run CMD on it
+// under the run supervisor (supervise.go: CMD and everything it started
+// die with run, however run ends) while an app.Keeper beats, then release
+// or block by its exit status; stop CMD if the claim is lost or can no
+// longer be kept (self-fencing), hand the task back if run itself gets a
+// signal.
+// With --loop (and, as before, with --inbox) it goes on to the next task
+// until no work is left.
+func (e *env) cmdRun(_ context.Context, c *cli.Command) error {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
 		return strErr("run needs a command: coord run [claim flags] -- CMD ARGS...")
 	}
-	inbox := c.Bool("inbox")
+	inbox, loop := c.Bool("inbox"), c.Bool("loop")
 	if inbox && (c.IsSet("task") || c.Bool("any")) {
 		return strErr("run --inbox takes what is pushed to it: --task and --any do not apply")
 	}
+	if loop && c.IsSet("task") {
+		return strErr("run --loop takes one task after another: --task does not apply")
+	}
 	if !inbox && c.IsSet("wait") {
-		return strErr("run: --wait goes with --inbox")
+		return strErr("run: --wait goes with --inbox (--timeout bounds every wait)")
+	}
+	if c.IsSet("wait") && c.IsSet("timeout") {
+		return strErr("run: --wait and --timeout mean the same: give one")
+	}
+	if id := c.String("task"); c.IsSet("task") {
+		if err := coord.ValidTaskID(id); err != nil {
+			return err
+		}
+	}
+	// The release at the end would refuse a summary over its bound: refuse
+	// it now, before anything is claimed or run.
+	if err := coord.CheckNote("summary", c.String("summary")); err != nil {
+		return err
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -81,14 +115,22 @@ func (e *env) cmdRun(c *cli.Context) error {
 	if r.grace, err = durFlag(c, "grace", 10*time.Second); err != nil {
 		return err
 	}
-	idle, err := durFlag(c, "wait", 0)
+	timeoutFlag := "timeout"
+	if c.IsSet("wait") {
+		timeoutFlag = "wait"
+	}
+	timeout, err := durFlag(c, timeoutFlag, 0)
 	if err != nil {
 		return err
 	}
 	if r.svc, err = e.open(); err != nil {
 		return err
 	}
-	if r.every, err = durFlag(c, "beat", e.cfg.BeatInterval); err != nil {
+	if r.every, err = intervalFlag(c, "beat", e.cfg.BeatInterval); err != nil {
+		return err
+	}
+	a, err := e.caller(c)
+	if err != nil {
 		return err
 	}
 	// From here a stop signal is run's to handle (forward, then hand the
@@ -97,72 +139,83 @@ func (e *env) cmdRun(c *cli.Context) error {
 	r.sigs = make(chan os.Signal, 4)
 	signal.Notify(r.sigs, stopSignals...)
 	defer signal.Stop(r.sigs)
-	if inbox {
-		return r.loopInbox(idle)
-	}
-	res, a, err := e.claimTask(c)
-	if err != nil {
-		return err
-	}
-	if res.Task == nil {
-		if res.Drained {
+	r.lost = make(chan lostTask, 8)
+	r.keeper = r.svc.Keep(a, app.KeepOptions{Every: r.every, Verify: true, OnLost: func(ref app.TaskRef, why string) {
+		select {
+		case r.lost <- lostTask{ref.TaskID, ref.Epoch, why}:
+		default:
+		}
+	}})
+	defer r.keeper.Close()
+	w := r.svc.NewWorker(app.NextRequest{Agent: a, TaskID: c.String("task"), Any: c.Bool("any"), Inbox: inbox, Timeout: timeout})
+	for {
+		if sig := pendingSignal(e.ctx, r.sigs); sig != nil {
+			return &coord.Error{Code: coord.CodeInterrupted, Msg: "run: interrupted by " + signalName(sig)}
+		}
+		markWaiting()
+		res, err := w.Next(e.ctx)
+		if err != nil {
+			return err
+		}
+		if res.Task == nil {
 			return e.printRaw([]byte(`{"status":"drained"}`))
 		}
-		return e.printRaw([]byte(`{"status":"no_eligible_task"}`))
+		r.blocked = nil
+		if res.Task.Status == coord.Review { // push scheduling: a reviewer's inbox
+			err = r.review(a, res.Task)
+		} else {
+			err = r.work(a, res.Task, res.Since)
+		}
+		switch code := coord.CodeOf(err); {
+		case err == nil && (loop || inbox):
+			continue
+		case !loop:
+			// One task; with --inbox, until a run does not end in a
+			// release or a review decision.
+			return err
+		case code == coord.CodeConflict || code == coord.CodeLost:
+			// The loop goes on past a task that failed (blocked) or was
+			// lost; it takes a task it blocked up again once its owner
+			// unblocks it.
+			fmt.Fprintf(e.stderr, "coord: %s\n", coord.OneLine(err.Error()))
+			w.Parked(r.blocked)
+		default:
+			return err
+		}
 	}
-	if res.Task.Status == coord.Review { // push scheduling: a reviewer's inbox
-		return r.review(a, res.Task)
-	}
-	return r.work(a, res.Task)
 }
 
 // runner runs CMD on one task after another.
 type runner struct {
 	e            *env
-	c            *cli.Context
+	c            *cli.Command
 	svc          *app.Service
 	argv         []string
 	path         string
 	grace, every time.Duration
 	sigs         chan os.Signal
+	keeper       *app.Keeper
+	lost         chan lostTask // what the keeper found lost or fenced
+	blocked      *coord.Task   // the task the last run blocked, if any
 }
 
-// loopInbox is run --inbox: the agent must be registered (exit 3
-// otherwise); each task is taken from its inbox (app.Service.Inbox,
-// waiting at most idle for the next, 0: no limit) and run. It ends with
-// {"status":"drained"} and exit 0 when no work is left, or with the exit
-// of the first run that does not end in a release or a review decision.
-func (r *runner) loopInbox(idle time.Duration) error {
-	a, err := r.e.caller(r.c)
-	if err != nil {
-		return err
-	}
-	for {
-		if sig := pendingSignal(r.e.ctx, r.sigs); sig != nil {
-			return &coord.Error{Code: coord.CodeInterrupted, Msg: "run: interrupted by " + signalName(sig)}
-		}
-		markWaiting()
-		res, err := r.svc.Inbox(r.e.ctx, app.InboxRequest{Agent: a.ID, Wait: true, Timeout: idle})
-		if err != nil {
-			return err
-		}
-		if res.Task == nil { // drained
-			return r.e.printRaw([]byte(`{"status":"drained"}`))
-		}
-		if res.Task.Status == coord.Review {
-			err = r.review(a, res.Task)
-		} else {
-			err = r.work(a, res.Task)
-		}
-		if err != nil {
-			return err
-		}
-	}
+// settleWait bounds a self-fenced run's attempt to hand its task back.
+const settleWait = 3 * time.Second
+
+// lostTask is a task (at an epoch) the keeper no longer keeps, with why.
+type lostTask struct {
+	id    string
+	epoch int64
+	why   string
 }
 
 // work runs CMD on a task the agent holds: released when CMD exits 0,
-// blocked when it fails, handed back on a signal, stopped when lost.
-func (r *runner) work(a coord.Agent, t *coord.Task) error {
+// blocked when it fails, handed back on a signal, stopped when lost or
+// when its claim could no longer be kept alive (self-fencing: no
+// successful beat for half of stale_after), exit 6 then. since is when
+// the claim began (app.ClaimResult.Since). A task a reviewer sent back
+// gives CMD its review notes in COORD_REVIEW_NOTES.
+func (r *runner) work(a coord.Agent, t *coord.Task, since time.Time) error {
 	e, svc := r.e, r.svc
 	id, epoch := t.ID, t.Epoch
 	ref := app.TaskRef{Agent: a, TaskID: id, Epoch: epoch}
@@ -171,17 +224,35 @@ func (r *runner) work(a coord.Agent, t *coord.Task) error {
 	if sig := pendingSignal(e.ctx, r.sigs); sig != nil {
 		return e.handBack(ctx, svc, ref, sig) // signalled during the claim: CMD never starts
 	}
-	env := append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(epoch, 10),
+	r.keeper.Hold(ref, since)
+	defer r.keeper.Drop(id)
+	env := append(withoutEnv(os.Environ(), "COORD_REVIEW_NOTES"), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(epoch, 10),
 		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root)
-	out, err := r.guarded(env, a.ID, func() string {
-		// An error means we cannot tell: keep working, check again next beat.
-		why, _ := svc.Holds(ctx, ref)
-		return why
-	})
+	if t.ReviewNotes != "" { // work a reviewer sent back: what to change
+		env = append(env, "COORD_REVIEW_NOTES="+t.ReviewNotes)
+	}
+	out, err := r.supervise(env, a.ID, ref)
 	if err != nil {
-		return e.blockAfterRun(ctx, svc, ref, "could not start: "+err.Error())
+		return r.blockAfterRun(ctx, ref, "could not start: "+err.Error())
 	}
 	if out.lost != "" {
+		if owed := r.keeper.Owed(); len(owed) > 0 {
+			// Self-fenced: hand the task back now if the backend answers
+			// again; if not within a few seconds, it goes stale as any
+			// silent claim does (a commit under way is not waited for:
+			// it is fenced by the task's epoch, lands whole or not at all).
+			settled := make(chan struct{})
+			go func() {
+				sctx, cancel := context.WithTimeout(ctx, settleWait)
+				defer cancel()
+				r.keeper.Settle(sctx)
+				close(settled)
+			}()
+			select {
+			case <-settled:
+			case <-time.After(settleWait):
+			}
+		}
 		return coord.Errorf(coord.CodeLost, "run: lost task %s while %s ran: %s; it was stopped", id, r.argv[0], out.lost).
 			WithHint("stop working on it; run 'coord run' again for another task")
 	}
@@ -202,7 +273,7 @@ func (r *runner) work(a coord.Agent, t *coord.Task) error {
 		fmt.Fprintf(e.stderr, "coord: run: released %s (%s)\n", id, got.Status)
 		return nil
 	}
-	return e.blockAfterRun(ctx, svc, ref, out.reason())
+	return r.blockAfterRun(ctx, ref, out.reason())
 }
 
 // review runs CMD on a review routed to the agent (COORD_REVIEW=1 in its
@@ -228,7 +299,7 @@ func (r *runner) review(a coord.Agent, t *coord.Task) error {
 	}
 	env := append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(t.Epoch, 10),
 		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root, "COORD_REVIEW=1")
-	out, err := r.guarded(env, a.ID, func() string { return "" })
+	out, err := r.supervise(env, a.ID, app.TaskRef{})
 	if err != nil {
 		out = runOutcome{status: "error " + err.Error()}
 	}
@@ -255,9 +326,9 @@ func (r *runner) review(a coord.Agent, t *coord.Task) error {
 	return nil
 }
 
-// runOutcome is how a guarded CMD ended.
+// runOutcome is how a supervised CMD ended.
 type runOutcome struct {
-	status string    // the guard's report: "exit N", "signal N", "error …"
+	status string    // the supervisor's report: "exit N", "signal N", "error …"
 	sig    os.Signal // the first stop signal run got meanwhile (or just after)
 	lost   string    // why the task was lost, when it was
 	tail   string    // CMD's last stderr line
@@ -272,14 +343,15 @@ func (o runOutcome) reason() string {
 	return reason
 }
 
-// guarded runs CMD under the run guard, beating for agent every beat and
-// asking lost (non-empty: the task is lost, CMD is stopped); signals to
-// run go to CMD's process group, and SIGKILL follows after grace.
-func (r *runner) guarded(env []string, agent string, lost func() string) (runOutcome, error) {
+// supervise runs CMD under the run supervisor. With a task (the keeper
+// keeps it), CMD is stopped when the keeper reports it lost or fenced; without
+// one (a review), run beats for agent every beat itself. Signals to run
+// go to CMD's process group, and SIGKILL follows after grace.
+func (r *runner) supervise(env []string, agent string, task app.TaskRef) (runOutcome, error) {
 	e := r.e
 	ctx := context.WithoutCancel(e.ctx)
 	errTail := &lastLine{w: e.stderr}
-	g, err := startGuarded(r.path, r.argv, env, rawStdin(e.stdin), e.stdout, errTail)
+	g, err := startSupervised(r.path, r.argv, env, rawStdin(e.stdin), e.stdout, errTail)
 	if err != nil {
 		return runOutcome{}, err
 	}
@@ -289,8 +361,12 @@ func (r *runner) guarded(env []string, agent string, lost func() string) (runOut
 		out.status = g.wait()
 		close(done)
 	}()
-	tick := time.NewTicker(r.every)
-	defer tick.Stop()
+	var beat <-chan time.Time
+	if task.TaskID == "" {
+		tick := time.NewTicker(r.every)
+		defer tick.Stop()
+		beat = tick.C
+	}
 	var graceC <-chan time.Time // after a signal or a loss: CMD's time to stop
 	stopIn := func() {
 		if graceC == nil {
@@ -310,16 +386,15 @@ loop:
 			stopIn()
 		case <-graceC:
 			g.kill()
-		case <-tick.C:
+		case <-beat:
 			r.svc.Beat(ctx, agent, nil)
-			if out.sig != nil || out.lost != "" {
+		case l := <-r.lost:
+			if l.id != task.TaskID || l.epoch != task.Epoch || out.sig != nil || out.lost != "" {
 				continue
 			}
-			if why := lost(); why != "" {
-				out.lost = why
-				g.signal(syscall.SIGTERM)
-				stopIn()
-			}
+			out.lost = l.why
+			g.signal(syscall.SIGTERM)
+			stopIn()
 		}
 	}
 	if out.sig == nil && out.lost == "" {
@@ -359,7 +434,7 @@ func (e *env) handBack(ctx context.Context, svc *app.Service, ref app.TaskRef, s
 	return &coord.Error{Code: coord.CodeInterrupted, Msg: fmt.Sprintf("run: %s; task %s was not finished", why, ref.TaskID)}
 }
 
-// exitReason words the guard's report of how CMD ended.
+// exitReason words the supervisor's report of how CMD ended.
 func exitReason(status string) string {
 	kind, arg, _ := strings.Cut(status, " ")
 	n, _ := strconv.Atoi(arg)
@@ -374,85 +449,14 @@ func exitReason(status string) string {
 	return status
 }
 
-func (e *env) blockAfterRun(ctx context.Context, svc *app.Service, ref app.TaskRef, reason string) error {
-	if _, err := svc.Block(ctx, ref, reason); err != nil {
+// blockAfterRun blocks the task CMD failed on (r.blocked: the task as
+// blocked) and returns the conflict that says so (exit 3).
+func (r *runner) blockAfterRun(ctx context.Context, ref app.TaskRef, reason string) error {
+	t, err := r.svc.Block(ctx, ref, reason)
+	if err != nil {
 		return err
 	}
+	r.blocked = t
 	return coord.Errorf(coord.CodeConflict, "run: task %s blocked: %s", ref.TaskID, reason).
 		WithHint("fix the cause, then 'coord unblock %s' and run again", ref.TaskID)
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-func durFlag(c *cli.Context, name string, def time.Duration) (time.Duration, error) {
-	if !c.IsSet(name) {
-		return def, nil
-	}
-	d, err := coord.ParseDuration(c.String(name))
-	if err != nil || d <= 0 {
-		return 0, strErr("--%s %q is not a positive duration like 30s", name, c.String(name))
-	}
-	return d, nil
-}
-
-// cmdWait blocks until this agent has an eligible task, or the named task
-// changes state, or no work is left at all ({"status":"drained"}, exit
-// 0): app.Service.Wait, woken by the backend's change notification with a
-// slow poll as the fallback, beating for the agent every beat_interval and
-// freeing stale locks it finds (unless sweep_on_claim is false).
-func (e *env) cmdWait(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return strErr("wait takes no arguments (use --task ID)")
-	}
-	timeout, err := durFlag(c, "timeout", 0)
-	if err != nil {
-		return err
-	}
-	if _, err := coord.ParseSkillFilter(c.String("skill-level")); err != nil {
-		return err
-	}
-	taskID := c.String("task")
-	if taskID != "" {
-		if err := coord.ValidTaskID(taskID); err != nil {
-			return err
-		}
-	}
-	s, err := e.open()
-	if err != nil {
-		return err
-	}
-	a, err := e.caller(c)
-	if err != nil {
-		return err
-	}
-	markWaiting()
-	res, err := s.Wait(e.ctx, app.WaitRequest{Agent: a, TaskID: taskID, Timeout: timeout})
-	if err != nil {
-		return err
-	}
-	return e.printRaw(waitJSON(res))
-}
-
-// waitJSON prints a wait's result as the contract shows it:
-// {"status":"eligible","task":ID}, {"task":ID,"status":S,"was":W} or
-// {"status":"drained"}.
-func waitJSON(r app.WaitResult) []byte {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	switch {
-	case r.Was != "":
-		return []byte(`{"task":` + q(r.Task) + `,"status":` + q(r.Status) + `,"was":` + q(r.Was) + `}`)
-	case r.Task != "":
-		return []byte(`{"status":` + q(r.Status) + `,"task":` + q(r.Task) + `}`)
-	}
-	return []byte(`{"status":` + q(r.Status) + `}`)
-}
-
-func (e *env) cmdPrime(c *cli.Context) error {
-	_, err := e.stdout.Write([]byte(app.Prime))
-	return err
 }

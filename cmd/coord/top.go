@@ -2,24 +2,33 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 )
+
+func topCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "top", Usage: "live view: agents, tasks by status, locks, recent log (redrawn on change)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
+			&cli.BoolFlag{Name: "once", Usage: "print one frame and exit"},
+		}, Action: e.cmdTop}
+}
 
 // cmdTop is a live view for people: agents and their heartbeat age, tasks
 // by status, locks, and the last log lines, redrawn when the tree changes
 // (and every second for the ages). Plain ANSI, so it works over ssh. When
 // stdout is not a terminal it writes no escape sequence at all: each
 // frame follows the previous one, separated by a blank line.
-func (e *env) cmdTop(c *cli.Context) error {
+func (e *env) cmdTop(_ context.Context, c *cli.Command) error {
 	s, err := e.open()
 	if err != nil {
 		return err

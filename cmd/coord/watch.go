@@ -1,15 +1,25 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 )
+
+func watchCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "watch", Usage: "long-running sweeper: frees stale locks as they expire, rotates the log, archives",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
+			&cli.StringFlag{Name: "interval", Usage: "full rescan at least this often (default: timeout/3, at most 1m)"},
+			&cli.BoolFlag{Name: "poll", Usage: "do not use file-system notification"},
+		}, Action: e.cmdWatch}
+}
 
 // cmdWatch is the long-running sweeper of one project: one maintenance
 // step (app.Service.Maintain, as clean-stale runs it) at start, then a
@@ -19,7 +29,7 @@ import (
 // also rotates the log at a new UTC day and archives when archive_after
 // is set). When notification is unavailable, or lost changes, it says so
 // once and keeps rescanning. One watcher per project (coord.Exclusive).
-func (e *env) cmdWatch(c *cli.Context) error {
+func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("watch takes no arguments")
 	}
@@ -31,7 +41,7 @@ func (e *env) cmdWatch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	interval, err := durFlag(c, "interval", coord.RoundDuration(min(timeout/3, time.Minute)))
+	interval, err := intervalFlag(c, "interval", max(coord.MinInterval, coord.RoundDuration(min(timeout/3, time.Minute))))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // startWatch runs 'coord watch' as its own process and returns a channel
@@ -80,7 +82,7 @@ func TestWatchSweepsDeadAgent(t *testing.T) {
 			}
 			claimedAt := time.Now()
 			mustCoord(t, "--root", root, "--agent", "doomed", "claim")
-			expectLine(t, lines, "freed w1 (agent doomed", condTimeout)
+			expectLine(t, lines, "freed w1 (agent doomed", backendtest.Timeout)
 			took := time.Since(claimedAt)
 			t.Logf("%s: freed %v after the last beat", mode, took.Round(10*time.Millisecond))
 		})
@@ -144,7 +146,7 @@ func TestWatchFreesDeadAgentsPathLocks(t *testing.T) {
 	expectLine(t, lines, "watching", 10*time.Second)
 	mustCoord(t, "--root", root, "--agent", "doomed", "claim", "--task", "w1")
 	mustCoord(t, "--root", root, "--agent", "doomed", "lock-file", "src/editor")
-	expectLine(t, lines, "freed w1 (agent doomed", condTimeout)
+	expectLine(t, lines, "freed w1 (agent doomed", backendtest.Timeout)
 	if out := mustCoord(t, "--root", root, "locks", "--json"); strings.TrimSpace(out) != "[]" {
 		t.Fatalf("the dead agent's path lock outlived its task: %s", out)
 	}

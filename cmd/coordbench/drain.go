@@ -10,7 +10,7 @@ import (
 
 // drain runs procs agents ("d0", "d1", …) side by side, each running one
 // claim after another (argv, a fresh process per claim) until a claim
-// prints no_eligible_task, and checks that exactly n were claimed. It
+// prints no task (no_eligible_task, or drained), and checks that exactly n were claimed. It
 // returns claims per second and CPU milliseconds per claim.
 func drain(n, procs int, argv func(agent string) []string) (rate, cpuPer float64, err error) {
 	claimers := make([]claimer, procs)
@@ -29,7 +29,7 @@ func drain(n, procs int, argv func(agent string) []string) (rate, cpuPer float64
 type claimer func() (out []byte, cpu float64, err error)
 
 // drainBy runs the claimers side by side, each claiming until it answers
-// no_eligible_task, and checks that exactly n were claimed. It returns
+// with no task (no_eligible_task, or drained), and checks that exactly n were claimed. It returns
 // claims per second and CPU milliseconds per claim. The first error ends
 // its agent's loop and is the error.
 func drainBy(n int, claimers []claimer) (rate, cpuPer float64, err error) {
@@ -49,7 +49,7 @@ func drainBy(n int, claimers []claimer) (rate, cpuPer float64, err error) {
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("drain: %v", err)
 				}
-				stop := err != nil || bytes.Contains(out, []byte("no_eligible_task"))
+				stop := err != nil || noTask(out)
 				if !stop {
 					claims++
 					cpu += c
@@ -70,4 +70,11 @@ func drainBy(n int, claimers []claimer) (rate, cpuPer float64, err error) {
 		return 0, 0, fmt.Errorf("drain: %d of %d claimed", claims, n)
 	}
 	return float64(claims) / el, cpu / float64(claims), nil
+}
+
+// noTask reports whether a claim's output is a status object with no task
+// ({"status":"no_eligible_task"}, or {"status":"drained"} when no work is
+// left at all).
+func noTask(out []byte) bool {
+	return bytes.Contains(out, []byte(`"status":"no_eligible_task"`)) || bytes.Contains(out, []byte(`"status":"drained"`))
 }

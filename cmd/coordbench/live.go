@@ -13,7 +13,7 @@ import (
 // drainLive runs procs agents ("d0", "d1", …) side by side, each one
 // long-lived 'coord mcp' process (argv names the binary and the project;
 // "--agent ID mcp" is added) that opens the project once and claims
-// through its claim tool until it answers no_eligible_task, as an agent's
+// through its claim tool until it answers with no task, as an agent's
 // MCP session does. It checks that exactly n were claimed and returns
 // claims per second, the processes' start not counted.
 func drainLive(n, procs int, argv []string) (float64, error) {

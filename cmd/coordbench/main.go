@@ -6,6 +6,7 @@
 //	coordbench -bin bin/coord -tasks 1000 -procs 1 -ops 200   # claim latency at 1k tasks
 //	coordbench -bin bin/coord -tasks 1000 -procs 8 -ops 100   # contention throughput
 //	coordbench -compare old/coord,mid/coord -bin bin/coord    # binaries side by side, interleaved
+//	coordbench -floor -bin bin/coord                          # the edit hook and a claim against floor programs
 //
 // Each of -procs concurrent agents loops -ops times: claim, then release
 // with --epoch. Released tasks go back into the pool (the harness re-seeds
@@ -54,9 +55,29 @@ func main() {
 	flag.BoolVar(&pf.ablate, "plan-ablate", false, "with -plan: measure the model with each signal off in turn")
 	flag.StringVar(&pf.only, "plan-only", "", "with -plan: only these histories (comma-separated)")
 	flag.StringVar(&pf.agents, "plan-agents", "", "with -plan: numbers of agents (comma-separated; default 4,8)")
+	floor := flag.Bool("floor", false, "instead: the edit hook and a claim at 1,000 tasks against the floor programs of cmd/coordbench/floor, interleaved, as ratios (-only hook or claim)")
+	hello := flag.String("hello", "", "with -floor: the floor of a process start (default: floor-hello beside coordbench)")
+	floorClaim := flag.String("floor-claim", "", "with -floor: the floor of a claim (default: floor-claim beside coordbench)")
+	floorRounds := flag.Int("floor-rounds", 5, "with -floor: rounds")
+	floorK := flag.Int("floor-k", 20, "with -floor: runs of each program a round")
 	flag.Parse()
 	if pf.dir != "" {
 		if err := runPlan(pf); err != nil {
+			fmt.Fprintln(os.Stderr, "coordbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *floor {
+		self, _ := os.Executable()
+		if *hello == "" {
+			*hello = filepath.Join(filepath.Dir(self), "floor-hello")
+		}
+		if *floorClaim == "" {
+			*floorClaim = filepath.Join(filepath.Dir(self), "floor-claim")
+		}
+		f := &floorBench{coord: *bin, hello: *hello, claim: *floorClaim, disk: *disk, shm: *shm, rounds: *floorRounds, k: *floorK}
+		if err := runFloor(f, *only); err != nil {
 			fmt.Fprintln(os.Stderr, "coordbench:", err)
 			os.Exit(1)
 		}

@@ -84,7 +84,7 @@ func (s *natsSuite) project(url string, n int) (string, error) {
 func seedTasks(n int) []byte {
 	var b strings.Builder
 	for i := range n {
-		fmt.Fprintf(&b, `{"id":"b%d","title":"bench task %d","description":"generated","priority":"%s","x_unknown":{"kept":true}}`+"\n",
+		fmt.Fprintf(&b, `{"id":"b%d","title":"bench task %d","description":"generated","priority":"%s"}`+"\n",
 			i, i, []string{"urgent", "high", "medium", "low"}[i%4])
 	}
 	return []byte(b.String())

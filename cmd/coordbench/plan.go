@@ -30,7 +30,7 @@ type planFlags struct {
 // user's clone has none).
 func runPlan(pf planFlags) error {
 	if _, err := os.Stat(pf.dir); err != nil {
-		fmt.Printf("plan replay skipped: no histories at %s (they live beside the repository, in ../shared/data/histories)\n", pf.dir)
+		fmt.Printf("plan replay skipped: no histories at %s (the data set is not part of this repository; give its directory to -plan, or PLAN_DATA to make bench-plan)\n", pf.dir)
 		return nil
 	}
 	p := plan.DefaultParams

@@ -39,7 +39,7 @@ func (s *suite) tree(base string, n int) (string, error) {
 	}
 	var b strings.Builder
 	for i := range n {
-		fmt.Fprintf(&b, `{"id":"b%d","title":"bench task %d","description":"generated","priority":"%s","x_unknown":{"kept":true}}`+"\n",
+		fmt.Fprintf(&b, `{"id":"b%d","title":"bench task %d","description":"generated","priority":"%s"}`+"\n",
 			i, i, []string{"urgent", "high", "medium", "low"}[i%4])
 	}
 	seed := filepath.Join(root, "seed.jsonl")

@@ -12,10 +12,12 @@ import (
 // concurrent use by several goroutines as far as the backend is (both
 // engines are); identity is per call.
 type Service struct {
-	b     coord.Backend
-	cfg   coord.Config
-	clock coord.Clock
-	warn  func(string)
+	b       coord.Backend
+	cfg     coord.Config
+	clock   coord.Clock
+	warn    func(string)
+	formats Formats
+	getenv  func(string) string
 }
 
 // Options tune a Service.
@@ -27,6 +29,17 @@ type Options struct {
 	// Warn receives problems that happened after a commit (the change
 	// stands, so the call still succeeds). nil discards them.
 	Warn func(string)
+	// Formats reads and writes the formats front ends hand over as
+	// bytes (seed batches, settings, a task as the registry holds it):
+	// registry/backend.Formats. The methods that need it (ParseSeed,
+	// TaskJSON, Settings, Setting, SetConfigText, UnsetConfig) refuse or
+	// panic without it; KVValue reads JSON less strictly.
+	Formats Formats
+	// Getenv reads the environment variables that override a setting for
+	// one process (COORD_LEASE_TTL: LeaseTTL); nil reads none. Every
+	// front end of one process shares the Service, so they all honour the
+	// same ones.
+	Getenv func(string) string
 }
 
 // New opens the application on b, reading the project's configuration.
@@ -35,7 +48,7 @@ func New(ctx context.Context, b coord.Backend, opt Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn}
+	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats, getenv: opt.Getenv}
 	if s.clock == nil {
 		s.clock = coord.SystemClock
 	}

@@ -6,11 +6,22 @@
 // It owns the order of things (beat, sweep, claim, log), never the rules
 // (those are coord's) and never the storage (the engine's). Front ends
 // parse their input, call a Service method, and format the result; they
-// hold no rule and name no storage package.
+// hold no rule and name no storage package. Input in one of the formats
+// of contract §2 (a seed batch, a setting as a person types it, a task as
+// the registry holds it) is read through Options.Formats, which the
+// storage layer provides (registry/backend.Formats): front ends pass the
+// bytes.
 //
-// Promises: a method that returns an error has changed nothing (an error
-// after a commit is reported through Warn, and the method succeeds); every
-// id and text is validated before any store is touched; every wait honours
-// its context and returns an error matching coord.ErrInterrupted when it
-// ends by cancellation.
+// Promises: a method that returns an error has changed nothing, not even
+// the caller's heartbeat: an agent beats inside the commit that needs it
+// (claim, inbox, register), so a refusal leaves no trace and a sweep that
+// sees the commit sees the beat (an error after a commit is reported
+// through Warn, and the method succeeds); every id and text is validated
+// before any store is touched; every wait honours its context and returns
+// an error matching coord.ErrInterrupted when it ends by cancellation.
+//
+// Two pieces hold state across calls: a Worker (what an agent looping
+// over tasks takes next, and when it waits) and a Keeper (the claims a
+// holder works on, kept alive in the background and fenced when they no
+// longer can be: the holder stops before its claim can go stale).
 package app

@@ -3,15 +3,13 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // The rules that once lived in several drifting copies (issue 12), tested
@@ -27,43 +25,16 @@ type project struct {
 	ctx context.Context
 }
 
-// newProject lays a project down with config.json's keys replaced by
-// config (JSON members, "" for the template's) and opens the Service.
-func newProject(t *testing.T, config string) *project {
+// openProject opens a fresh project (backendtest) on p.now, with
+// config.json's keys replaced by config (JSON members, "" for the
+// template's) and the engine seen through wrap (nil: as it is).
+func openProject(t *testing.T, config string, wrap func(coord.Backend) coord.Backend) *project {
 	t.Helper()
-	return newProjectOn(t, config, nil)
-}
-
-// newProjectOn is newProject with the engine seen through wrap (nil: as
-// it is).
-func newProjectOn(t *testing.T, config string, wrap func(coord.Backend) coord.Backend) *project {
-	t.Helper()
-	root := t.TempDir()
-	ctx := context.Background()
-	dir, _, err := backend.Init(ctx, backend.Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := &project{t: t, now: time.Now().Truncate(time.Second), ctx: context.Background()}
 	if config != "" {
-		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"+config+"}\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		config = "{" + config + "}\n"
 	}
-	p := &project{t: t, now: time.Now().Truncate(time.Second), ctx: ctx}
-	clock := func() time.Time { return p.now }
-	b, err := backend.Open(ctx, backend.Options{URL: "file://" + root, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	var cb coord.Backend = b
-	if wrap != nil {
-		cb = wrap(b)
-	}
-	p.s, err = app.New(ctx, cb, app.Options{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p.s = backendtest.NewProject(t, backendtest.Options{Config: config, Clock: func() time.Time { return p.now }, Wrap: wrap}).Service
 	return p
 }
 
@@ -155,7 +126,7 @@ func TestWaitPicksTheBestEligibleTask(t *testing.T) {
 			want:  "hard"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := newProject(t, "")
+			p := openProject(t, "", nil)
 			p.seed(c.tasks...)
 			for _, id := range c.done {
 				p.done("other", id)
@@ -205,7 +176,7 @@ func TestSweepDryRunReportsThePolicy(t *testing.T) {
 			name += "/blocked"
 		}
 		t.Run(name, func(t *testing.T) {
-			p := newProject(t, `"on_stale": "`+string(c.policy)+`"`)
+			p := openProject(t, `"on_stale": "`+string(c.policy)+`"`, nil)
 			p.seed(&coord.Task{ID: "t1"})
 			task := p.claim("dead", "t1")
 			ref := app.TaskRef{Agent: coord.Agent{ID: "dead"}, TaskID: "t1", Epoch: task.Epoch}
@@ -249,7 +220,7 @@ func TestSweepDryRunReportsThePolicy(t *testing.T) {
 func TestMaintainFreesDeadAgentsPathLocks(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		t.Run(map[bool]string{false: "watch", true: "clean-stale"}[full], func(t *testing.T) {
-			p := newProject(t, "")
+			p := openProject(t, "", nil)
 			p.seed(&coord.Task{ID: "t1"}, &coord.Task{ID: "t2"})
 			if _, err := p.s.LockPaths(p.ctx, "dead", []string{"docs"}, 0); err != nil {
 				t.Fatal(err)

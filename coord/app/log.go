@@ -23,6 +23,9 @@ func (s *Service) Msg(ctx context.Context, agent, text string) error {
 	if err := coord.ValidActingAgent(agent); err != nil {
 		return err
 	}
+	if err := coord.CheckNote("message", text); err != nil {
+		return err
+	}
 	text = coord.MessageText(text)
 	if text == "" {
 		return coord.Errorf(coord.CodeUsage, "msg needs TEXT")

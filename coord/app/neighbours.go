@@ -10,8 +10,30 @@ import (
 	"github.com/rotd/coord/coord"
 )
 
-// AcquireLease grants a lease, or CodeConflict naming its holder.
+// LeaseTTL is the lifetime of a lease acquired without one, the one
+// default every front end gets: COORD_LEASE_TTL (read through
+// Options.Getenv), else config.json's lease_ttl, else
+// coord.DefaultLeaseTTL (2h). A COORD_LEASE_TTL that is not a positive
+// duration is CodeUsage.
+func (s *Service) LeaseTTL() (time.Duration, error) {
+	if s.getenv != nil {
+		if v := s.getenv("COORD_LEASE_TTL"); v != "" {
+			return coord.ParsePositive("COORD_LEASE_TTL", v)
+		}
+	}
+	return s.cfg.LeaseTTL, nil
+}
+
+// AcquireLease grants a lease (for LeaseTTL when r.TTL is 0), or
+// CodeConflict naming its holder.
 func (s *Service) AcquireLease(ctx context.Context, r coord.LeaseRequest) (coord.Lease, error) {
+	if r.TTL == 0 {
+		ttl, err := s.LeaseTTL()
+		if err != nil {
+			return coord.Lease{}, err
+		}
+		r.TTL = ttl
+	}
 	if err := r.Check(); err != nil {
 		return coord.Lease{}, err
 	}
@@ -133,17 +155,22 @@ func (s *Service) KVList(ctx context.Context, prefix string) ([]coord.KVEntry, e
 	return nonNil(l), interrupted(ctx, err)
 }
 
-// KVSet writes key = value (stored as coord.KVValue gives it) for ttl if
-// cond holds; by is recorded as the writer.
+// KVSet writes key = value (one JSON value, at most coord.MaxKVValue
+// bytes: coord.CheckKVValue) for ttl if cond holds; by is recorded as the
+// writer. A value that coord would not read back (keys that differ only
+// in case) is refused by the store, before anything is written.
 func (s *Service) KVSet(ctx context.Context, key string, value json.RawMessage, ttl time.Duration, by string, cond coord.KVCond) (coord.KVEntry, error) {
 	if err := coord.ValidKey(key); err != nil {
 		return coord.KVEntry{}, err
 	}
-	if ttl <= 0 {
-		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "every key needs a positive TTL (keys without one are how protocols rot)")
+	if err := coord.CheckKVTTL(ttl); err != nil {
+		return coord.KVEntry{}, err
 	}
 	if cond.ExpectRev > 0 && cond.ExpectAbsent {
 		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "a write expects a revision or absence, not both")
+	}
+	if err := coord.CheckKVValue(value); err != nil {
+		return coord.KVEntry{}, err
 	}
 	e, err := s.b.KV().Set(ctx, key, value, ttl, by, cond)
 	return e, interrupted(ctx, err)

@@ -22,6 +22,7 @@ type AgentRecord struct {
 	Worktree     *string  `json:"worktree"`
 	Branch       *string  `json:"branch"`
 	RegisteredAt string   `json:"registered_at"`
+	Host         *string  `json:"host"`
 }
 
 func recordOf(p coord.PoolAgent) AgentRecord {
@@ -32,7 +33,7 @@ func recordOf(p coord.PoolAgent) AgentRecord {
 		return &s
 	}
 	return AgentRecord{ID: p.ID, Role: string(p.Role), Capabilities: nonNil(p.Caps), SkillLevel: opt(p.Skill.String()),
-		Worktree: opt(p.Worktree), Branch: opt(p.Branch), RegisteredAt: p.RegisteredAt}
+		Worktree: opt(p.Worktree), Branch: opt(p.Branch), RegisteredAt: p.RegisteredAt, Host: opt(p.Host)}
 }
 
 // RegisterRequest adds the calling agent to the pool.
@@ -41,14 +42,18 @@ type RegisterRequest struct {
 	Role     string   // implementer (""), reviewer or planner
 	Caps     []string // what it can do (a task with no capability suits everyone)
 	Skill    string   // a level ("expert": up to expert) or claim's filter ("=expert")
-	Worktree string   // its checkout and branch, for people
+	Worktree string   // its checkout and branch
 	Branch   string
+	Host     string // the machine it runs on
 }
 
 // Register adds the agent to the pool, or updates its record (keeping
-// when it first registered), and beats for it so it is alive at once.
-// Assignments the new record no longer suits go back to the queue at the
-// next scheduling round.
+// when it first registered), and beats for it inside the commit so it is
+// alive at once. An id that a live agent registered from another host or
+// worktree is refused (coord.Txn.Register: CodeConflict, ID_IN_USE), and
+// then nothing is written, the heartbeat included. Assignments the new
+// record no longer suits go back to the queue at the next scheduling
+// round.
 func (s *Service) Register(ctx context.Context, r RegisterRequest) (AgentRecord, error) {
 	if err := coord.ValidActingAgent(r.Agent); err != nil {
 		return AgentRecord{}, err
@@ -61,20 +66,27 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (AgentRecord,
 	if err != nil {
 		return AgentRecord{}, err
 	}
-	p := coord.PoolAgent{ID: r.Agent, Role: role, Caps: r.Caps, Skill: skill, Worktree: r.Worktree, Branch: r.Branch}
+	p := coord.PoolAgent{ID: r.Agent, Role: role, Caps: r.Caps, Skill: skill, Worktree: r.Worktree, Branch: r.Branch, Host: r.Host}
 	if err := p.Check(); err != nil {
 		return AgentRecord{}, err
-	}
-	if err := s.b.Beats().Beat(ctx, r.Agent, nil); err != nil {
-		return AgentRecord{}, interrupted(ctx, err)
 	}
 	var got coord.PoolAgent
 	var held []*coord.Task
 	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		var live map[string]bool
+		if tx.Member(r.Agent) != nil {
+			seen, now, err := s.b.Beats().LastSeen(ctx, []string{r.Agent})
+			if err != nil {
+				return err
+			}
+			live = tx.PoolLive(seen, now, s.cfg.StaleAfter)
+		}
 		var err error
-		got, _, err = tx.Register(p)
+		if got, _, err = tx.Register(p, live); err != nil {
+			return err
+		}
 		held = tx.HeldBy(r.Agent)
-		return err
+		return s.beatWithin(ctx, r.Agent)
 	})
 	if err != nil {
 		return AgentRecord{}, interrupted(ctx, err)
@@ -124,11 +136,14 @@ type ScheduleResult struct {
 	Freed []coord.Stale `json:"freed"`
 }
 
-func (r *ScheduleResult) changed() bool { return r.Round.Changed() || len(r.Freed) > 0 }
+// changed reports whether the round is worth a commit: it changed what it
+// reports, freed a claim, or set or cleared an alert's mark.
+func (r *ScheduleResult) changed() bool { return r.Round.Dirty() || len(r.Freed) > 0 }
 
 func (r *ScheduleResult) fill() {
 	r.Left, r.Returned, r.Routed = nonNil(r.Left), nonNil(r.Returned), nonNil(r.Routed)
 	r.Assigned, r.Moved, r.Freed = nonNil(r.Assigned), nonNil(r.Moved), nonNil(r.Freed)
+	r.Unreviewable = nonNil(r.Unreviewable)
 }
 
 // Schedule runs one scheduling round (coord.Txn.Schedule) in one commit.
@@ -161,13 +176,18 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 		return res, nil
 	}
 	worth := false
+	var plan ScheduleResult
 	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
-		res, err := round(tx.Clone())
-		worth = res.changed()
+		var err error
+		plan, err = round(tx.Clone())
+		worth = plan.changed()
 		return err
 	})
 	if err != nil || !worth {
 		var res ScheduleResult
+		if err == nil {
+			res.Unreviewable = plan.Unreviewable // nothing changed: the alerts stand as planned
+		}
 		res.fill()
 		return res, interrupted(ctx, err)
 	}
@@ -221,12 +241,13 @@ type InboxRequest struct {
 type InboxResult struct {
 	Status string      `json:"status"`
 	Task   *coord.Task `json:"-"`
+	Since  time.Time   `json:"-"` // as ClaimResult.Since
 }
 
 // Inbox atomically takes the caller's next piece of pushed work
 // (coord.Txn.TakeAssignment): the oldest assignment is claimed as claim
-// claims it (beat first, stale claims freed in the same commit when
-// sweep_on_claim allows), a routed review is marked started. An agent not
+// claims it (a beat inside the commit, stale claims freed in the same
+// commit when sweep_on_claim allows), a routed review is marked started. An agent not
 // in the pool is CodeConflict; a wait that times out is CodeConflict too.
 func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error) {
 	if err := coord.ValidActingAgent(r.Agent); err != nil {
@@ -239,12 +260,6 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 	var out InboxResult
 	var lastBeat time.Time
 	check := func() (bool, error) {
-		if time.Since(lastBeat) >= s.cfg.BeatInterval {
-			if err := s.b.Beats().Beat(ctx, r.Agent, nil); err != nil {
-				return false, err
-			}
-			lastBeat = time.Now()
-		}
 		some, drained := false, false
 		err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
 			if tx.Member(r.Agent) == nil {
@@ -254,8 +269,19 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 			some = len(tx.Rejected(r.Agent)) > 0 || len(tx.Waiting(r.Agent)) > 0
 			return nil
 		})
-		if err != nil || (!some && !drained) {
+		if err != nil {
 			return false, err
+		}
+		// Beat once the agent is known to be in the pool: a refused inbox
+		// leaves no trace.
+		if time.Since(lastBeat) >= s.cfg.BeatInterval {
+			if err := s.b.Beats().Beat(ctx, r.Agent, nil); err != nil {
+				return false, err
+			}
+			lastBeat = time.Now()
+		}
+		if !some && !drained {
+			return false, nil
 		}
 		if !some {
 			out = InboxResult{Status: "drained"}
@@ -267,33 +293,39 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 	}
 	err := s.Until(ctx, r.Timeout, 20*time.Millisecond, check)
 	if errors.Is(err, ErrTimeout) {
-		return InboxResult{}, coord.Errorf(coord.CodeConflict, "timed out after %s: nothing was assigned to %s", coord.RoundDuration(r.Timeout), r.Agent).
-			WithHint("is a scheduler running ('coord schedule')?")
+		return InboxResult{}, inboxTimedOut(r.Timeout, r.Agent)
 	}
 	return out, err
+}
+
+func inboxTimedOut(timeout time.Duration, agent string) error {
+	return coord.Errorf(coord.CodeConflict, "timed out after %s: nothing was assigned to %s", coord.RoundDuration(timeout), agent).
+		WithHint("is a scheduler running ('coord schedule')?")
 }
 
 // take is one inbox take, in one commit; drained reports, when nothing
 // was taken, that no work is left at all.
 func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drained bool, err error) {
-	if err := s.b.Beats().Beat(ctx, agent, nil); err != nil {
-		return InboxResult{}, false, interrupted(ctx, err)
-	}
 	var got *coord.Task
 	var m coord.Agent
+	var since time.Time
 	early := s.seenEarly(ctx)
 	defer early.stop()
 	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
-		if err := s.sweepIn(ctx, tx, early); err != nil {
+		if err := s.sweepIn(ctx, tx, early, agent); err != nil {
 			return err
 		}
 		t, err := tx.TakeAssignment(agent)
+		if err != nil {
+			return err
+		}
 		got = t
-		drained = t == nil && err == nil && tx.Drained()
+		drained = t == nil && tx.Drained()
 		if p := tx.Member(agent); p != nil {
 			m = p.Agent()
 		}
-		return err
+		since = time.Now()
+		return s.beatWithin(ctx, agent)
 	})
 	if err != nil {
 		return InboxResult{}, false, interrupted(ctx, err)
@@ -304,13 +336,16 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 	if got.Status == coord.Claimed {
 		s.beatHolding(ctx, m, []*coord.Task{got})
 	}
-	return InboxResult{Status: "taken", Task: got}, false, nil
+	return InboxResult{Status: "taken", Task: got, Since: since}, false, nil
 }
 
 // GiveBack hands an assignment the agent will not finish (a review it
 // took, or one waiting in its inbox) back to the queue; the next round
 // assigns it again.
 func (s *Service) GiveBack(ctx context.Context, agent, taskID, why string) (*coord.Task, error) {
+	if err := coord.CheckNote("reason", why); err != nil {
+		return nil, err
+	}
 	var got *coord.Task
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		var err error

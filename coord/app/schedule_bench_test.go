@@ -3,13 +3,11 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
-	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // benchProject lays down a tree on disk with n tasks (the shape of
@@ -18,19 +16,7 @@ import (
 // agents (45 implementers, 5 reviewers).
 func benchProject(b *testing.B, n int) *app.Service {
 	b.Helper()
-	dir := filepath.Join(b.TempDir(), ".rotd", "coordination")
-	if _, err := file.Init(dir, rotdtemplate.Coordination()); err != nil {
-		b.Fatal(err)
-	}
-	be, err := file.Open(dir, file.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { be.Close() })
-	s, err := app.New(context.Background(), be, app.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := backendtest.NewProject(b, backendtest.Options{}).Service
 	var batch []coord.SeedLine
 	for i := range n {
 		t := &coord.Task{ID: fmt.Sprintf("t%05d", i), Title: "a task with a title", Status: coord.Unclaimed,

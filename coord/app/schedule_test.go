@@ -11,18 +11,17 @@ import (
 	"testing"
 	"time"
 
-	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // The push-scheduling operations over a real engine (the file tree): the
 // pool, rounds committed once, the inbox, claim and wait in push mode.
 
 type pushProject struct {
-	dir string
-	now atomic.Int64 // the engines' clock, unix seconds
+	root string
+	now  atomic.Int64 // the engines' clock, unix seconds
 }
 
 func (p *pushProject) clock() time.Time { return time.Unix(p.now.Load(), 0).UTC() }
@@ -32,29 +31,9 @@ func (p *pushProject) advance(d time.Duration) { p.now.Add(int64(d / time.Second
 // newPushProject lays down a tree with config.json and the given tasks.
 func newPushProject(t *testing.T, config string, tasks ...*coord.Task) *pushProject {
 	t.Helper()
-	p := &pushProject{dir: filepath.Join(t.TempDir(), ".rotd", "coordination")}
+	p := &pushProject{}
 	p.now.Store(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).Unix())
-	if _, err := file.Init(p.dir, rotdtemplate.Coordination()); err != nil {
-		t.Fatal(err)
-	}
-	if config != "" {
-		if err := os.WriteFile(filepath.Join(p.dir, file.ConfigFile), []byte(config), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(tasks) > 0 {
-		var batch []coord.SeedLine
-		for i, task := range tasks {
-			task.Dirty = true
-			if task.Status == "" {
-				task.Status = coord.Unclaimed
-			}
-			batch = append(batch, coord.SeedLine{Line: i + 1, Task: task})
-		}
-		if _, err := p.service(t).Seed(context.Background(), app.SeedRequest{Name: "test", Batch: batch}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p.root = backendtest.NewProject(t, backendtest.Options{Config: config, Clock: p.clock, Tasks: tasks}).Root
 	return p
 }
 
@@ -62,16 +41,7 @@ func newPushProject(t *testing.T, config string, tasks ...*coord.Task) *pushProj
 // separate process would have.
 func (p *pushProject) service(t *testing.T) *app.Service {
 	t.Helper()
-	b, err := file.Open(p.dir, file.Options{Clock: p.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	s, err := app.New(context.Background(), b, app.Options{Clock: p.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return backendtest.NewProject(t, backendtest.Options{Root: p.root, Clock: p.clock}).Service
 }
 
 func register(t *testing.T, s *app.Service, id, role string, caps ...string) app.AgentRecord {
@@ -174,7 +144,7 @@ func TestScheduleAndInbox(t *testing.T) {
 	if err != nil || got.Status != "taken" || got.Task.ID != "t1" || got.Task.ClaimedBy != "a" || got.Task.Epoch != 1 || got.Task.AssignedTo != "" {
 		t.Fatalf("inbox: %+v %+v, %v", got, got.Task, err)
 	}
-	if _, err := os.Stat(filepath.Join(p.dir, "agent_locks", "t1.a.lock")); err != nil {
+	if _, err := os.Stat(filepath.Join(p.root, coord.TreeDir, "agent_locks", "t1.a.lock")); err != nil {
 		t.Fatalf("the inbox's claim has no lock file: %v", err)
 	}
 	views, _ := s.Agents(ctx, 0)
@@ -428,5 +398,74 @@ func TestTwoSchedulers(t *testing.T) {
 	}
 	if n != 40 {
 		t.Fatalf("%d assignments logged, want 40 (one per task)", n)
+	}
+}
+
+// TestReviewAlertInState: a task in review that no registered reviewer
+// may take is in the application's state as a "no_reviewer" alert (what
+// the dashboard shows), and in every scheduling round's result; the
+// round that first finds it commits its mark, so the log has it once.
+func TestReviewAlertInState(t *testing.T) {
+	ctx := context.Background()
+	p := newPushProject(t, `{"scheduling":"push","review_gate":true}`, &coord.Task{ID: "4.2", Capability: "go"})
+	s := p.service(t)
+	register(t, s, "alice", "implementer", "go")
+	register(t, s, "sam", "reviewer", "ts")
+	if _, err := s.Schedule(ctx, app.ScheduleRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := s.Inbox(ctx, app.InboxRequest{Agent: "alice"})
+	if err != nil || in.Task == nil {
+		t.Fatalf("inbox: %+v, %v", in, err)
+	}
+	if _, err := s.Release(ctx, app.TaskRef{Agent: coord.Agent{ID: "alice"}, TaskID: "4.2", Epoch: coord.NoEpoch}, "done"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		res, err := p.service(t).Schedule(ctx, app.ScheduleRequest{})
+		if err != nil || len(res.Unreviewable) != 1 || res.Unreviewable[0].Task != "4.2" || res.Unreviewable[0].New != (i == 0) {
+			t.Fatalf("round %d: %+v, %v", i, res.Unreviewable, err)
+		}
+	}
+	st, err := p.service(t).State(ctx, app.StateRequest{LogLines: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []coord.Alert
+	for _, a := range st.Alerts {
+		if a.Kind == "no_reviewer" {
+			found = append(found, a)
+		}
+	}
+	if len(found) != 1 || found[0].Task != "4.2" || !strings.Contains(found[0].Text, "sam needs capability go") {
+		t.Fatalf("state alerts: %+v", st.Alerts)
+	}
+	n := 0
+	for _, l := range st.Log {
+		if strings.Contains(l, "task 4.2 waits in review") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the alert was logged %d times, want once:\n%s", n, strings.Join(st.Log, "\n"))
+	}
+}
+
+// TestRejectUsesMaxRejections: the service blocks at the configured
+// max_rejections (here 1: at the first rejection).
+func TestRejectUsesMaxRejections(t *testing.T) {
+	ctx := context.Background()
+	p := newPushProject(t, `{"review_gate":true,"max_rejections":1}`, &coord.Task{ID: "t"})
+	s := p.service(t)
+	dev := coord.Agent{ID: "dev"}
+	if _, err := s.Claim(ctx, app.ClaimRequest{Agent: dev, TaskID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Release(ctx, app.TaskRef{Agent: dev, TaskID: "t", Epoch: coord.NoEpoch}, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Reject(ctx, "rev", "t", "wrong file")
+	if err != nil || got.Status != coord.Blocked || got.BlockedReason != "rejected 1 times: wrong file" || got.ClaimedBy != "dev" {
+		t.Fatalf("reject: %+v, %v", got, err)
 	}
 }

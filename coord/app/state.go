@@ -28,6 +28,14 @@ type State struct {
 	Waiting    []Waiting        `json:"-"`
 	Throughput coord.Throughput `json:"throughput"`
 	Alerts     []coord.Alert    `json:"alerts"`
+
+	// The project's settings this state was judged by, read afresh for
+	// every State (a change shows without a restart): StaleAfter is the
+	// silence after which an agent counts as stale (the request's
+	// Timeout, else the project's stale_after), ReviewGate whether a
+	// released task waits in review before it is done.
+	StaleAfter int64 `json:"stale_after_seconds"`
+	ReviewGate bool  `json:"review_gate"`
 }
 
 // Waiting is an unclaimed task that no agent can claim yet, and why.
@@ -44,13 +52,21 @@ type StateRequest struct {
 }
 
 // State gathers the project's state. It takes no lock a writer waits on:
-// a slow reader never slows an agent.
+// a slow reader never slows an agent. The project's settings are read
+// again for every call (a long-running reader, the dashboard, follows a
+// change of stale_after or review_gate) where the engine re-reads them
+// (config.json; a hub's namespace keeps what it read when opened).
 func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
+	st := State{Where: s.b.Where(), Now: coord.FormatTime(s.clock()), Counts: map[string]int{}}
+	cfg, err := s.b.Config(ctx)
+	if err != nil {
+		return st, interrupted(ctx, err)
+	}
 	timeout := r.Timeout
 	if timeout <= 0 {
-		timeout = s.cfg.StaleAfter
+		timeout = cfg.StaleAfter
 	}
-	st := State{Where: s.b.Where(), Now: coord.FormatTime(s.clock()), Counts: map[string]int{}}
+	st.StaleAfter, st.ReviewGate = int64(timeout/time.Second), cfg.ReviewGate
 	for _, x := range coord.Statuses {
 		st.Counts[string(x)] = 0
 	}
@@ -77,6 +93,9 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 		}
 		st.Throughput = coord.ThroughputOf(tx.Tasks, s.clock(), hours)
 		st.Alerts = coord.Alerts(st.Agents, tx.Tasks, len(ready))
+		for _, u := range tx.Unreviewable() {
+			st.Alerts = append(st.Alerts, u.Alert())
+		}
 		return nil
 	})
 	if err != nil {

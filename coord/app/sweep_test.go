@@ -57,7 +57,7 @@ func (w watchedBackend) Beats() coord.BeatStore { return w.beats }
 
 func newWatched(t *testing.T) (*project, *watchedBeats) {
 	var w *watchedBeats
-	p := newProjectOn(t, "", func(b coord.Backend) coord.Backend {
+	p := openProject(t, "", func(b coord.Backend) coord.Backend {
 		w = &watchedBeats{BeatStore: b.Beats()}
 		return watchedBackend{Backend: b, beats: w}
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -14,29 +15,50 @@ import (
 type SeedRequest struct {
 	Name     string // where the batch came from, for messages ("tasks.jsonl", "stdin")
 	Batch    []coord.SeedLine
-	Validate bool   // only check; write nothing
-	By       string // who seeds (logged); "" is the coordinator
+	Validate bool // only check; write nothing
+	// Update lets a line redefine a task the registry holds and nobody
+	// has claimed yet: its planning fields change, its state stays.
+	Update bool
+	By     string // who seeds (logged); "" is the coordinator
 }
 
-// SeedResult is what Seed did.
+// SeedResult is what Seed did (with Validate: would do). Count and IDs
+// are the tasks added; Updated and UpdatedIDs the tasks redefined;
+// Unchanged and UnchangedIDs the lines that define a task exactly as the
+// registry holds it, skipped.
 type SeedResult struct {
-	Validated bool     `json:"validated"`
-	Count     int      `json:"count"`
-	IDs       []string `json:"ids"`
+	Validated    bool     `json:"validated"`
+	Count        int      `json:"count"`
+	IDs          []string `json:"ids"`
+	Updated      int      `json:"updated"`
+	UpdatedIDs   []string `json:"updated_ids"`
+	Unchanged    int      `json:"unchanged"`
+	UnchangedIDs []string `json:"unchanged_ids"`
 }
 
-// Seed checks a batch against the registry and, unless Validate, adds it
-// whole in one commit; one bad line refuses the batch with its line number.
+// Seed checks a batch against the registry and, unless Validate, applies
+// it whole in one commit (new tasks added, with Update redefined ones
+// changed; lines identical to the registry's tasks skipped); one bad line
+// refuses the batch with its line number. A batch that changes nothing
+// writes nothing.
 func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 	if len(r.Batch) == 0 {
 		return SeedResult{}, coord.Errorf(coord.CodeUsage, "%s: no tasks in the batch", r.Name)
+	}
+	if err := coord.CheckSeedText(r.Batch); err != nil {
+		if ce, ok := err.(*coord.Error); ok {
+			ce.Msg = r.Name + ": " + ce.Msg
+		}
+		return SeedResult{}, err
 	}
 	by := r.By
 	if by == "" {
 		by = coord.CoordinatorID
 	}
+	var plan coord.SeedPlan
 	check := func(tx *coord.Txn) error {
-		if err := tx.CheckSeed(r.Batch); err != nil {
+		var err error
+		if plan, err = tx.CheckSeed(r.Batch, r.Update); err != nil {
 			if ce, ok := err.(*coord.Error); ok {
 				ce.Msg = r.Name + ": " + ce.Msg
 				return ce
@@ -46,13 +68,19 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 		if r.Validate {
 			return nil
 		}
-		for _, sl := range r.Batch {
-			if sl.Task.Priority == "" {
-				sl.Task.Priority = coord.Medium
+		for _, t := range plan.Add {
+			if t.Priority == "" {
+				t.Priority = coord.Medium
 			}
-			tx.Add(sl.Task)
+			tx.Add(t)
 		}
-		tx.Log(by, "seeded %d tasks", len(r.Batch))
+		if len(plan.Add) > 0 {
+			tx.Log(by, "seeded %d tasks", len(plan.Add))
+		}
+		for _, u := range plan.Update {
+			u.Task.Redefine(u.Def)
+			tx.Log(by, "redefined task %s (%s)", u.Task.ID, strings.Join(u.Changed, ", "))
+		}
 		return nil
 	}
 	var err error
@@ -64,11 +92,16 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 	if err != nil {
 		return SeedResult{}, interrupted(ctx, err)
 	}
-	ids := make([]string, len(r.Batch))
-	for i, sl := range r.Batch {
-		ids[i] = sl.Task.ID
+	res := SeedResult{Validated: r.Validate, IDs: []string{}, UpdatedIDs: []string{}, UnchangedIDs: []string{}}
+	for _, t := range plan.Add {
+		res.IDs = append(res.IDs, t.ID)
 	}
-	return SeedResult{Validated: r.Validate, Count: len(ids), IDs: ids}, nil
+	for _, u := range plan.Update {
+		res.UpdatedIDs = append(res.UpdatedIDs, u.Task.ID)
+	}
+	res.UnchangedIDs = append(res.UnchangedIDs, plan.Unchanged...)
+	res.Count, res.Updated, res.Unchanged = len(res.IDs), len(res.UpdatedIDs), len(res.UnchangedIDs)
+	return res, nil
 }
 
 // ClaimRequest asks for one task.
@@ -84,14 +117,40 @@ type ClaimRequest struct {
 type ClaimResult struct {
 	Task    *coord.Task
 	Drained bool
+	// Since is when the beat inside the claim's commit began (the local
+	// clock): the agent was alive then. A Keeper counts from it.
+	Since time.Time
 }
 
-// Claim beats for the agent, frees stale locks in the same commit when the
-// configuration allows (sweep_on_claim), and claims: the named task, or the
-// best eligible one (coord.Txn.Best); with push scheduling, without a
-// task, it takes from the agent's inbox as Inbox does. A task assigned to
-// another agent is never claimed (CodeConflict). The agent's heartbeat
-// then names the task.
+// Claim's answers when it got no task (the "status" every front end
+// prints: claim, run and the MCP claim tool).
+const (
+	// StatusNoEligible: work remains, none of it eligible for the caller
+	// now (deps not done, its group or files held, in review, claimed).
+	StatusNoEligible = "no_eligible_task"
+	// StatusDrained: no work is left at all; as wait and run say it.
+	StatusDrained = "drained"
+)
+
+// Status is what a claim that got no task answers: StatusDrained when no
+// work is left at all, else StatusNoEligible; "" when it got a task.
+func (r ClaimResult) Status() string {
+	switch {
+	case r.Task != nil:
+		return ""
+	case r.Drained:
+		return StatusDrained
+	}
+	return StatusNoEligible
+}
+
+// Claim frees stale locks in the same commit when the configuration
+// allows (sweep_on_claim), and claims: the named task, or the best
+// eligible one (coord.Txn.Best); with push scheduling, without a task, it
+// takes from the agent's inbox as Inbox does. A task assigned to another
+// agent is never claimed (CodeConflict). The agent beats inside the
+// commit (beatWithin); its heartbeat then names the task. A refused claim
+// leaves no trace: no heartbeat, no log line.
 func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error) {
 	var res ClaimResult
 	if err := coord.ValidActingAgent(r.Agent.ID); err != nil {
@@ -105,21 +164,20 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 	if r.TaskID == "" && s.cfg.Scheduling == coord.Push {
 		// Push scheduling: claim takes from the caller's inbox.
 		in, drained, err := s.take(ctx, r.Agent.ID)
-		return ClaimResult{Task: in.Task, Drained: drained}, err
-	}
-	// Beat first, so that a sweep racing this claim sees a live agent.
-	if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
-		return res, interrupted(ctx, err)
+		return ClaimResult{Task: in.Task, Drained: drained, Since: in.Since}, err
 	}
 	early := s.seenEarly(ctx)
 	defer early.stop()
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
-		if err := s.sweepIn(ctx, tx, early); err != nil {
+		if err := s.sweepIn(ctx, tx, early, r.Agent.ID); err != nil {
 			return err
 		}
 		t, err := tx.Claim(r.Agent, coord.ClaimOptions{TaskID: r.TaskID, Any: r.Any})
-		res = ClaimResult{Task: t, Drained: t == nil && err == nil && tx.Drained()}
-		return err
+		if err != nil {
+			return err
+		}
+		res = ClaimResult{Task: t, Drained: t == nil && tx.Drained(), Since: time.Now()}
+		return s.beatWithin(ctx, r.Agent.ID)
 	})
 	if err != nil {
 		return ClaimResult{}, interrupted(ctx, err)
@@ -190,18 +248,35 @@ func (e *early) stop() {
 	<-e.done
 }
 
+// beatWithin beats for agent from inside a commit's transaction, once the
+// transaction has succeeded and before it is written: on files under the
+// registry flock, on NATS before the compare-and-set. A sweep that can see
+// the commit therefore sees the beat too (it judges under the same
+// exclusion, or its compare-and-set fails against the commit and it
+// judges again), so the committing agent is never judged stale by the
+// heartbeat it had before; and a transaction that is refused never beats.
+// A beat that fails fails the transaction: nothing is written. (On NATS a
+// commit that loses its compare-and-set runs the transaction again; if the
+// second run is refused, the first run's beat stays: a refusal that only a
+// concurrent writer can cause, never one of the caller's input.)
+func (s *Service) beatWithin(ctx context.Context, agent string) error {
+	return s.b.Beats().Beat(ctx, agent, nil)
+}
+
 // sweepIn frees, inside the caller's transaction, the locks whose agents
-// went stale (when sweep_on_claim is on). Only a reading made under the
+// went stale (when sweep_on_claim is on); never those of self, the agent
+// acting in this transaction, which is alive (it beats inside the same
+// commit, beatWithin). Only a reading made under the
 // commit's exclusion frees a lock; a reading made before it (e, from
 // seenEarly; nil: none) can only be older, so a holder it shows alive at
 // the commit's now is alive, and only the holders it shows silent (or
 // does not show) are read again here. When nothing is stale, that is no
 // read at all inside the commit, however many agents hold locks.
-func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early) error {
+func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early, self string) error {
 	if !s.cfg.SweepOnClaim {
 		return nil
 	}
-	holders := tx.LockHolders()
+	holders := slices.DeleteFunc(tx.LockHolders(), func(a string) bool { return a == self })
 	if len(holders) == 0 {
 		return nil
 	}
@@ -213,7 +288,8 @@ func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early) error {
 			if tx.Now.After(now) {
 				now = tx.Now
 			}
-			suspects = staleAgents(tx.JudgeStale(e.seen, now, s.cfg.StaleAfter, s.cfg.OnStale))
+			suspects = slices.DeleteFunc(staleAgents(tx.JudgeStale(e.seen, now, s.cfg.StaleAfter, s.cfg.OnStale)),
+				func(a string) bool { return a == self })
 			if len(suspects) == 0 {
 				return nil
 			}
@@ -272,16 +348,21 @@ func (r TaskRef) check() error {
 	if err := coord.ValidTaskID(r.TaskID); err != nil {
 		return err
 	}
-	if r.Epoch < 0 && r.Epoch != coord.NoEpoch {
-		return coord.Errorf(coord.CodeUsage, "epoch %d is negative", r.Epoch)
+	if r.Epoch != coord.NoEpoch {
+		return coord.CheckEpoch(r.Epoch)
 	}
 	return nil
 }
 
 // held runs op on a task the agent holds and then beats with what it still
-// holds.
-func (s *Service) held(ctx context.Context, r TaskRef, op func(tx *coord.Txn) (*coord.Task, error)) (*coord.Task, error) {
+// holds. text is the call's free text and what names it ("reason",
+// "summary", "note"; "" when there is none): it is checked against
+// coord.MaxNote with the ids, before any store is touched.
+func (s *Service) held(ctx context.Context, r TaskRef, what, text string, op func(tx *coord.Txn) (*coord.Task, error)) (*coord.Task, error) {
 	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := coord.CheckNote(what, text); err != nil {
 		return nil, err
 	}
 	var got *coord.Task
@@ -302,14 +383,20 @@ func (s *Service) held(ctx context.Context, r TaskRef, op func(tx *coord.Txn) (*
 // Release finishes a held task: done, or review with the review gate; the
 // path locks taken for it go in the same commit. Summary goes to the log.
 func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	return s.held(ctx, r, "summary", summary, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.cfg.ReviewGate)
 	})
 }
 
 // Block marks a held task blocked with a reason (it keeps its owner).
 func (s *Service) Block(ctx context.Context, r TaskRef, reason string) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := coord.CheckReason("block", reason); err != nil {
+		return nil, err
+	}
+	return s.held(ctx, r, "reason", reason, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Block(r.Agent.ID, r.TaskID, r.Epoch, reason)
 	})
 }
@@ -317,14 +404,20 @@ func (s *Service) Block(ctx context.Context, r TaskRef, reason string) (*coord.T
 // Unblock returns a blocked task to claimed (its owner still holds it) or
 // to unclaimed (the sweep cleared its owner; then anyone may).
 func (s *Service) Unblock(ctx context.Context, r TaskRef) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	return s.held(ctx, r, "", "", func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Unblock(r.Agent.ID, r.TaskID, r.Epoch)
 	})
 }
 
 // Progress records a held task's progress (0–100) with a note for the log.
 func (s *Service) Progress(ctx context.Context, r TaskRef, pct int, note string) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := coord.CheckProgress(pct); err != nil {
+		return nil, err
+	}
+	return s.held(ctx, r, "note", note, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.Progress(r.Agent.ID, r.TaskID, r.Epoch, pct, note)
 	})
 }
@@ -332,7 +425,7 @@ func (s *Service) Progress(ctx context.Context, r TaskRef, pct int, note string)
 // HandBack gives up a held task unfinished (an interrupted run, a session
 // that ended): where the stale sweep would send it under on_stale, at once.
 func (s *Service) HandBack(ctx context.Context, r TaskRef, why string) (*coord.Task, error) {
-	return s.held(ctx, r, func(tx *coord.Txn) (*coord.Task, error) {
+	return s.held(ctx, r, "reason", why, func(tx *coord.Txn) (*coord.Task, error) {
 		return tx.HandBack(r.Agent.ID, r.TaskID, r.Epoch, why, s.cfg.OnStale)
 	})
 }
@@ -360,12 +453,17 @@ func (s *Service) Approve(ctx context.Context, r ApproveRequest) (*coord.Task, e
 	return got, interrupted(ctx, err)
 }
 
-// Reject hands a task in review back to its owner as claimed.
+// Reject hands a task in review back to its owner as claimed, the reason
+// becoming its review notes; the rejection that reaches max_rejections
+// blocks it instead (coord.Txn.Reject).
 func (s *Service) Reject(ctx context.Context, agent, taskID, reason string) (*coord.Task, error) {
+	if err := coord.CheckReason("reject", reason); err != nil {
+		return nil, err
+	}
 	var got *coord.Task
 	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
 		var err error
-		got, err = tx.Reject(agent, taskID, reason)
+		got, err = tx.Reject(agent, taskID, reason, s.cfg.MaxRejections)
 		return err
 	})
 	return got, interrupted(ctx, err)
@@ -409,6 +507,30 @@ func (s *Service) Tasks(ctx context.Context, r ListRequest) ([]*coord.Task, erro
 		return nil
 	})
 	return list, interrupted(ctx, err)
+}
+
+// ListLimit is how many rows of each list ls and ready print unless told
+// otherwise (--limit N; 0: every row), with a count of the rest: a list a
+// person or an agent reads whole costs bytes in proportion to the
+// project (ls printed 1 MB at 10,000 tasks).
+const ListLimit = 50
+
+// CheckLimit refuses a negative row limit (name says how the caller gave
+// it: "--limit", "limit"): 0 is every row, more is that many.
+func CheckLimit(name string, n int) error {
+	if n < 0 {
+		return coord.Errorf(coord.CodeUsage, "%s %d: use 0 (every row) or more", name, n)
+	}
+	return nil
+}
+
+// Limit returns the first n rows (every row when n <= 0) and how many
+// were left out.
+func Limit[T any](rows []T, n int) ([]T, int) {
+	if n <= 0 || len(rows) <= n {
+		return rows, 0
+	}
+	return rows[:n], len(rows) - n
 }
 
 // ReadyRow is one task as the ready list shows it.

@@ -85,6 +85,9 @@ type WaitRequest struct {
 	Agent   coord.Agent // whose eligibility counts, and whose heartbeat is kept fresh
 	TaskID  string      // wait for this task to change state instead
 	Timeout time.Duration
+	// own, when set, finds work of the agent's own to take up (a Worker's):
+	// the wait ends as eligible with it.
+	own func(*coord.Txn) *coord.Task
 }
 
 // WaitResult is what ended a wait.
@@ -119,12 +122,6 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 	initial := ""
 	var out WaitResult
 	check := func() (bool, error) {
-		if beat && time.Since(lastBeat) >= s.cfg.BeatInterval {
-			if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
-				return false, err
-			}
-			lastBeat = time.Now()
-		}
 		stale := false
 		done := false
 		err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
@@ -143,6 +140,12 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 			if tx.Drained() {
 				out, done = WaitResult{Status: "drained"}, true
 				return nil
+			}
+			if r.TaskID == "" && r.own != nil {
+				if t := r.own(tx); t != nil {
+					out, done = WaitResult{Status: "eligible", Task: t.ID}, true
+					return nil
+				}
 			}
 			if r.TaskID == "" && s.cfg.Scheduling == coord.Push {
 				// Push scheduling: what wakes the agent is its inbox.
@@ -169,8 +172,19 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 			}
 			return nil
 		})
-		if err != nil || done || !stale {
-			return done, err
+		if err != nil {
+			return false, err
+		}
+		// Beat once the look succeeded: a refused wait (a task that is not
+		// there, an agent outside the pool) leaves no trace.
+		if beat && time.Since(lastBeat) >= s.cfg.BeatInterval {
+			if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
+				return false, err
+			}
+			lastBeat = time.Now()
+		}
+		if done || !stale {
+			return done, nil
 		}
 		freed, err := s.Sweep(ctx, SweepRequest{})
 		swept = len(freed) > 0

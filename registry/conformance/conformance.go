@@ -45,6 +45,14 @@ type Project struct {
 	// tool or a careless edit would, and returns the name an error about
 	// it must contain (a file path, a bucket and key).
 	Corrupt func(t *testing.T, part Part) string
+	// Keep saves the stored state of one part (Leases, KV) as it stands
+	// and returns what writes it back, as restoring a backup or an older
+	// copy does. Nil: the checks that restore are skipped.
+	Keep func(t *testing.T, part Part) (restore func())
+	// Edit rewrites the stored registry document by hand: edit gets its
+	// bytes and returns the new ones. Nil: the checks that edit are
+	// skipped.
+	Edit func(t *testing.T, edit func(doc []byte) []byte)
 	// Raw returns the project's stored state as comparable text: every
 	// record a write could change, by name, except heartbeat instants and
 	// the engine's own lock bookkeeping. It proves a refused operation
@@ -71,6 +79,9 @@ type check struct {
 	name string
 	// procs: real processes; skipped under -race.
 	procs bool
+	// big: moves tens of megabytes; skipped under -race, which only
+	// slows it (the conformance pass, without -race, runs it).
+	big bool
 	// clocked: moves an injected clock; skipped on engines without one.
 	clocked bool
 	run     func(t *testing.T, e *env)
@@ -82,6 +93,7 @@ var checks = []check{
 	{name: "fencing", clocked: true, run: checkFencing},
 	{name: "sweep-recheck", clocked: true, run: checkSweepRecheck},
 	{name: "sweep-dry-run", clocked: true, run: checkSweepDryRun},
+	{name: "beat-in-commit", clocked: true, run: checkBeatInCommit},
 	{name: "liveness", clocked: true, run: checkLiveness},
 	{name: "lease-ttl", clocked: true, run: checkLeases},
 	{name: "kv-ttl", clocked: true, run: checkKV},
@@ -92,7 +104,12 @@ var checks = []check{
 	{name: "quota", clocked: true, run: checkQuota},
 	{name: "log-follow-rotation", clocked: true, run: checkLog},
 	{name: "strict-refusal", run: checkStrict},
+	{name: "read-back", run: checkReadBack},
+	{name: "read-back-size", big: true, run: checkReadBackSize},
 	{name: "doctor-clean", run: checkDoctor},
+	{name: "counters-restored", run: checkCountersRestored},
+	{name: "epoch-ceiling", run: checkEpochCeiling},
+	{name: "config", run: checkConfig},
 }
 
 // Run runs every check against h as subtests TestX/<h.Name>/<check>, each
@@ -108,6 +125,9 @@ func Run(t *testing.T, h Harness) {
 				defer func() { skip = t.Skipped() }()
 				if c.procs && raceEnabled {
 					t.Skip("real processes: run without -race (make conformance and make test's non-race pass do)")
+				}
+				if c.big && raceEnabled {
+					t.Skip("tens of megabytes: run without -race (make conformance does)")
 				}
 				e := newEnv(t, h)
 				if c.clocked && !e.p.Clocked {

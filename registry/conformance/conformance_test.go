@@ -53,15 +53,43 @@ var fileHarness = conformance.Harness{
 					conformance.Quota:    file.QuotaFile,
 				}[part]
 				p := filepath.Join(dir, name)
-				// Cut short mid-document, as a crashed editor leaves it.
+				// Cut short mid-document, as a broken tool leaves it that
+				// writes a new file and renames it into place (a registry
+				// written over in place restores one commit further back:
+				// registry/file's TestRestoreWrittenInPlace).
 				data, err := os.ReadFile(p)
 				if err != nil || len(data) < 4 {
 					t.Fatalf("corrupt %s: %v (%d bytes)", p, err, len(data))
 				}
-				if err := os.WriteFile(p, data[:len(data)/2], 0o644); err != nil {
+				if err := os.WriteFile(p+".new", data[:len(data)/2], 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(p+".new", p); err != nil {
 					t.Fatal(err)
 				}
 				return p
+			},
+			Keep: func(t *testing.T, part conformance.Part) func() {
+				p := filepath.Join(dir, map[conformance.Part]string{conformance.Leases: file.LeasesFile, conformance.KV: file.KVFile}[part])
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatalf("keep %s: %v", p, err)
+				}
+				return func() {
+					if err := os.WriteFile(p, data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			Edit: func(t *testing.T, edit func([]byte) []byte) {
+				p := filepath.Join(dir, file.RegistryFile)
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, edit(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			},
 			Raw: func(t *testing.T) map[string]string {
 				out := map[string]string{}
@@ -75,7 +103,7 @@ var fileHarness = conformance.Harness{
 						return filepath.SkipDir // beat instants (mtimes) and descriptions
 					case d.IsDir():
 						return nil
-					case strings.HasPrefix(rel, file.LockDir+"/") && rel != file.EpochFile:
+					case strings.HasPrefix(rel, file.LockDir+"/") && rel != file.EpochFile && rel != file.LeaseEpochFile && rel != file.KVRevFile:
 						return nil // flock sidecars: who last held them
 					}
 					data, err := os.ReadFile(p)

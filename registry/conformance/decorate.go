@@ -21,6 +21,8 @@ type decorated struct {
 	// afterView runs after every TaskStore.View.
 	afterView func()
 	updates   int
+	// beforeBeat runs before every BeatStore.Beat, with the agent.
+	beforeBeat func(agent string)
 }
 
 func decorate(b coord.Backend) *decorated { return &decorated{Backend: b} }
@@ -35,6 +37,30 @@ func (d *decorated) Config(ctx context.Context) (coord.Config, error) {
 }
 
 func (d *decorated) Tasks() coord.TaskStore { return hookedTasks{d.Backend.Tasks(), d} }
+
+func (d *decorated) Beats() coord.BeatStore { return hookedBeats{d.Backend.Beats(), d} }
+
+// onBeat arranges for fn to run before every beat.
+func (d *decorated) onBeat(fn func(agent string)) {
+	d.mu.Lock()
+	d.beforeBeat = fn
+	d.mu.Unlock()
+}
+
+type hookedBeats struct {
+	coord.BeatStore
+	d *decorated
+}
+
+func (h hookedBeats) Beat(ctx context.Context, agent string, info *coord.BeatInfo) error {
+	h.d.mu.Lock()
+	hook := h.d.beforeBeat
+	h.d.mu.Unlock()
+	if hook != nil {
+		hook(agent)
+	}
+	return h.BeatStore.Beat(ctx, agent, info)
+}
 
 // onNextUpdate arranges for fn to run just before the next Update.
 func (d *decorated) onNextUpdate(fn func()) {

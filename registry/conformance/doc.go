@@ -17,7 +17,10 @@
 //     unique, grow along each worker's and each task's history, and agree
 //     with the log's claim lines;
 //   - fencing, the stale sweep's re-check (an injected beat or reclaim
-//     between its judgement and its commit), the sweep's dry run, the
+//     between its judgement and its commit), the sweep's dry run, a
+//     claim's beat inside its commit (a sweep just before the beat never
+//     sees the new claim with the old heartbeat; a refused claim or
+//     registration does not beat), the
 //     liveness view, TTL expiry and fencing of leases, kv TTLs and
 //     conditional writes, path locks (directories, globs, all or nothing,
 //     freed with the task in one commit, by the sweep and by TTL), change
@@ -25,7 +28,13 @@
 //     quota limits and overflow, log append and follow across a
 //     rotation, strict refusal of damaged state (every operation on it
 //     fails with code 2 naming it, nothing is written, and doctor reports
-//     it), and doctor on a project after ordinary use.
+//     it), refusal of a change whose result the engine could not read
+//     back (code 1, nothing written: a registry grown past the reader's
+//     bound, a log line longer than any reader takes, a kv value the
+//     strict reading refuses), doctor on a project after ordinary use,
+//     and the project's settings changed one key at a time (validated,
+//     nothing written when refused, no update lost between concurrent
+//     writers).
 //
 // Run prints one line per engine, "backend NAME: N passed, M failed", which
 // `make conformance` shows.
@@ -39,7 +48,8 @@
 // it (the NATS engine by shifting its server clock by the injected one's
 // offset; registry/nats's package doc).
 // The multi-process check is skipped under the race detector (it cannot
-// see across processes and slows each ~10×); make's non-race pass runs it.
+// see across processes and slows each ~10×), and so is read-back-size,
+// which moves 65 MiB; make's non-race pass runs them.
 // A test binary that calls Run must route its TestMain through Main, which
 // turns a re-executed copy into a worker.
 //

@@ -3,9 +3,12 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,7 +187,9 @@ func checkLog(t *testing.T, e *env) {
 
 // checkStrict: damaged state is refused, never repaired by guessing or
 // replaced: every operation on a damaged part fails with CodeIO naming
-// it, and nothing is written.
+// it, and nothing is written. A damaged registry's refusal names 'coord
+// doctor --repair', which restores the last good registry from its
+// backups (checkRestore).
 func checkStrict(t *testing.T, e *env) {
 	type op struct {
 		name string
@@ -254,8 +259,13 @@ func checkStrict(t *testing.T, e *env) {
 
 			name := e.p.Corrupt(t, part)
 			before := e.p.Raw(t)
+			want := []string{name}
+			if part == Registry {
+				// The registry keeps backups: the way out is named.
+				want = append(want, "coord doctor --repair")
+			}
 			for _, o := range ops[part] {
-				wantCode(t, string(part)+": "+o.name, o.do(s), coord.CodeIO, name)
+				wantCode(t, string(part)+": "+o.name, o.do(s), coord.CodeIO, want...)
 			}
 			if after := e.p.Raw(t); !maps.Equal(before, after) {
 				for k := range maps.Keys(before) {
@@ -284,7 +294,39 @@ func checkStrict(t *testing.T, e *env) {
 			if after := e.p.Raw(t); !maps.Equal(before, after) {
 				t.Errorf("doctor without repair wrote")
 			}
+			if part == Registry {
+				checkRestore(t, e, s)
+			}
 		})
+	}
+}
+
+// checkRestore: on a damaged registry, doctor --repair puts back the last
+// good one (its newest readable backup), logs that it did, and every
+// operation works again.
+func checkRestore(t *testing.T, e *env, s *app.Service) {
+	t.Helper()
+	probs, err := s.Doctor(e.ctx, true)
+	ok(t, "doctor --repair", err)
+	for _, p := range probs {
+		if !p.Fixed {
+			t.Errorf("doctor --repair left %q", p.What)
+		}
+	}
+	list, err := s.Tasks(e.ctx, app.ListRequest{})
+	ok(t, "list after the repair", err)
+	if got := strings.Join(ids(list), " "); got != "t1 t2" || list[0].ClaimedBy != "a" || list[0].Status != coord.Claimed {
+		t.Fatalf("restored registry: %s (t1 %s by %q), want the last good one: t1 claimed by a, t2", got, list[0].Status, list[0].ClaimedBy)
+	}
+	e.claim(s, "b", "t2")
+	restored := false
+	_, err = s.LogRead(e.ctx, 0, func(line string) error {
+		restored = restored || strings.Contains(line, "restored")
+		return nil
+	})
+	ok(t, "log", err)
+	if !restored {
+		t.Errorf("the log does not say the registry was restored")
 	}
 }
 
@@ -315,5 +357,94 @@ func checkDoctor(t *testing.T, e *env) {
 			what = append(what, p.What)
 		}
 		t.Fatalf("doctor after ordinary use: %q, %v", what, err)
+	}
+}
+
+// checkConfig: the project's settings are changed one key at a time
+// (Backend.SetConfig) on every engine: a new opening reads the change,
+// every other stored key stays as it was, an unknown key or a bad value is
+// refused with nothing written, an unset returns a key to its default,
+// and writers changing different keys at once lose none of them.
+func checkConfig(t *testing.T, e *env) {
+	b := e.open()
+	before, err := b.ConfigData(e.ctx)
+	ok(t, "config data", err)
+	cfg, err := b.SetConfig(e.ctx, "stale_after", json.RawMessage(`"7m"`))
+	ok(t, "set stale_after", err)
+	if cfg.StaleAfter != 7*time.Minute {
+		t.Fatalf("SetConfig returned stale_after %v, want 7m", cfg.StaleAfter)
+	}
+	fresh := func() coord.Config {
+		t.Helper()
+		c, err := e.open().Config(e.ctx)
+		ok(t, "config of a new opening", err)
+		return c
+	}
+	if c := fresh(); c.StaleAfter != 7*time.Minute {
+		t.Fatalf("a new opening reads stale_after %v, want 7m", c.StaleAfter)
+	}
+	after, err := b.ConfigData(e.ctx)
+	ok(t, "config data", err)
+	if !strings.Contains(string(after), `"stale_after": "7m"`) {
+		t.Fatalf("stored settings:\n%s", after)
+	}
+	var was map[string]json.RawMessage
+	json.Unmarshal(before, &was)
+	var now map[string]json.RawMessage
+	ok(t, "stored settings are JSON", json.Unmarshal(after, &now))
+	for k, v := range was {
+		if k != "stale_after" && string(now[k]) != string(v) {
+			t.Errorf("key %s was %s, is %s after setting another", k, v, now[k])
+		}
+	}
+
+	raw := e.p.Raw(t)
+	_, err = b.SetConfig(e.ctx, "stale_aftr", json.RawMessage(`"1m"`))
+	wantCode(t, "an unknown key", err, coord.CodeUsage, "stale_aftr", "stale_after")
+	_, err = b.SetConfig(e.ctx, "on_stale", json.RawMessage(`"later"`))
+	wantCode(t, "a bad value", err, coord.CodeUsage, "on_stale", "later")
+	_, err = b.SetConfig(e.ctx, "beat_interval", json.RawMessage(`12`))
+	wantCode(t, "a value of the wrong type", err, coord.CodeUsage, "beat_interval")
+	if got := e.p.Raw(t); !reflect.DeepEqual(got, raw) {
+		t.Fatalf("a refused change wrote something:\nbefore %v\nafter  %v", raw, got)
+	}
+
+	_, err = b.SetConfig(e.ctx, "stale_after", nil)
+	ok(t, "unset", err)
+	if c := fresh(); c.StaleAfter != coord.DefaultConfig().StaleAfter {
+		t.Fatalf("after unset, stale_after %v, want the default", c.StaleAfter)
+	}
+
+	// Four writers, each through its own opening, set their own key ten
+	// times at once: every key ends at its writer's last value.
+	keys := []string{"lock_wait", "archive_after", "quota_daily_tokens", "quota_daily_requests"}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(keys))
+	for i, k := range keys {
+		w := e.open()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 1; n <= 10; n++ {
+				v := json.RawMessage(fmt.Sprintf("%d", n*100+i))
+				if strings.HasSuffix(k, "_wait") || strings.HasSuffix(k, "_after") {
+					v = json.RawMessage(fmt.Sprintf(`"%ds"`, n*100+i))
+				}
+				if _, err := w.SetConfig(e.ctx, k, v); err != nil {
+					errs <- fmt.Errorf("%s: %w", k, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	c := fresh()
+	if c.LockWait != 1000*time.Second || c.ArchiveAfter != 1001*time.Second || c.Quota.Tokens != 1002 || c.Quota.Requests != 1003 {
+		t.Fatalf("after concurrent writers: lock_wait %v, archive_after %v, tokens %d, requests %d; want 1000s, 1001s, 1002, 1003",
+			c.LockWait, c.ArchiveAfter, c.Quota.Tokens, c.Quota.Requests)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/conformance"
 	"github.com/rotd/coord/registry/nats/hub"
 	"github.com/rotd/coord/registry/nats/hubtest"
@@ -54,11 +55,27 @@ func natsHarness(t *testing.T) conformance.Harness {
 						conformance.Quota:    "quota",
 					}[part]
 					nc := natsConn(t, h)
+					if part == conformance.Registry {
+						backedUp(t, nc, ns)
+					}
 					// Half a document, as a broken tool would leave it.
 					if _, err := nc.Request("$KV.coord_"+ns+"."+key, []byte(`{"version":1,"tas`), 10*time.Second); err != nil {
 						t.Fatal(err)
 					}
 					return url + " key " + key
+				},
+				Keep: func(t *testing.T, part conformance.Part) func() {
+					return natsKeep(t, h, ns, map[conformance.Part]string{conformance.Leases: "lease.", conformance.KV: "kv."}[part])
+				},
+				Edit: func(t *testing.T, edit func([]byte) []byte) {
+					kv := natsBucket(t, h, ns)
+					e, err := kv.Get("registry")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := kv.Put("registry", edit(e.Value())); err != nil {
+						t.Fatal(err)
+					}
 				},
 				Raw: func(t *testing.T) map[string]string {
 					return natsRaw(t, h, ns)
@@ -78,6 +95,58 @@ func natsConn(t *testing.T, h *hub.Hub) *gonats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+func natsBucket(t *testing.T, h *hub.Hub, ns string) gonats.KeyValue {
+	t.Helper()
+	js, err := natsConn(t, h).JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue("coord_" + ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}
+
+// natsKeep saves the values of every key under prefix (a lease or kv
+// key is a document of its own here) and returns what puts them back as
+// they were, deleting the keys written since: a restore of an older copy.
+func natsKeep(t *testing.T, h *hub.Hub, ns, prefix string) func() {
+	t.Helper()
+	kv := natsBucket(t, h, ns)
+	values := func() map[string][]byte {
+		out := map[string][]byte{}
+		keys, err := kv.Keys()
+		if err != nil && err != gonats.ErrNoKeysFound {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if !strings.HasPrefix(k, prefix) {
+				continue
+			}
+			if e, err := kv.Get(k); err == nil {
+				out[k] = e.Value()
+			}
+		}
+		return out
+	}
+	saved := values()
+	return func() {
+		for k := range values() {
+			if _, ok := saved[k]; !ok {
+				if err := kv.Delete(k); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for k, v := range saved {
+			if _, err := kv.Put(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // natsRaw: every key of the namespace's bucket but the beats and agent
@@ -121,4 +190,24 @@ func natsRaw(t *testing.T, h *hub.Hub, ns string) map[string]string {
 		out[s] = fmt.Sprint(si.State.LastSeq)
 	}
 	return out
+}
+
+// backedUp waits (up to 60 s) until the backup stream, which the server
+// fills by sourcing from the bucket, holds the registry's current
+// revision: damage made after that leaves the last good one restorable.
+func backedUp(t *testing.T, nc *gonats.Conn, ns string) {
+	t.Helper()
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := "$KV.coord_" + ns + ".registry"
+	backendtest.Wait(t, "the backup stream to catch up with the registry", func() bool {
+		cur, err := js.GetLastMsg("KV_coord_"+ns, subject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := js.GetLastMsg("coord_"+ns+"_backup", subject)
+		return err == nil && string(got.Data) == string(cur.Data)
+	})
 }

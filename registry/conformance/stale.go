@@ -283,3 +283,73 @@ func checkLiveness(t *testing.T, e *env) {
 		t.Errorf("SeenAll %v, LastSeen of holder, idle and mute %v: want the same two", all, named)
 	}
 }
+
+// checkBeatInCommit: an agent that claims (or registers, or takes from
+// its inbox) beats inside the commit, before it is written, so a sweep
+// racing it never judges the new claim by the heartbeat the agent had
+// before; and a refused claim or registration does not beat at all
+// (contract §4a: a refused command leaves no trace). A sweep runs in the
+// window just before each beat: with the beat after the commit, it frees
+// the fresh claim of an agent whose old heartbeat is stale.
+func checkBeatInCommit(t *testing.T, e *env) {
+	d := decorate(e.open())
+	s := e.service(d)
+	other := e.open()
+	sweeper := e.service(other)
+	e.seed(s, &coord.Task{ID: "t1"}, &coord.Task{ID: "t2"}, &coord.Task{ID: "t3"})
+	for _, a := range []string{"a", "p"} {
+		ok(t, "beat", s.Beat(e.ctx, a, nil))
+	}
+	_, err := s.Register(e.ctx, app.RegisterRequest{Agent: "p", Host: "h1", Worktree: "/src/p"})
+	ok(t, "register", err)
+	e.clock.Advance(past) // every heartbeat is stale now
+	seen := func(agent string) time.Time {
+		t.Helper()
+		at, _, err := other.Beats().LastSeen(e.ctx, []string{agent})
+		ok(t, "last seen", err)
+		return at[agent]
+	}
+	before := seen("a")
+
+	// Refused: a task that is not there, one another agent holds, an id a
+	// live agent registered elsewhere. None beats.
+	var swept []coord.Stale
+	d.onBeat(func(agent string) {
+		freed, err := sweeper.Sweep(e.ctx, app.SweepRequest{Timeout: staleAfter})
+		ok(t, "sweep in the window", err)
+		swept = append(swept, freed...)
+	})
+	_, err = s.Claim(e.ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "typo"})
+	wantCode(t, "claim of a task that is not there", err, coord.CodeConflict, "typo")
+	e.claim(sweeper, "holder", "t3")
+	_, err = s.Claim(e.ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "t3"})
+	wantCode(t, "claim of a held task", err, coord.CodeConflict, "holder")
+	moved := func(agent string, was time.Time) bool { return seen(agent).After(was.Add(time.Second)) }
+	if moved("a", before) {
+		t.Fatalf("a refused claim beat: last seen %v, was %v", seen("a"), before)
+	}
+	// p beat past's length ago: alive under the configured stale_after.
+	if c := s.Config(); c.StaleAfter <= past {
+		t.Fatalf("stale_after %v: p would not be alive", c.StaleAfter)
+	}
+	pBefore := seen("p")
+	_, err = s.Register(e.ctx, app.RegisterRequest{Agent: "p", Host: "h2", Worktree: "/src/p"})
+	wantCode(t, "register from another host", err, coord.CodeConflict, coord.IDInUse, "h1", "/src/p")
+	if moved("p", pBefore) {
+		t.Fatalf("a refused register beat: last seen %v, was %v", seen("p"), pBefore)
+	}
+
+	// Accepted: the claim beats inside its commit, so the sweep in the
+	// window before the beat cannot see the claim with a stale heartbeat.
+	e.clock.Advance(time.Second)
+	epoch := e.claim(s, "a", "t1")
+	if len(swept) != 0 {
+		t.Fatalf("a sweep racing the claim freed %+v: it judged the new claim by the old heartbeat", swept)
+	}
+	if task := e.task(s, "t1"); task.Status != coord.Claimed || task.ClaimedBy != "a" || task.Epoch != epoch {
+		t.Fatalf("the claimed task: %+v", task)
+	}
+	if !moved("a", before) {
+		t.Fatalf("the claim did not beat: last seen %v, was %v", seen("a"), before)
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry/format"
@@ -21,18 +23,35 @@ import (
 // count an id once; the next archive run finishes the move), never in
 // neither.
 func (s *Backend) archiveOutbox(ctx context.Context, tx *coord.Txn) error {
-	byFile := map[string][]byte{}
-	for _, t := range tx.Outbox {
-		line, err := format.TaskLine(t)
-		if err != nil {
-			return IOError(err, "")
-		}
-		name := ArchiveDir + "/" + coord.ArchiveMonth(t.CompletedAt, tx.Now) + ".jsonl"
-		byFile[name] = append(append(byFile[name], line...), '\n')
+	byFile, err := s.archiveLines(tx.Outbox, tx.Now)
+	if err != nil {
+		return err
 	}
 	return s.appendArchive(ctx, byFile)
 }
 
+// archiveLines renders tasks as archive lines by month file, each one
+// read back as the archive's reader reads it: a line it would refuse is
+// refused here (coord.Unreadable), before anything is written.
+func (s *Backend) archiveLines(tasks []*coord.Task, now time.Time) (map[string][]byte, error) {
+	byFile := map[string][]byte{}
+	for _, t := range tasks {
+		line, err := format.TaskLine(t)
+		if err != nil {
+			return nil, IOError(err, "")
+		}
+		name := ArchiveDir + "/" + coord.ArchiveMonth(t.CompletedAt, now) + ".jsonl"
+		if _, err := format.ParseTaskLine(s.tree.Path(name), line); err != nil {
+			return nil, coord.Unreadable(s.tree.Path(name), fmt.Sprintf("task %q would not read back from it (%s)", t.ID, coord.Clip(coord.OneLine(err.Error()), 200)))
+		}
+		byFile[name] = append(append(byFile[name], line...), '\n')
+	}
+	return byFile, nil
+}
+
+// appendArchive appends each month file's lines, refusing (before
+// anything is written) to make any file larger than the archive's reader
+// reads (MaxRegistrySize).
 func (s *Backend) appendArchive(ctx context.Context, byFile map[string][]byte) error {
 	unlock, err := s.lock(ctx, archiveLock)
 	if err != nil {
@@ -47,6 +66,16 @@ func (s *Backend) appendArchive(ctx context.Context, byFile map[string][]byte) e
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	for _, n := range names {
+		size := int64(0)
+		if fi, err := s.tree.Lstat(n); err == nil {
+			size = fi.Size()
+		}
+		if size+int64(len(byFile[n])) > MaxRegistrySize {
+			return coord.Unreadable(s.tree.Path(n), fmt.Sprintf("it would be larger than %d bytes, the most coord reads", int64(MaxRegistrySize))).
+				WithHint("move the month's archive file out of the tree (it stays readable as JSON Lines) and archive again")
+		}
+	}
 	for _, n := range names {
 		if err := s.tree.AppendLine(n, byFile[n]); err != nil {
 			return IOError(err, "")
@@ -89,7 +118,7 @@ func (s *Backend) archivedTasks(ctx context.Context) ([]*coord.Task, error) {
 			if n > complete {
 				break // torn tail: a crash cut the last append short
 			}
-			t, err := format.ParseSeedLine(s.tree.Path(name)+": line "+strconv.Itoa(n), line)
+			t, err := format.ParseTaskLine(s.tree.Path(name)+": line "+strconv.Itoa(n), line)
 			if err != nil {
 				return nil, IOError(&format.ParseError{File: s.tree.Path(name), Msg: strings.TrimPrefix(err.Error(), s.tree.Path(name)+": ")}, "")
 			}

@@ -307,6 +307,10 @@ func (s *Backend) diagnose() []coord.Problem {
 	dirOK := map[string]bool{}
 	for _, d := range Subdirs {
 		if _, err := s.tree.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+			if d == BackupDir { // made by the first commit that keeps a backup
+				dirOK[d] = true
+				continue
+			}
 			d := d
 			add(func() (string, error) { return "", s.tree.MkdirAll(d, 0o755) }, "directory %s is missing", d)
 			dirOK[d] = true // lists as empty
@@ -348,6 +352,9 @@ func (s *Backend) diagnose() []coord.Problem {
 	parse(KVFile, func() error { _, err := readDoc[coord.KVSpace](s, KVFile); return err })
 	parse(LeasesFile, func() error { _, err := readDoc[coord.LeaseSet](s, LeasesFile); return err })
 	parse(QuotaFile, func() error { _, err := s.loadQuota(); return err })
+	if fileOK[LeasesFile] && fileOK[KVFile] && dirOK[LockDir] {
+		ps = append(ps, s.counterProblems()...)
+	}
 	if fileOK[DepMapFile] {
 		if _, err := s.loadDepMap(); err != nil {
 			add(nil, "%s; fix it by hand or restore it from version control", s.rel(unwrapCoded(err)))
@@ -359,7 +366,7 @@ func (s *Backend) diagnose() []coord.Problem {
 	}
 	// Temp leftovers.
 	now := s.clock()
-	for _, dir := range []string{".", HeartbeatDir, FileLocksDir, ArchiveDir} {
+	for _, dir := range []string{".", HeartbeatDir, FileLocksDir, ArchiveDir, BackupDir} {
 		if dir != "." && !dirOK[dir] {
 			continue
 		}
@@ -391,13 +398,13 @@ func (s *Backend) diagnose() []coord.Problem {
 func (s *Backend) diagnoseRegistry(ps *problems) {
 	add := ps.add
 	tx, f, err := s.load()
-	var pe *format.ParseError
-	if errors.As(err, &pe) {
-		add(nil, "%s; fix it by hand or restore it from version control", s.rel(pe.Error()))
-		return
-	}
 	if err != nil {
-		add(nil, "%v", err)
+		if s.registryDamaged() {
+			// The newest readable backup is the repair.
+			s.restoreFix(ps, s.rel(unwrapCoded(err)))
+		} else {
+			add(nil, "%v", err)
+		}
 		return
 	}
 	// Registry-internal consistency.
@@ -406,7 +413,7 @@ func (s *Backend) diagnoseRegistry(ps *problems) {
 		if (t.Status == coord.Claimed || t.Status == coord.Review) && t.ClaimedBy == "" {
 			add(removeFix(func() error {
 				t.Status, t.Dirty = coord.Unclaimed, true
-				return s.tree.WriteFile(RegistryFile, f.Encode(), 0o644)
+				return s.writeRegistry(f, true)
 			}), "task %s is %s but has no claimed_by", t.ID, t.Status)
 		}
 	}

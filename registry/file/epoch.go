@@ -48,24 +48,34 @@ import (
 // registry holds the epoch and an empty mark is rebuilt by the scan.
 
 // readEpochMark returns the mark; ok is false when it is missing or does
-// not hold a number.
-func (s *Backend) readEpochMark() (mark int64, ok bool, err error) {
-	data, err := s.tree.ReadFile(EpochFile, 64)
+// not hold a counter (see readMark).
+func (s *Backend) readEpochMark() (mark int64, ok bool, err error) { return s.readMark(EpochFile) }
+
+func (s *Backend) writeEpochMark(n int64) error { return s.writeMark(EpochFile, n) }
+
+// readMark reads a high-water mark (EpochFile, LeaseEpochFile,
+// KVRevFile); ok is false when it is missing or does not hold a counter:
+// a decimal from 0 to coord.MaxCounter (a larger one was never issued:
+// a hand edit put it there, and it must not stop every later issue).
+func (s *Backend) readMark(name string) (mark int64, ok bool, err error) {
+	data, err := s.tree.ReadFile(name, 64)
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fsops.ErrTooLarge):
 		return 0, false, nil
 	case err != nil:
-		return 0, false, IOError(err, "remove "+s.tree.Path(EpochFile)+"; coord rebuilds it from the tree")
+		return 0, false, IOError(err, "remove "+s.tree.Path(name)+"; coord rebuilds it")
 	}
 	n, perr := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if perr != nil || n < 0 {
+	if perr != nil || !coord.CounterOK(n) {
 		return 0, false, nil
 	}
 	return n, true, nil
 }
 
-func (s *Backend) writeEpochMark(n int64) error {
-	if err := s.tree.ReplaceFile(EpochFile, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
+// writeMark replaces a high-water mark (atomically; its durability is
+// the commit's that follows: see above).
+func (s *Backend) writeMark(name string, n int64) error {
+	if err := s.tree.ReplaceFile(name, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
 		return IOError(err, "")
 	}
 	return nil
@@ -104,7 +114,7 @@ func (s *Backend) lastLoggedEpoch() int64 {
 	var n int64
 	if _, _, err := s.tailLog(LogFile, logTailBudget, func(line string) bool {
 		e, ok := coord.ClaimedEpoch(line)
-		n = e
+		n = coord.Counted(e)
 		return ok
 	}); err != nil {
 		return 0
@@ -141,7 +151,7 @@ type EpochSeen struct {
 func (s *Backend) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
 	best := EpochSeen{tx.LastEpoch, RegistryFile}
 	see := func(n int64, where string) {
-		if n > best.Epoch {
+		if n > best.Epoch && coord.CounterOK(n) { // above the ceiling: never issued
 			best = EpochSeen{n, where}
 		}
 	}
@@ -176,7 +186,7 @@ func (s *Backend) highestEpoch(tx *coord.Txn) (EpochSeen, error) {
 		var logMax int64
 		s.scanLog(name, func(line string) error {
 			if n, ok := coord.ClaimedEpoch(line); ok {
-				logMax = max(logMax, n)
+				logMax = max(logMax, coord.Counted(n))
 			}
 			return nil
 		})
@@ -193,7 +203,7 @@ func (s *Backend) lockEpoch(name string) (int64, bool) {
 		return 0, false
 	}
 	li, err := format.ParseLockInfo(s.tree.Path(path), data)
-	if err != nil || li.Epoch < 0 {
+	if err != nil || !coord.CounterOK(li.Epoch) {
 		return 0, false
 	}
 	return li.Epoch, true
@@ -215,7 +225,7 @@ func (s *Backend) archiveEpoch(name string) int64 {
 			Epoch int64 `json:"epoch"`
 		}
 		if json.Unmarshal(sc.Bytes(), &t) == nil {
-			hi = max(hi, t.Epoch)
+			hi = max(hi, coord.Counted(t.Epoch))
 		}
 	}
 	return hi
@@ -248,16 +258,51 @@ func (s *Backend) epochProblems(tx *coord.Txn, f *format.Registry) []coord.Probl
 					return nil
 				}
 				f.LastEpoch = hi.Epoch
-				return s.tree.WriteFile(RegistryFile, f.Encode(), 0o644)
+				return s.writeRegistry(f, true)
 			}),
 		})
 	case !ok:
 		if _, err := s.tree.Lstat(EpochFile); err == nil {
 			probs = append(probs, coord.Problem{
-				What: fmt.Sprintf("epoch mark %s does not hold a number", EpochFile),
+				What: fmt.Sprintf("epoch mark %s does not hold a number from 0 to %d", EpochFile, coord.MaxCounter),
 				Fix:  removeFix(func() error { return s.writeEpochMark(counter) }),
 			})
 		}
+	}
+	// Values above the counter ceiling were never issued: they raise
+	// nothing (coord.Counted) but are damage. --repair gives each such
+	// task a new epoch (a holder fenced by the old one claims again; the
+	// lock file is then rewritten from the registry) and puts last_epoch
+	// back on the counter, the mark raised first.
+	issued := max(counter, hi.Epoch) // never one recorded anywhere
+	write := func() error {
+		if err := s.raiseEpochMark(&mark, issued); err != nil {
+			return err
+		}
+		f.LastEpoch = issued
+		return s.writeRegistry(f, true)
+	}
+	if !coord.CounterOK(f.LastEpoch) {
+		probs = append(probs, coord.Problem{
+			What: coord.CounterDamage(RegistryFile+" last_epoch", f.LastEpoch),
+			Fix:  removeFix(write),
+		})
+	}
+	for _, t := range tx.Tasks {
+		if coord.CounterOK(t.Epoch) {
+			continue
+		}
+		probs = append(probs, coord.Problem{
+			What: coord.CounterDamage("task "+t.ID+"'s epoch", t.Epoch),
+			Fix: func() (string, error) {
+				next, err := coord.NextCounter("epoch", issued)
+				if err != nil {
+					return "", err
+				}
+				issued, t.Epoch, t.Dirty = next, next, true
+				return fmt.Sprintf("gave it epoch %d", next), write()
+			},
+		})
 	}
 	// Temp files of an interrupted mark write.
 	ents, _ := s.tree.ReadDir(LockDir)

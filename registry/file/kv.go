@@ -11,15 +11,9 @@ import (
 // The TTL key-value space lives in kv.json (a coord.KVSpace) under
 // .lock/kv.lock; the rules of a conditional write are coord's. Keys are
 // data inside the file, never file names, so no key can reach outside the
-// tree.
+// tree. Revisions are issued once in the tree's life (counters.go).
 
 type kvStore struct{ b *Backend }
-
-func (k kvStore) update(ctx context.Context, fn func(d *coord.KVSpace, now time.Time) (bool, error)) error {
-	return updateDoc(ctx, k.b, KVFile, kvLock, func(d *coord.KVSpace) (bool, error) {
-		return fn(d, k.b.clock())
-	})
-}
 
 // Get returns key in force.
 func (k kvStore) Get(ctx context.Context, key string) (coord.KVEntry, bool, error) {
@@ -49,8 +43,11 @@ func (k kvStore) Set(ctx context.Context, key string, value json.RawMessage, ttl
 	if err := coord.ValidKey(key); err != nil {
 		return coord.KVEntry{}, err
 	}
-	if ttl <= 0 {
-		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "every key needs a positive TTL (keys without one are how protocols rot)")
+	if err := coord.CheckKVTTL(ttl); err != nil {
+		return coord.KVEntry{}, err
+	}
+	if err := coord.CheckKVValue(value); err != nil {
+		return coord.KVEntry{}, err
 	}
 	var got coord.KVEntry
 	err := k.update(ctx, func(d *coord.KVSpace, now time.Time) (bool, error) {

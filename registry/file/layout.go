@@ -1,11 +1,11 @@
 package file
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/heartbeat"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // Names inside the coordination directory (contract §1), defined here
@@ -23,9 +23,15 @@ const (
 	HeartbeatDir = heartbeat.DirName
 	LockDir      = ".lock"
 	ArchiveDir   = "archive"
+	// BackupDir keeps the registries that commits replaced (BackupName).
+	BackupDir = ".backup"
 
-	// EpochFile is the epoch high-water mark (see epoch.go).
-	EpochFile = LockDir + "/epoch"
+	// EpochFile is the epoch high-water mark (see epoch.go);
+	// LeaseEpochFile and KVRevFile are the lease epochs' and the kv
+	// revisions' (see counters.go).
+	EpochFile      = LockDir + "/epoch"
+	LeaseEpochFile = LockDir + "/lease_epoch"
+	KVRevFile      = LockDir + "/kv_rev"
 
 	// The flock sidecars in .lock/, one per mutable artifact, never
 	// renamed or replaced.
@@ -34,6 +40,7 @@ const (
 	leasesLock    = LockDir + "/leases.lock"
 	kvLock        = LockDir + "/kv.lock"
 	quotaLock     = LockDir + "/quota.lock"
+	configLock    = LockDir + "/config.lock"
 	archiveLock   = LockDir + "/archive.lock"
 	fileLocksLock = LockDir + "/file_locks.lock"
 )
@@ -52,13 +59,22 @@ const (
 	maxSmallFile = 1 << 20
 )
 
+// Backups is how many registries before the current one .backup/ keeps.
+const Backups = 3
+
+// BackupName is the registry backup of generation n: 0 is a link to the
+// registry as the last commit wrote it, 1 the registry it replaced, and
+// so on up to Backups.
+func BackupName(n int) string { return BackupDir + "/" + RegistryFile + "." + strconv.Itoa(n) }
+
 // Subdirs are the directories that must be real directories, never
-// symlinks.
-var Subdirs = []string{LocksDir, FileLocksDir, HeartbeatDir, LockDir, ArchiveDir}
+// symlinks; init makes them. BackupDir is among them, but a tree made
+// before it existed works without it (the first commit makes it).
+var Subdirs = []string{LocksDir, FileLocksDir, HeartbeatDir, LockDir, ArchiveDir, BackupDir}
 
 // RelDir is the coordination directory relative to the project root
-// (defined by registry/workspace, which finds projects by it).
-const RelDir = workspace.RelDir
+// (coord.TreeDir: the contract's place, where callers find projects by it).
+const RelDir = coord.TreeDir
 
 // LockName is the lock file name of task held by agent.
 func LockName(task, agent string) string { return task + "." + agent + ".lock" }

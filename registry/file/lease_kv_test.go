@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
 )
 
 // Expiry is tested with an injected clock, not sleeps.
@@ -69,7 +68,7 @@ func TestKVTTLAndCAS(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	s.clock = func() time.Time { return now }
 	ctx := context.Background()
-	v, _ := coord.KVValue(`{"state":"open"}`, strict)
+	v := coord.KVValue(`{"state":"open"}`)
 	e1, err := s.KV().Set(ctx, "question:42", v, time.Minute, "a", coord.KVCond{ExpectAbsent: true})
 	if err != nil || e1.Rev != 1 {
 		t.Fatalf("cas absent: %+v %v", e1, err)
@@ -77,7 +76,7 @@ func TestKVTTLAndCAS(t *testing.T) {
 	if _, err := s.KV().Set(ctx, "question:42", v, time.Minute, "b", coord.KVCond{ExpectAbsent: true}); coord.CodeOf(err) != coord.CodeConflict {
 		t.Fatalf("second cas absent: %v", err)
 	}
-	txt, _ := coord.KVValue("answered by b", strict)
+	txt := coord.KVValue("answered by b")
 	if _, err := s.KV().Set(ctx, "question:42", txt, time.Minute, "b", coord.KVCond{ExpectRev: 7}); coord.CodeOf(err) != coord.CodeConflict {
 		t.Fatalf("cas wrong rev: %v", err)
 	}
@@ -106,14 +105,14 @@ func TestKVTTLAndCAS(t *testing.T) {
 			t.Errorf("key %q: %v", k, err)
 		}
 	}
-	if _, err := coord.KVValue(string(make([]byte, coord.MaxKVValue+1)), strict); coord.CodeOf(err) != coord.CodeUsage {
-		t.Errorf("oversized value accepted")
+	if _, err := s.KV().Set(ctx, "k", coord.KVValue(string(make([]byte, coord.MaxKVValue))), time.Minute, "a", coord.KVCond{}); coord.CodeOf(err) != coord.CodeUsage {
+		t.Errorf("oversized value accepted: %v", err)
 	}
 	if _, err := s.KV().Set(ctx, "k", v, 0, "a", coord.KVCond{}); coord.CodeOf(err) != coord.CodeUsage {
 		t.Errorf("a key without a TTL was accepted")
 	}
 	var raw json.RawMessage
-	if raw, _ = coord.KVValue("../../etc/passwd", strict); string(raw) != `"../../etc/passwd"` {
+	if raw = coord.KVValue("../../etc/passwd"); string(raw) != `"../../etc/passwd"` {
 		t.Errorf("text value stored as %s", raw)
 	}
 }
@@ -146,8 +145,6 @@ func TestLeaseRenewKeepsItsTTL(t *testing.T) {
 		t.Fatalf("a lease without ttl: GrantedTTL %v, want 30m", d)
 	}
 }
-
-func strict(b []byte) error { return format.CheckStrict("value", b) }
 
 // quota.json: missing is empty; Update writes what fn made of it, and
 // nothing when fn refuses; counters no addition can produce are refused

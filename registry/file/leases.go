@@ -13,15 +13,10 @@ import (
 // clock) and is dropped by the next write or Sweep. On one file system
 // the grant is exclusive under the flock; the documented tie-break for
 // concurrent grants (earliest granted_at, then the lowest epoch) is what
-// a distributed engine applies.
+// a distributed engine applies. Epochs are issued once in the tree's life
+// (counters.go).
 
 type leases struct{ b *Backend }
-
-func (l leases) update(ctx context.Context, fn func(d *coord.LeaseSet, now time.Time) (bool, error)) error {
-	return updateDoc(ctx, l.b, LeasesFile, leasesLock, func(d *coord.LeaseSet) (bool, error) {
-		return fn(d, l.b.clock())
-	})
-}
 
 // Acquire grants req.Name to req.Holder with the next epoch, or refuses
 // with coord.LeaseConflict naming the holder of a lease in force.

@@ -38,10 +38,15 @@ func (l logStore) Rotate(ctx context.Context, now time.Time) (string, error) {
 
 // appendLog appends events to coordination.log, each as one whole line in
 // one write(2) under the log's flock, rotating first if the current file
-// holds an earlier UTC day.
+// holds an earlier UTC day. A line no reader would take back
+// (coord.LogLines) refuses the whole batch before anything is written.
 func (s *Backend) appendLog(ctx context.Context, events ...coord.Event) error {
 	if len(events) == 0 {
 		return nil
+	}
+	b, err := coord.LogLines(s.tree.Path(LogFile), events)
+	if err != nil {
+		return err
 	}
 	unlock, err := s.lock(ctx, logLock)
 	if err != nil {
@@ -50,11 +55,6 @@ func (s *Backend) appendLog(ctx context.Context, events ...coord.Event) error {
 	defer unlock()
 	if _, err := s.rotateLocked(events[0].Time); err != nil {
 		return err
-	}
-	var b []byte
-	for _, e := range events {
-		b = append(b, coord.FormatLogLine(e)...)
-		b = append(b, '\n')
 	}
 	// One write for the batch: the lines land together, never interleaved.
 	if err := s.tree.AppendLine(LogFile, b); err != nil {
@@ -78,11 +78,12 @@ func (s *Backend) rotate(ctx context.Context, now time.Time) (string, error) {
 func RotatedName(day string) string { return "coordination-" + day + ".log" }
 
 func (s *Backend) rotateLocked(now time.Time) (string, error) {
-	day, err := s.firstDay()
+	today := now.UTC().Format("2006-01-02")
+	day, err := s.firstDay(today)
 	if err != nil || day == "" {
 		return "", err
 	}
-	if day >= now.UTC().Format("2006-01-02") {
+	if day >= today {
 		return "", nil
 	}
 	name := RotatedName(day)
@@ -101,10 +102,15 @@ func (s *Backend) rotateLocked(now time.Time) (string, error) {
 	return name, nil
 }
 
-// firstDay returns the UTC day of the log's first line, or "" when the
-// log is missing, empty, or starts with something that is not a line of
-// ours (then the file's mtime day is used).
-func (s *Backend) firstDay() (string, error) {
+// firstDay returns the UTC day of the log (today is now's): the day of
+// its first line, or "" when the log is missing or empty. A line dated
+// after today (a hand edit, a clock set back) does not date the log, as
+// a heartbeat's mtime from the future does not date a beat: the first
+// line of ours dated today or before does (searched for within the
+// first firstDayScan bytes), else today, so the log rotates once a later
+// day comes instead of never. A log that starts with something not ours
+// is dated by its mtime, at most today.
+func (s *Backend) firstDay(today string) (string, error) {
 	f, err := s.tree.Open(LogFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
@@ -113,21 +119,48 @@ func (s *Backend) firstDay() (string, error) {
 		return "", IOError(err, "")
 	}
 	defer f.Close()
-	var buf [22]byte
-	n, _ := io.ReadFull(f, buf[:])
-	if n == 22 && buf[0] == '[' && buf[21] == ']' {
-		if _, err := time.Parse(coord.TimeFormat, string(buf[1:21])); err == nil {
-			return string(buf[1:11]), nil
-		}
-	}
-	if n == 0 {
+	br := bufio.NewReaderSize(io.LimitReader(f, firstDayScan), 64<<10)
+	head, _ := br.Peek(22)
+	if len(head) == 0 {
 		return "", nil
+	}
+	if day, ok := lineDay(head); ok {
+		for !ok || day > today {
+			// From the future: the first line dated today or before.
+			line, err := br.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				for err == bufio.ErrBufferFull { // a long line: skip it
+					_, err = br.ReadSlice('\n')
+				}
+				continue
+			}
+			if err != nil && len(line) == 0 {
+				return today, nil
+			}
+			day, ok = lineDay(line)
+		}
+		return day, nil
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		return "", IOError(err, "")
 	}
-	return fi.ModTime().UTC().Format("2006-01-02"), nil
+	return min(fi.ModTime().UTC().Format("2006-01-02"), today), nil
+}
+
+// firstDayScan bounds how far firstDay reads past lines from the future.
+const firstDayScan = 1 << 20
+
+// lineDay is the UTC day of a log line of ours ("[2025-07-06T12:34:01Z]
+// …"), from its first 22 bytes.
+func lineDay(line []byte) (string, bool) {
+	if len(line) < 22 || line[0] != '[' || line[21] != ']' {
+		return "", false
+	}
+	if _, err := time.Parse(coord.TimeFormat, string(line[1:21])); err != nil {
+		return "", false
+	}
+	return string(line[1:11]), true
 }
 
 // logFiles lists the rotated logs oldest first, then the current log.
@@ -161,7 +194,7 @@ func rotKey(n string) string {
 // longer than maxLogLine is skipped as foreign without being held whole.
 const (
 	logBlock   = 64 << 10
-	maxLogLine = 1 << 20
+	maxLogLine = coord.MaxLogLine
 )
 
 // readLog calls fn with the last n complete log lines (n <= 0: every

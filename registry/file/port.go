@@ -32,9 +32,9 @@ func (s *Backend) Export(ctx context.Context) (*coord.Snapshot, error) {
 			return IOError(err, "")
 		}
 		f.Tasks, f.PathLocks = tx.Tasks, tx.PathLocks
-		f.LastEpoch = max(f.LastEpoch, tx.LastEpoch)
-		snap.Registry = f.Encode()
-		return nil
+		f.LastEpoch = max(coord.Counted(f.LastEpoch), tx.LastEpoch)
+		snap.Registry, err = f.Encode()
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func (s *Backend) Export(ctx context.Context) (*coord.Snapshot, error) {
 		name string
 		dst  *[]byte
 	}{{DepMapFile, &snap.DepMap}, {ConfigFile, &snap.Config}, {QuotaFile, &snap.Quota}} {
-		data, err := s.tree.ReadFile(x.name, maxSmallFile*16)
+		data, err := s.tree.ReadFile(x.name, readLimit(x.name))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, IOError(err, "")
 		}
@@ -54,11 +54,21 @@ func (s *Backend) Export(ctx context.Context) (*coord.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The counters as issued: the documents' raised to their marks.
+	mark, _, err := s.readMark(LeaseEpochFile)
+	if err != nil {
+		return nil, err
+	}
+	ls.Raise(mark)
 	snap.Leases, snap.LeaseEpoch = ls.InForce(now), ls.LastEpoch
 	kv, err := readDoc[coord.KVSpace](s, KVFile)
 	if err != nil {
 		return nil, err
 	}
+	if mark, _, err = s.readMark(KVRevFile); err != nil {
+		return nil, err
+	}
+	kv.Raise(mark)
 	snap.KV, snap.KVRev = kv.List("", now), kv.LastRev
 	if _, err := s.readLog(0, func(line string) error { snap.Log = append(snap.Log, line); return nil }); err != nil {
 		return nil, err
@@ -100,66 +110,77 @@ func (s *Backend) Import(ctx context.Context, snap *coord.Snapshot) error {
 		return coord.Errorf(coord.CodeConflict, "%s already holds %d tasks, %d leases and %d keys: copying would mix two projects", s.Where(), n, len(ls.InForce(now)), len(kv.List("", now))).
 			WithHint("copy into an empty project (a new directory or namespace); nothing was written")
 	}
+	// Everything to write, each piece held to its reader first: a copy
+	// that could not be read back here is refused whole, nothing written.
+	type doc struct {
+		name  string
+		data  []byte
+		parse func(path string, data []byte) error
+	}
+	docs := []doc{{DepMapFile, snap.DepMap, parseDepMap}, {ConfigFile, snap.Config, parseConfig}, {QuotaFile, snap.Quota, parseQuota}}
+	// Every counter continues past the copied ones and the tree's own
+	// (values above the ceiling were never issued and raise nothing).
+	leases := &coord.LeaseSet{Version: 1, LastEpoch: ls.LastEpoch, Leases: snap.Leases}
+	leases.Raise(coord.Counted(snap.LeaseEpoch))
+	keys := append([]coord.KVEntry(nil), snap.KV...)
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Key < keys[j].Key })
+	space := &coord.KVSpace{Version: 1, LastRev: kv.LastRev, Keys: keys}
+	space.Raise(coord.Counted(snap.KVRev))
+	leasesData, _ := json.Marshal(leases)
+	kvData, _ := json.Marshal(space)
+	docs = append(docs, doc{LeasesFile, append(leasesData, '\n'), parseAs[coord.LeaseSet]}, doc{KVFile, append(kvData, '\n'), parseAs[coord.KVSpace]})
+	for _, d := range append(docs, doc{RegistryFile, snap.Registry, parseRegistry}) {
+		if d.data == nil {
+			continue
+		}
+		if err := s.checkDoc(d.name, d.data, d.parse); err != nil {
+			return err
+		}
+	}
+	var byFile map[string][]byte
+	if len(snap.Archive) > 0 {
+		if byFile, err = s.archiveLines(snap.Archive, now); err != nil {
+			return err
+		}
+	}
+	var logLines []byte
+	for _, l := range snap.Log {
+		if err := coord.CheckLogLine(s.tree.Path(LogFile), l); err != nil {
+			return err
+		}
+		logLines = append(append(logLines, l...), '\n')
+	}
 	if err := ctx.Err(); err != nil {
 		return IOError(err, "")
 	}
 	ctx = context.WithoutCancel(ctx)
-	if len(snap.Archive) > 0 {
-		byFile := map[string][]byte{}
-		for _, t := range snap.Archive {
-			line, err := format.TaskLine(t)
-			if err != nil {
-				return IOError(err, "")
-			}
-			name := ArchiveDir + "/" + coord.ArchiveMonth(t.CompletedAt, now) + ".jsonl"
-			byFile[name] = append(append(byFile[name], line...), '\n')
-		}
+	if len(byFile) > 0 {
 		if err := s.appendArchive(ctx, byFile); err != nil {
 			return err
 		}
 	}
-	if len(snap.Log) > 0 {
+	if len(logLines) > 0 {
 		unlockLog, err := s.lock(ctx, logLock)
 		if err != nil {
 			return err
 		}
-		var b []byte
-		for _, l := range snap.Log {
-			b = append(append(b, l...), '\n')
-		}
-		err = s.tree.AppendLine(LogFile, b)
+		err = s.tree.AppendLine(LogFile, logLines)
 		unlockLog()
 		if err != nil {
 			return IOError(err, "")
 		}
 	}
-	for _, x := range []struct {
-		name string
-		data []byte
-	}{{DepMapFile, snap.DepMap}, {ConfigFile, snap.Config}, {QuotaFile, snap.Quota}} {
-		if x.data == nil {
+	if err := s.raiseMarkTo(LeaseEpochFile, leases.LastEpoch); err != nil {
+		return err
+	}
+	if err := s.raiseMarkTo(KVRevFile, space.LastRev); err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if d.data == nil {
 			continue
 		}
-		if err := s.tree.WriteFile(x.name, x.data, 0o644); err != nil {
-			return IOError(err, "")
-		}
-	}
-	leases := &coord.LeaseSet{Version: 1, LastEpoch: max(ls.LastEpoch, snap.LeaseEpoch), Leases: snap.Leases}
-	for _, l := range snap.Leases {
-		leases.LastEpoch = max(leases.LastEpoch, l.Epoch)
-	}
-	keys := append([]coord.KVEntry(nil), snap.KV...)
-	sort.Slice(keys, func(i, j int) bool { return keys[i].Key < keys[j].Key })
-	space := &coord.KVSpace{Version: 1, LastRev: max(kv.LastRev, snap.KVRev), Keys: keys}
-	for _, e := range keys {
-		space.LastRev = max(space.LastRev, e.Rev)
-	}
-	for _, x := range []struct {
-		name string
-		doc  any
-	}{{LeasesFile, leases}, {KVFile, space}} {
-		data, _ := json.Marshal(x.doc)
-		if err := s.tree.WriteFile(x.name, append(data, '\n'), 0o644); err != nil {
+		if err := s.writeDoc(d.name, d.data, d.parse); err != nil {
 			return IOError(err, "")
 		}
 	}
@@ -167,9 +188,9 @@ func (s *Backend) Import(ctx context.Context, snap *coord.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	epoch := f.LastEpoch
+	epoch := coord.Counted(f.LastEpoch)
 	for _, t := range f.Tasks {
-		epoch = max(epoch, t.Epoch)
+		epoch = max(epoch, coord.Counted(t.Epoch))
 	}
 	if err := s.raiseEpochMark(&mark, epoch); err != nil {
 		return err
@@ -186,7 +207,7 @@ func (s *Backend) Import(ctx context.Context, snap *coord.Snapshot) error {
 			return IOError(err, "")
 		}
 	}
-	if err := s.tree.WriteFile(RegistryFile, snap.Registry, 0o644); err != nil {
+	if err := s.writeDoc(RegistryFile, snap.Registry, parseRegistry); err != nil {
 		return IOError(err, fmt.Sprintf("the registry was not written; the rest of the copy is in %s", s.Where()))
 	}
 	return nil

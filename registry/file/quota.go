@@ -23,24 +23,39 @@ func (q quota) Load(ctx context.Context) (*coord.Quota, error) {
 }
 
 func (s *Backend) loadQuota() (*coord.Quota, error) {
-	data, err := s.tree.ReadFile(QuotaFile, maxSmallFile*16)
+	data, err := s.tree.ReadFile(QuotaFile, readLimit(QuotaFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return coord.NewQuota(), nil
 	}
 	if err != nil {
 		return nil, IOError(err, "")
 	}
-	q := coord.NewQuota()
-	if err := format.Unmarshal(s.tree.Path(QuotaFile), data, q); err != nil {
+	q, err := decodeQuota(s.tree.Path(QuotaFile), data)
+	if err != nil {
 		return nil, IOError(err, "")
+	}
+	return q, nil
+}
+
+// decodeQuota is quota.json's parse: strict JSON, then counters no
+// addition can produce (negative ones) refused.
+func decodeQuota(path string, data []byte) (*coord.Quota, error) {
+	q := coord.NewQuota()
+	if err := format.Unmarshal(path, data, q); err != nil {
+		return nil, err
 	}
 	if q.AgentBreakdown == nil {
 		q.AgentBreakdown = map[string]coord.AgentUsage{}
 	}
 	if err := q.Check(); err != nil {
-		return nil, IOError(&format.ParseError{File: s.tree.Path(QuotaFile), Msg: err.Error()}, "")
+		return nil, &format.ParseError{File: path, Msg: err.Error()}
 	}
 	return q, nil
+}
+
+func parseQuota(path string, data []byte) error {
+	_, err := decodeQuota(path, data)
+	return err
 }
 
 // Update runs fn on the counters under quota.json's lock and writes them
@@ -60,7 +75,7 @@ func (q quota) Update(ctx context.Context, fn func(*coord.Quota) error) (*coord.
 	}
 	data, _ := json.MarshalIndent(cur, "", "  ")
 	var nd *fsops.NotDurableError
-	if err := q.b.tree.WriteFile(QuotaFile, append(data, '\n'), 0o644); errors.As(err, &nd) {
+	if err := q.b.writeDoc(QuotaFile, append(data, '\n'), parseQuota); errors.As(err, &nd) {
 		q.b.warn(nd) // replaced: every reader sees it
 	} else if err != nil {
 		return nil, IOError(err, "")

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/registry/format"
 )
 
@@ -21,13 +20,13 @@ func (s *Backend) load() (*coord.Txn, *format.Registry, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, coord.Errorf(coord.CodeIO, "no registry at %s", s.tree.Path(RegistryFile)).
-				WithHint("run 'coord init' in the project root")
+				WithHint("if the project had tasks, %s; a new project: run 'coord init' in the project root", repairHint)
 		}
-		return nil, nil, IOError(err, "")
+		return nil, nil, registryError(err)
 	}
 	f, err := format.Parse(s.tree.Path(RegistryFile), data)
 	if err != nil {
-		return nil, nil, IOError(err, "")
+		return nil, nil, registryError(err)
 	}
 	deps, err := s.loadDepMap()
 	if err != nil {
@@ -35,9 +34,7 @@ func (s *Backend) load() (*coord.Txn, *format.Registry, error) {
 	}
 	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: s.clock().UTC(), Archived: s.archivedLookup(), PathLocks: f.PathLocks, Pool: f.Agents}
 	tx.UseIndex(f.Index())
-	if f.LastEpoch > tx.LastEpoch {
-		tx.LastEpoch = f.LastEpoch
-	}
+	tx.LastEpoch = max(tx.LastEpoch, coord.Counted(f.LastEpoch)) // one above the ceiling was never issued
 	return tx, f, nil
 }
 
@@ -144,6 +141,12 @@ func (s *Backend) updateLocked(ctx context.Context, fn func(*coord.Txn) error) e
 		return IOError(ctx.Err(), "")
 	}
 	if dirty {
+		// The log lines come after the commit: one no reader would take
+		// back refuses the commit now, before anything is written.
+		if _, err := coord.LogLines(s.tree.Path(LogFile), tx.Events); err != nil {
+			s.appendLog(context.WithoutCancel(ctx), fixes...)
+			return err
+		}
 		if err := s.commit(context.WithoutCancel(ctx), tx, f, locks, mark, m); err != nil {
 			return err
 		}
@@ -197,18 +200,15 @@ func (s *Backend) commit(ctx context.Context, tx *coord.Txn, f *format.Registry,
 	f.Tasks = tx.Tasks
 	f.PathLocks = tx.PathLocks
 	f.Agents = tx.Pool
-	if tx.LastEpoch > f.LastEpoch {
-		f.LastEpoch = tx.LastEpoch
+	if tx.LastEpoch > f.LastEpoch || !coord.CounterOK(f.LastEpoch) {
+		f.LastEpoch = tx.LastEpoch // a value above the ceiling was never issued
 	}
 	f.Touch(tx.Now)
-	var nd *fsops.NotDurableError
-	if err := s.tree.WriteFileFrom(RegistryFile, 0o644, f.EncodeTo); errors.As(err, &nd) {
-		s.warn(nd) // committed: readers see it
-	} else if err != nil {
+	if err := s.writeRegistry(f, true); err != nil {
 		for _, c := range created {
 			s.tree.Remove(c)
 		}
-		return IOError(err, "")
+		return err
 	}
 	var gone []string
 	for _, t := range tx.Tasks {

@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -12,6 +13,12 @@ import (
 // key with a wrong type or value is an error naming the file, and keys of
 // later features and other tools are skipped, never refused.
 func ParseConfig(file string, data []byte) (coord.Config, error) {
+	return parseConfig(file, data, false)
+}
+
+// parseConfig is ParseConfig; strict refuses a key it does not read
+// (ConfigKeys lists them) instead of skipping it.
+func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 	c := coord.DefaultConfig()
 	d, err := newDecoder(file, data)
 	if err != nil {
@@ -21,14 +28,17 @@ func ParseConfig(file string, data []byte) (coord.Config, error) {
 		return c, err
 	}
 	var keys keySet
-	dur := func(key string, dst *time.Duration) error {
+	// dur reads a duration by coord's rule for it (coord.ParsePositive,
+	// coord.ParseInterval): the rules and words of the flags that set the
+	// same.
+	dur := func(key string, dst *time.Duration, parse func(name, s string) (time.Duration, error)) error {
 		s, err := d.str(`"`+key+`"`, false)
 		if err != nil {
 			return err
 		}
-		v, err := coord.ParseDuration(s)
-		if err != nil || v <= 0 {
-			return d.errf(`"%s" must be a positive duration like "15m", found %q`, key, s)
+		v, err := parse(`"`+key+`"`, s)
+		if err != nil {
+			return d.errf("%v", err)
 		}
 		*dst = v
 		return nil
@@ -46,13 +56,15 @@ func ParseConfig(file string, data []byte) (coord.Config, error) {
 		}
 		switch k {
 		case "stale_after":
-			err = dur(k, &c.StaleAfter)
+			err = dur(k, &c.StaleAfter, coord.ParsePositive)
 		case "beat_interval":
-			err = dur(k, &c.BeatInterval)
+			err = dur(k, &c.BeatInterval, coord.ParseInterval)
 		case "lock_wait":
-			err = dur(k, &c.LockWait)
+			err = dur(k, &c.LockWait, coord.ParsePositive)
 		case "archive_after":
-			err = dur(k, &c.ArchiveAfter)
+			err = dur(k, &c.ArchiveAfter, coord.ParsePositive)
+		case "lease_ttl":
+			err = dur(k, &c.LeaseTTL, coord.ParsePositive)
 		case "lease_roster":
 			var raw []byte
 			if raw, err = d.raw(); err == nil {
@@ -80,11 +92,21 @@ func ParseConfig(file string, data []byte) (coord.Config, error) {
 			if err == nil && !c.Scheduling.Valid() {
 				err = d.errf(`"scheduling" must be "pull" or "push", found %q`, s)
 			}
+		case "max_rejections":
+			var n int64
+			n, err = d.integer(`"max_rejections"`, false)
+			if err == nil && (n < 1 || n > math.MaxInt32) {
+				err = d.errf(`"max_rejections" must be a whole number from 1 (block at the first rejection) up, found %d`, n)
+			}
+			c.MaxRejections = int(n)
 		case "quota_daily_tokens":
 			c.Quota.Tokens, err = d.integer(`"quota_daily_tokens"`, false)
 		case "quota_daily_requests":
 			c.Quota.Requests, err = d.integer(`"quota_daily_requests"`, false)
 		default: // keys of later features and other tools are kept, not read
+			if strict {
+				return c, unknownSetting(k)
+			}
 			err = d.fail(d.SkipValue())
 		}
 		if err != nil {

@@ -13,25 +13,50 @@ import (
 func TestParseConfig(t *testing.T) {
 	c, err := ParseConfig("config.json", []byte(`{"stale_after":"90","beat_interval":"30s","lock_wait":"5s","review_gate":true,
 		"on_stale":"block-if-progress","quota_daily_tokens":100,"quota_daily_requests":7,"archive_after":"24h",
-		"lease_roster":{"daily":["a","b"]},"sweep_on_claim":false,"scheduling":"push","a later feature":{"x":[1]}}`))
+		"lease_roster":{"daily":["a","b"]},"sweep_on_claim":false,"scheduling":"push","max_rejections":5,"lease_ttl":"30m","a later feature":{"x":[1]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := coord.Config{StaleAfter: 90 * time.Second, BeatInterval: 30 * time.Second, LockWait: 5 * time.Second, ReviewGate: true,
 		OnStale: coord.BlockIfProgress, Quota: coord.QuotaLimits{Tokens: 100, Requests: 7}, ArchiveAfter: 24 * time.Hour,
-		Roster: map[string][]string{"daily": {"a", "b"}}, SweepOnClaim: false, Scheduling: coord.Push}
+		Roster: map[string][]string{"daily": {"a", "b"}}, SweepOnClaim: false, Scheduling: coord.Push, MaxRejections: 5, LeaseTTL: 30 * time.Minute}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("config %+v\nwant   %+v", c, want)
 	}
 	if c, err := ParseConfig("config.json", []byte(`{}`)); err != nil || !reflect.DeepEqual(c, coord.DefaultConfig()) || !c.SweepOnClaim {
 		t.Fatalf("empty config: %+v, %v; want the defaults (sweep_on_claim on)", c, err)
 	}
-	for _, bad := range []string{`{"sweep_on_claim":"yes"}`, `{"stale_after":"soon"}`, `{"on_stale":"drop"}`, `{"lock_wait":"0s"}`,
+	for _, bad := range []string{`{"sweep_on_claim":"yes"}`, `{"stale_after":"soon"}`, `{"on_stale":"drop"}`, `{"lock_wait":"0s"}`, `{"lease_ttl":"0"}`,
 		`{"scheduling":"Push"}`, `{"scheduling":null}`,
-		`{"review_gate":true,"Review_gate":false}`, `{"quota_daily_tokens":-1}`, `[]`, `{"x":1} {}`} {
+		`{"review_gate":true,"Review_gate":false}`, `{"quota_daily_tokens":-1}`, `[]`, `{"x":1} {}`,
+		`{"max_rejections":0}`, `{"max_rejections":-1}`, `{"max_rejections":1.5}`, `{"max_rejections":"3"}`, `{"max_rejections":null}`} {
 		if _, err := ParseConfig("config.json", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "config.json: ") {
 			t.Errorf("%s: %v, want an error naming config.json", bad, err)
 		}
+	}
+}
+
+// beat_interval is an interval (at least coord.MinInterval) and the other
+// durations positive, with the flags' words, naming the file.
+func TestParseConfigDurations(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"beat_interval":"100ms"}`: `config.json: "beat_interval" 100ms is shorter than 1s: intervals are at least 1s`,
+		`{"beat_interval":"0"}`:     `config.json: "beat_interval" "0" is not a positive duration like 30s`,
+		`{"stale_after":"0s"}`:      `config.json: "stale_after" "0s" is not a positive duration like 30s`,
+		`{"lock_wait":"-1s"}`:       `config.json: "lock_wait" "-1s" is not a positive duration like 30s`,
+		`{"archive_after":"NaN"}`:   `config.json: "archive_after" "NaN" is not a positive duration like 30s`,
+	} {
+		if _, err := ParseConfig("config.json", []byte(in)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %s", in, err, want)
+		}
+	}
+	for in, want := range map[string]time.Duration{`{"beat_interval":"1s"}`: time.Second, `{"beat_interval":"1"}`: time.Second} {
+		if c, err := ParseConfig("config.json", []byte(in)); err != nil || c.BeatInterval != want {
+			t.Errorf("%s: %v, %v; want %v", in, c.BeatInterval, err, want)
+		}
+	}
+	if c, err := ParseConfig("config.json", []byte(`{"stale_after":"10ms"}`)); err != nil || c.StaleAfter != 10*time.Millisecond {
+		t.Errorf("a short stale_after is not an interval: %v, %v", c.StaleAfter, err)
 	}
 }
 

@@ -20,11 +20,11 @@ func TestPathLocksWrittenOnlyWhenNeeded(t *testing.T) {
 	if f.HasPathLocks() || len(f.PathLocks) != 0 {
 		t.Fatalf("no member, yet HasPathLocks %v, %v", f.HasPathLocks(), f.PathLocks)
 	}
-	if out := string(f.Encode()); out != in {
+	if out := string(mustEncode(t, f)); out != in {
 		t.Fatalf("unchanged registry rewritten:\n%s\nwant\n%s", out, in)
 	}
 	f.PathLocks = []coord.PathLock{{Path: "src/x", Holder: "a", Since: "2026-11-22T10:00:00Z", TaskID: "a"}}
-	out := string(f.Encode())
+	out := string(mustEncode(t, f))
 	want := `"tasks":[` + "\n" + `{"id":"a"}` + "\n" + `],"path_locks":[` + "\n" +
 		`{"path":"src/x","holder":"a","since":"2026-11-22T10:00:00Z","task_id":"a"}` + "\n" + `],"x":1}`
 	if !strings.Contains(out, want) {
@@ -38,7 +38,7 @@ func TestPathLocksWrittenOnlyWhenNeeded(t *testing.T) {
 		t.Fatalf("read back %v (member %v)", g.PathLocks, g.HasPathLocks())
 	}
 	g.PathLocks = nil
-	if out := string(g.Encode()); !strings.Contains(out, `],"path_locks":[],"x":1}`) {
+	if out := string(mustEncode(t, g)); !strings.Contains(out, `],"path_locks":[],"x":1}`) {
 		t.Fatalf("an emptied member was dropped:\n%s", out)
 	}
 }
@@ -57,11 +57,11 @@ func TestPathLocksKeptInPlace(t *testing.T) {
 	if len(f.PathLocks) != 2 || f.PathLocks[1].Expires != "2026-11-22T11:00:00Z" || f.PathLocks[0].Holder != "a" {
 		t.Fatalf("decoded %+v", f.PathLocks)
 	}
-	if out := string(f.Encode()); out != in {
+	if out := string(mustEncode(t, f)); out != in {
 		t.Fatalf("unchanged path locks rewritten:\n%s\nwant\n%s", out, in)
 	}
 	f.PathLocks[1].Holder = "c"
-	out := string(f.Encode())
+	out := string(mustEncode(t, f))
 	if !strings.HasPrefix(out, `{"path_locks":[`+"\n"+`{"holder":"a","path":"src/x","since":"2026-11-22T10:00:00Z","x-note":[1]},`+"\n"+`{"path":"docs/*.md","holder":"c",`) {
 		t.Fatalf("changed lock:\n%s", out)
 	}

@@ -11,14 +11,14 @@ import (
 //
 //	{"id":"agent-a","role":"implementer","capabilities":["go"],
 //	 "skill_level":"<=expert","worktree":"/src/wt-a","branch":"wt-a",
-//	 "registered_at":"2026-11-22T10:00:00Z"}
+//	 "registered_at":"2026-11-22T10:00:00Z","host":"build-1"}
 //
 // Read strictly (id and role required, every known member typed, an id
 // once); unknown members are kept, and an unchanged record is written
 // back byte for byte.
 
 // agentFields are the members of a pool record, in the order written.
-var agentFields = []string{"id", "role", "capabilities", "skill_level", "worktree", "branch", "registered_at"}
+var agentFields = []string{"id", "role", "capabilities", "skill_level", "worktree", "branch", "registered_at", "host"}
 
 func agentFieldIndex(name string) int {
 	for i, f := range agentFields {
@@ -84,6 +84,8 @@ func (f *Registry) parseAgents(s *scanner) error {
 				p.Branch, err = s.strVal(what, true)
 			case 6:
 				p.RegisteredAt, err = s.strVal(what, true)
+			case 7:
+				p.Host, err = s.strVal(what, true)
 			default:
 				if k := caseTwin(name, agentFields); k != "" {
 					return s.errf("agent %d: %q is not a field; names are case-sensitive (did you mean %q?)", n, name, k)
@@ -146,7 +148,7 @@ func appendPoolAgent(b []byte, p *coord.PoolAgent) []byte {
 		}
 	}
 	for _, name := range agentFields {
-		if !written[name] {
+		if !written[name] && (name != "host" || p.Host != "") { // host: only when known
 			field(name)
 		}
 	}
@@ -175,6 +177,8 @@ func appendAgentField(b []byte, p *coord.PoolAgent, name string) []byte {
 		return nullable(p.Branch)
 	case "registered_at":
 		return nullable(p.RegisteredAt)
+	case "host":
+		return nullable(p.Host)
 	}
 	return append(b, "null"...)
 }

@@ -22,17 +22,17 @@ func TestPoolWrittenOnlyWhenNeeded(t *testing.T) {
 	if f.HasAgents() || len(f.Agents) != 0 {
 		t.Fatalf("no member, yet HasAgents %v, %v", f.HasAgents(), f.Agents)
 	}
-	if out := string(f.Encode()); out != in {
+	if out := string(mustEncode(t, f)); out != in {
 		t.Fatalf("unchanged registry rewritten:\n%s\nwant\n%s", out, in)
 	}
 	// A task changed without an assignment gains no assignment field.
 	f.Tasks[1].Title, f.Tasks[1].Dirty = "B2", true
-	if out := string(f.Encode()); strings.Contains(out, "assigned") || strings.Contains(out, "review_started_at") || strings.Contains(out, `"agents"`) {
+	if out := string(mustEncode(t, f)); strings.Contains(out, "assigned") || strings.Contains(out, "review_started_at") || strings.Contains(out, `"agents"`) {
 		t.Fatalf("assignment fields written for a registry without them:\n%s", out)
 	}
 	f.Agents = []coord.PoolAgent{{ID: "a", Role: coord.Implementer, Caps: []string{"go"}, RegisteredAt: "2026-11-22T10:00:00Z", Dirty: true}}
 	f.Tasks[1].AssignedTo, f.Tasks[1].AssignedAt = "a", "2026-11-22T10:00:01Z"
-	out := string(f.Encode())
+	out := string(mustEncode(t, f))
 	want := `],"agents":[` + "\n" +
 		`{"id":"a","role":"implementer","capabilities":["go"],"skill_level":null,"worktree":null,"branch":null,"registered_at":"2026-11-22T10:00:00Z"}` +
 		"\n" + `],"x":1}`
@@ -49,7 +49,7 @@ func TestPoolWrittenOnlyWhenNeeded(t *testing.T) {
 	// Emptied, the member stays; a consumed assignment is written null.
 	g.Agents = nil
 	g.Tasks[1].AssignedTo, g.Tasks[1].AssignedAt, g.Tasks[1].Dirty = "", "", true
-	out = string(g.Encode())
+	out = string(mustEncode(t, g))
 	if !strings.Contains(out, `],"agents":[],"x":1}`) || !strings.Contains(out, `"assigned_to":null,"assigned_at":null}`) {
 		t.Fatalf("emptied:\n%s", out)
 	}
@@ -71,11 +71,11 @@ func TestPoolKeptInPlace(t *testing.T) {
 		f.Agents[1].Worktree != "/src/wt a" || !reflect.DeepEqual(f.Agents[1].Caps, []string{"go", "ts"}) {
 		t.Fatalf("decoded %+v", f.Agents)
 	}
-	if out := string(f.Encode()); out != in {
+	if out := string(mustEncode(t, f)); out != in {
 		t.Fatalf("unchanged pool rewritten:\n%s\nwant\n%s", out, in)
 	}
 	f.Agents[0].Branch, f.Agents[0].Dirty = "main", true
-	out := string(f.Encode())
+	out := string(mustEncode(t, f))
 	if !strings.HasPrefix(out, `{"agents":[`+"\n"+`{"role":"reviewer","id":"r","x-team":{"n":[1]},"skill_level":"<=expert","capabilities":[],"worktree":null,"branch":"main","registered_at":null},`) {
 		t.Fatalf("changed record:\n%s", out)
 	}
@@ -116,14 +116,20 @@ func TestParsePoolRefuses(t *testing.T) {
 	}
 }
 
-// A seed line may not bring an assignment: only a scheduler assigns.
+// A seed line may not bring an assignment: only a scheduler assigns. The
+// coord dialect refuses the field; the domain refuses the state whatever
+// parser built the task.
 func TestSeedRefusesAssignments(t *testing.T) {
-	task, err := ParseSeedLine("seed:1", []byte(`{"id":"a","assigned_to":"b"}`))
+	if _, err := ParseSeedLine("seed:1", []byte(`{"id":"a","assigned_to":"b"}`)); coord.CodeOf(err) != coord.CodeUsage ||
+		!strings.Contains(err.Error(), `seed:1: field "assigned_to" is coord's to set`) {
+		t.Fatalf("seed line with assigned_to: %v", err)
+	}
+	task, err := ParseTaskLine("seed:1", []byte(`{"id":"a","assigned_to":"b"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tx := &coord.Txn{}
-	if err := tx.CheckSeed([]coord.SeedLine{{Line: 1, Task: task}}); coord.CodeOf(err) != coord.CodeUsage || !strings.Contains(err.Error(), "cannot be assigned") {
+	if _, err := tx.CheckSeed([]coord.SeedLine{{Line: 1, Task: task}}, false); coord.CodeOf(err) != coord.CodeUsage || !strings.Contains(err.Error(), "cannot be assigned") {
 		t.Fatalf("seeded assignment: %v", err)
 	}
 }
@@ -143,4 +149,25 @@ func samePool(a, b []coord.PoolAgent) bool {
 		}
 	}
 	return true
+}
+
+// A record's host (the machine it registered from) is written when known
+// and read back; a record without one gains no member.
+func TestPoolHost(t *testing.T) {
+	f, err := Parse("r", []byte(`{"version":1,"tasks":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Agents = []coord.PoolAgent{{ID: "a", Role: coord.Implementer, Host: "build-1", Worktree: "/src/a", Dirty: true}}
+	out := mustEncode(t, f)
+	if !strings.Contains(string(out), `"registered_at":null,"host":"build-1"}`) {
+		t.Fatalf("host not written:\n%s", out)
+	}
+	g, err := Parse("again", out)
+	if err != nil || len(g.Agents) != 1 || g.Agents[0].Host != "build-1" {
+		t.Fatalf("read back: %+v, %v", g.Agents, err)
+	}
+	if _, err := Parse("bad", []byte(`{"version":1,"tasks":[],"agents":[{"id":"a","role":"implementer","host":7}]}`)); err == nil {
+		t.Fatal("a host that is not a string was read")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -67,10 +68,19 @@ type Registry struct {
 var taskFieldOrder = []string{
 	"id", "title", "status", "priority", "deps", "capability", "skill_level",
 	"files", "conflict_group", "claimed_by", "claimed_at", "completed_at",
-	"epoch", "progress", "blocked_reason", "reviewer_id", "reject_reason",
+	"epoch", "progress", "blocked_reason", "reviewer_id", "review_notes",
 	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
-	"blocked_at",
+	"blocked_at", "description", "rejections", "review_alert_at",
 }
+
+// legacyRejectReason is what coord called review_notes before: read as
+// review_notes (which wins when a task has both), and written back under
+// the new name when the task changes.
+const legacyRejectReason = "reject_reason"
+
+// taskFieldsRead are the names the reader knows, indexed as
+// taskFieldIndex indexes them: taskFieldOrder, then the legacy name.
+var taskFieldsRead = append(taskFieldOrder[:len(taskFieldOrder):len(taskFieldOrder)], legacyRejectReason)
 
 // Parse reads a registry strictly. file names it in errors. The returned
 // tasks keep views into data, which must not be modified afterwards.
@@ -303,11 +313,19 @@ func parseTask(s *scanner, n int) (*coord.Task, error) {
 }
 
 func parseTaskInto(s *scanner, n int, t *coord.Task) (*coord.Task, error) {
-	hasID, hasStatus := false, false
-	err := s.objectKnown(taskFieldOrder, taskFieldIndex, func(name string, k int) error {
+	hasID, hasStatus, hasNotes := false, false, false
+	var legacy string
+	err := s.objectKnown(taskFieldsRead, taskFieldIndex, func(name string, k int) error {
 		hasID = hasID || k == fID
 		hasStatus = hasStatus || k == fStatus
-		if err := decodeTaskField(s, t, k, name); err != nil {
+		hasNotes = hasNotes || k == fReviewNotes
+		var err error
+		if k == fLegacyRejectReason {
+			legacy, err = s.strVal(name, true)
+		} else {
+			err = decodeTaskField(s, t, k, name)
+		}
+		if err != nil {
 			if pe, ok := err.(*ParseError); ok {
 				pe.Msg = "task " + strconv.Itoa(n) + " " + pe.Msg
 			}
@@ -323,6 +341,9 @@ func parseTaskInto(s *scanner, n int, t *coord.Task) (*coord.Task, error) {
 	}
 	if !hasStatus {
 		t.Status = coord.Unclaimed
+	}
+	if !hasNotes {
+		t.ReviewNotes = legacy
 	}
 	if err := t.Check(); err != nil {
 		return nil, s.errf("%v", err)
@@ -374,8 +395,16 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.BlockedReason, err = s.strVal(name, true)
 	case fReviewerID:
 		t.ReviewerID, err = s.strVal(name, true)
-	case fRejectReason:
-		t.RejectReason, err = s.strVal(name, true)
+	case fReviewNotes:
+		t.ReviewNotes, err = s.strVal(name, true)
+	case fRejections:
+		i, err = s.intVal(name, true)
+		if err == nil && i > math.MaxInt32 {
+			err = s.errf("%s must be at most %d, found %d", name, math.MaxInt32, i)
+		}
+		t.Rejections = int(i)
+	case fReviewAlertAt:
+		t.ReviewAlertAt, err = s.strVal(name, true)
 	case fReviewerKind:
 		t.ReviewerKind, err = s.strVal(name, true)
 	case fAssignedTo:
@@ -386,8 +415,10 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.ReviewStartedAt, err = s.strVal(name, true)
 	case fBlockedAt:
 		t.BlockedAt, err = s.strVal(name, true)
+	case fDescription:
+		t.Description, err = s.strVal(name, true)
 	default:
-		if k := caseTwin(name, taskFieldOrder); k != "" {
+		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
 		}
 		err = s.value()
@@ -413,15 +444,19 @@ const (
 	fProgress
 	fBlockedReason
 	fReviewerID
-	fRejectReason
+	fReviewNotes
 	fReviewerKind
 	fAssignedTo
 	fAssignedAt
 	fReviewStartedAt
 	fBlockedAt
+	fDescription
+	fRejections
+	fReviewAlertAt
+	fLegacyRejectReason // in taskFieldsRead only
 )
 
-// taskFieldIndex is a name's position in taskFieldOrder, or -1.
+// taskFieldIndex is a name's position in taskFieldsRead, or -1.
 func taskFieldIndex(name string) int {
 	switch name {
 	case "id":
@@ -456,7 +491,7 @@ func taskFieldIndex(name string) int {
 		return 14
 	case "reviewer_id":
 		return 15
-	case "reject_reason":
+	case "review_notes":
 		return 16
 	case "reviewer_kind":
 		return 17
@@ -468,6 +503,14 @@ func taskFieldIndex(name string) int {
 		return 20
 	case "blocked_at":
 		return 21
+	case "description":
+		return 22
+	case "rejections":
+		return 23
+	case "review_alert_at":
+		return 24
+	case legacyRejectReason:
+		return 25
 	}
 	return -1
 }
@@ -489,8 +532,9 @@ func caseTwin(name string, known []string) string {
 
 // Encode renders the registry: unchanged tasks byte for byte, changed
 // and new ones re-encoded with their unknown fields kept in place. One task
-// per line keeps the file diff-friendly.
-func (f *Registry) Encode() []byte {
+// per line keeps the file diff-friendly. It refuses, as EncodeTo does, a
+// registry Parse would not read back.
+func (f *Registry) Encode() ([]byte, error) {
 	size := 64
 	for _, t := range f.Tasks {
 		size += len(t.Raw) + 2
@@ -506,14 +550,26 @@ func (f *Registry) Encode() []byte {
 		size += len(a.Raw) + 256
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
-	f.EncodeTo(buf)
-	return buf.Bytes()
+	if err := f.EncodeTo(buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // EncodeTo streams the encoding to w in chunks, so writing a large
 // registry never holds a second copy of it in memory. "path_locks" and
 // "agents" keep their place; a registry that had none gets them after
 // "tasks", once there is something to write.
+//
+// It writes only what Parse reads back: a task written anew is parsed
+// again as Parse would read it (its fields checked), every task id must
+// appear once, and a path-lock or agents array with a record written anew
+// is parsed again whole (each is small). An unchanged task or record is
+// written as it was read, so it parses as it did. What fails is an
+// *EncodeError, returned before the end of the document is written: the
+// caller's commit, which only replaces the registry once the whole
+// document is written, is refused. The size of the whole is the caller's
+// to bound (each engine knows its reader's limit).
 func (f *Registry) EncodeTo(w io.Writer) error {
 	const chunk = 128 << 10
 	b := make([]byte, 0, chunk+4096)
@@ -524,6 +580,9 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 			b = b[:0]
 		}
 	}
+	if err := f.checkIDs(); err != nil {
+		return err
+	}
 	b = append(b, '{')
 	first := true
 	sep := func() {
@@ -532,6 +591,7 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 		}
 		first = false
 	}
+	var verr error // the first encoding that would not read back
 	writeTasks := func() {
 		sep()
 		b = append(b, `"last_epoch":`...)
@@ -545,7 +605,11 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 			if t.Raw != nil && !t.Dirty {
 				b = append(b, t.Raw...)
 			} else {
+				at := len(b)
 				b = appendTask(b, t, t.Raw)
+				if verr == nil {
+					verr = checkTask(b[at:], i+1, t.ID)
+				}
 			}
 			flush(false)
 		}
@@ -556,34 +620,48 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 	}
 	writeLocks := func() {
 		sep()
-		b = append(b, `"path_locks":[`...)
+		b = append(b, `"path_locks":`...)
+		at, anew := len(b), false
+		b = append(b, '[')
 		for i, l := range f.PathLocks {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = append(b, '\n')
-			b = f.appendPathLock(b, l)
-			flush(false)
+			var raw bool
+			b, raw = f.appendPathLock(b, l)
+			anew = anew || !raw
 		}
 		if len(f.PathLocks) > 0 {
 			b = append(b, '\n')
 		}
 		b = append(b, ']')
+		if anew && verr == nil {
+			verr = checkArray(b[at:], "path_locks", (*Registry).parsePathLocks)
+		}
+		flush(false)
 	}
 	writeAgents := func() {
 		sep()
-		b = append(b, `"agents":[`...)
+		b = append(b, `"agents":`...)
+		at, anew := len(b), false
+		b = append(b, '[')
 		for i := range f.Agents {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = append(b, '\n')
 			b = appendPoolAgent(b, &f.Agents[i])
+			anew = anew || f.Agents[i].Raw == nil || f.Agents[i].Dirty
 		}
 		if len(f.Agents) > 0 {
 			b = append(b, '\n')
 		}
 		b = append(b, ']')
+		if anew && verr == nil {
+			verr = checkArray(b[at:], "agents", (*Registry).parseAgents)
+		}
+		flush(false)
 	}
 	sawTasks, sawLocks, sawAgents := false, false, false
 	hadLocks, hadAgents := f.HasPathLocks(), f.HasAgents()
@@ -623,19 +701,98 @@ func (f *Registry) EncodeTo(w io.Writer) error {
 	if !sawAgents && len(f.Agents) > 0 {
 		writeAgents()
 	}
+	if verr != nil {
+		return verr // the document stays unfinished: never a registry
+	}
 	b = append(b, "}\n"...)
 	flush(true)
 	return werr
 }
 
-// appendPathLock writes l as it was read if it is unchanged, else anew.
-func (f *Registry) appendPathLock(b []byte, l coord.PathLock) []byte {
-	for _, r := range f.locksRaw {
-		if r.lock == l {
-			return append(b, r.raw...)
+// EncodeError reports a registry EncodeTo refused to finish because Parse
+// would not read it back: a change no coord operation should make, caught
+// before it is written.
+type EncodeError struct {
+	Msg string
+}
+
+func (e *EncodeError) Error() string { return e.Msg }
+
+// checkIDs makes sure every task id appears once. A task written
+// unchanged is written as Parse read it from this registry, where its id
+// was unique; so only a task written anew (changed or added) can bring an
+// id twice, and only those are looked for among the others: for a claim,
+// one comparison per task.
+func (f *Registry) checkIDs() error {
+	var fresh []int // positions of the tasks written anew
+	for i, t := range f.Tasks {
+		if t.Raw == nil || t.Dirty {
+			fresh = append(fresh, i)
 		}
 	}
-	return AppendPathLock(b, l)
+	dup := func(i, j int) error {
+		return &EncodeError{fmt.Sprintf("task id %q would appear twice (tasks %d and %d)", f.Tasks[i].ID, min(i, j)+1, max(i, j)+1)}
+	}
+	if len(fresh) <= 8 {
+		for _, i := range fresh {
+			id := f.Tasks[i].ID
+			for j, t := range f.Tasks {
+				if j != i && len(t.ID) == len(id) && t.ID == id {
+					return dup(i, j)
+				}
+			}
+		}
+		return nil
+	}
+	seen := make(map[string]int, len(f.Tasks))
+	for i, t := range f.Tasks {
+		if j, ok := seen[t.ID]; ok {
+			return dup(j, i)
+		}
+		seen[t.ID] = i
+	}
+	return nil
+}
+
+// checkTask parses a task written anew as Parse reads one.
+func checkTask(enc []byte, n int, id string) error {
+	s := &scanner{data: enc, file: "task"}
+	t, err := parseTask(s, n)
+	if err == nil {
+		err = s.end()
+	}
+	if err == nil && t.ID != id {
+		err = fmt.Errorf("its id reads back as %q", t.ID)
+	}
+	if err != nil {
+		return &EncodeError{fmt.Sprintf("task %q would not read back: %s", id, strings.TrimPrefix(err.Error(), "task: "))}
+	}
+	return nil
+}
+
+// checkArray parses a path-lock or agents array written anew as Parse
+// reads it.
+func checkArray(enc []byte, what string, parse func(*Registry, *scanner) error) error {
+	s := &scanner{data: enc, file: what}
+	err := parse(&Registry{}, s)
+	if err == nil {
+		err = s.end()
+	}
+	if err != nil {
+		return &EncodeError{fmt.Sprintf("%q would not read back: %s", what, strings.TrimPrefix(err.Error(), what+": "))}
+	}
+	return nil
+}
+
+// appendPathLock writes l as it was read if it is unchanged (raw), else
+// anew.
+func (f *Registry) appendPathLock(b []byte, l coord.PathLock) ([]byte, bool) {
+	for _, r := range f.locksRaw {
+		if r.lock == l {
+			return append(b, r.raw...), true
+		}
+	}
+	return AppendPathLock(b, l), false
 }
 
 // AppendPathLock appends l as a JSON object, its members in the order
@@ -671,16 +828,28 @@ func appendTask(b []byte, t *coord.Task, raw []byte) []byte {
 	written := make(map[string]bool, len(taskFieldOrder))
 	n := 0
 	if raw != nil {
-		for _, m := range Members(raw) {
+		members := Members(raw)
+		hasNotes := false
+		for _, m := range members {
+			hasNotes = hasNotes || m.Name == "review_notes"
+		}
+		for _, m := range members {
+			name := m.Name
+			if name == legacyRejectReason {
+				if hasNotes {
+					continue // review_notes holds the value
+				}
+				name = "review_notes" // written back under its new name, in its place
+			}
 			if n > 0 {
 				b = append(b, ',')
 			}
 			n++
-			b = appendString(b, m.Name)
+			b = appendString(b, name)
 			b = append(b, ':')
-			if isKnown(m.Name) {
-				b = appendField(b, t, m.Name, true)
-				written[m.Name] = true
+			if isKnown(name) {
+				b = appendField(b, t, name, true)
+				written[name] = true
 			} else {
 				b = append(b, m.Raw...)
 			}
@@ -725,8 +894,12 @@ func wantField(t *coord.Task, name string) bool {
 		return t.SkillLevel != ""
 	case "conflict_group":
 		return t.ConflictGroup != ""
-	case "reject_reason":
-		return t.RejectReason != ""
+	case "review_notes":
+		return t.ReviewNotes != ""
+	case "rejections":
+		return t.Rejections != 0
+	case "review_alert_at":
+		return t.ReviewAlertAt != ""
 	case "reviewer_kind":
 		return t.ReviewerKind != ""
 	case "assigned_to":
@@ -737,6 +910,8 @@ func wantField(t *coord.Task, name string) bool {
 		return t.ReviewStartedAt != ""
 	case "blocked_at":
 		return t.BlockedAt != ""
+	case "description":
+		return t.Description != ""
 	}
 	return true
 }
@@ -785,8 +960,12 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.BlockedReason)
 	case "reviewer_id":
 		return nullable(t.ReviewerID)
-	case "reject_reason":
-		return nullable(t.RejectReason)
+	case "review_notes":
+		return nullable(t.ReviewNotes)
+	case "rejections":
+		return strconv.AppendInt(b, int64(t.Rejections), 10)
+	case "review_alert_at":
+		return nullable(t.ReviewAlertAt)
 	case "reviewer_kind":
 		return nullable(t.ReviewerKind)
 	case "assigned_to":
@@ -797,6 +976,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.ReviewStartedAt)
 	case "blocked_at":
 		return nullable(t.BlockedAt)
+	case "description":
+		return nullable(t.Description)
 	}
 	return append(b, "null"...)
 }

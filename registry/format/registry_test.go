@@ -2,9 +2,11 @@ package format
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +33,7 @@ func TestParseROTDExample(t *testing.T) {
 		t.Fatalf("first task decoded as %+v", first)
 	}
 	// Unchanged tasks are written byte for byte.
-	out := f.Encode()
+	out := mustEncode(t, f)
 	for _, task := range f.Tasks {
 		if !bytes.Contains(out, task.Raw) {
 			t.Errorf("task %s not kept verbatim", task.ID)
@@ -57,7 +59,7 @@ func TestEncodeKeepsUnknownFields(t *testing.T) {
 	task := f.Tasks[0]
 	task.Status, task.ClaimedBy, task.Epoch, task.Dirty = coord.Claimed, "agent-1", 7, true
 	f.LastEpoch = 7
-	out := string(f.Encode())
+	out := string(mustEncode(t, f))
 	for _, want := range []string{`"owner":{"team":"x"}`, `"x-note":[1,2,{"k":null}]`, `"trailer":"kept"`,
 		`"status":"claimed"`, `"claimed_by":"agent-1"`, `"epoch":7`, `"last_epoch":7`} {
 		if !strings.Contains(out, want) {
@@ -121,11 +123,11 @@ func TestParseRefuses(t *testing.T) {
 }
 
 func TestParseSeedLine(t *testing.T) {
-	task, err := ParseSeedLine("seed:1", []byte(`{"id":"4.2","title":"t","deps":["4.1"],"files":["src/**"],"x":1}`))
+	task, err := ParseSeedLine("seed:1", []byte(`{"id":"4.2","title":"t","description":"d","status":"unclaimed","deps":["4.1"],"files":["src/**"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.ID != "4.2" || task.Status != coord.Unclaimed || !reflect.DeepEqual(task.Deps, []string{"4.1"}) || !task.Dirty {
+	if task.ID != "4.2" || task.Status != coord.Unclaimed || task.Description != "d" || !reflect.DeepEqual(task.Deps, []string{"4.1"}) || !task.Dirty {
 		t.Fatalf("decoded %+v", task)
 	}
 	for _, bad := range []string{``, `[]`, `{"id":"a"} x`, `{"title":"no id"}`, `{"id":"a/b"}`, `{"id":"a","id":"a"}`} {
@@ -133,6 +135,51 @@ func TestParseSeedLine(t *testing.T) {
 			t.Errorf("%q: err = %v, want an error naming seed:3", bad, err)
 		} else if coord.CodeOf(err) != coord.CodeUsage {
 			t.Errorf("%q: code %d, want usage", bad, coord.CodeOf(err))
+		}
+	}
+}
+
+// A seed line carries only the task fields of the contract: an unknown
+// field is refused naming the nearest known one, a field coord owns is
+// refused, and so is a status other than unclaimed. (A seed line with
+// "epoch": MaxInt64 stopped every claim for good.)
+func TestParseSeedLineFields(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"id":"a","titel":"x"}`, `seed:2: unknown field "titel"; the nearest known field is "title"`},
+		{`{"id":"a","descripton":"x"}`, `the nearest known field is "description"`},
+		{`{"id":"a","dep":["b"]}`, `unknown field "dep"; the nearest known field is "deps"`},
+		{`{"id":"a","priorty":"high"}`, `the nearest known field is "priority"`},
+		{`{"id":"a","skill-level":"entry"}`, `the nearest known field is "skill_level"`},
+		{`{"id":"a","conflictgroup":"g"}`, `the nearest known field is "conflict_group"`},
+		{`{"id":"a","CAPABILITY":"go"}`, `"CAPABILITY" is not a field; names are case-sensitive (did you mean "capability"?)`},
+		{`{"id":"a","x_unknown":{"kept":true}}`, `unknown field "x_unknown"; the nearest known field is`},
+		{`{"id":"a","epoch":9223372036854775807}`, `seed:2: field "epoch" is coord's to set, not a seed line's`},
+		{`{"id":"a","epoch":0}`, `field "epoch" is coord's to set`},
+		{`{"id":"a","status":"done"}`, `seed:2: field "status" is "done": a seeded task starts unclaimed`},
+		{`{"id":"a","status":"blocked","blocked_reason":"x"}`, `field "status" is "blocked"`},
+		{`{"id":"a","status":"claimed"}`, `field "status" is "claimed"`},
+	} {
+		_, err := ParseSeedLine("seed:2", []byte(c.in))
+		if err == nil || coord.CodeOf(err) != coord.CodeUsage || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant a usage error containing %s", c.in, err, c.want)
+		}
+	}
+	for _, f := range coord.OwnedFields {
+		in := fmt.Sprintf(`{"id":"a",%q:null}`, f)
+		if _, err := ParseSeedLine("seed:2", []byte(in)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`field %q is coord's to set`, f)) {
+			t.Errorf("%s: %v, want it refused as coord's", in, err)
+		}
+	}
+}
+
+// Every task field the registry knows is either a seed field or one coord
+// owns: a field added to the registry without deciding which is caught
+// here, before a seed line can set state.
+func TestTaskFieldsAreSeedOrOwned(t *testing.T) {
+	for _, f := range taskFieldOrder {
+		seed := slices.Contains(coord.SeedFields, f)
+		if seed == coord.IsOwnedField(f) {
+			t.Errorf("task field %q: seed field %v, owned %v; it must be exactly one", f, seed, !seed)
 		}
 	}
 }
@@ -165,6 +212,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"version":1,"last_epoch":3,"tasks":[{"id":"a","status":"claimed","claimed_by":"x","epoch":3,"files":["a/**"]}],"z":{}}`))
 	f.Add([]byte(`{"tasks":[{"id":"a","x":"\u00e9\ud83d\ude00"}]}`))
+	f.Add([]byte(`{"tasks":[{"id":"a","description":"d\n"},{"id":"b","description":{"x":1}}]}`))
 	f.Add([]byte(`{"tasks":[],"path_locks":[{"path":"src/x","holder":"a","since":"2026-01-01T00:00:00Z","task_id":"t","expires":""}]}`))
 	f.Add([]byte(`{"tasks":[{"id":"t","assigned_to":"a","assigned_at":"2026-01-01T00:00:00Z","review_started_at":null,"blocked_at":"2026-01-01T00:00:00Z"}],"agents":[{"id":"a","role":"reviewer","capabilities":["go"],"skill_level":">=entry","worktree":"/w","branch":"b","registered_at":"2026-01-01T00:00:00Z","x":[1]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -182,7 +230,7 @@ func FuzzParse(f *testing.F) {
 		for i := range reg.Agents {
 			reg.Agents[i].Dirty = true // and for the pool
 		}
-		out := reg.Encode()
+		out := mustEncode(t, reg)
 		again, err := Parse("re-encoded", out)
 		if err != nil {
 			t.Fatalf("encoding of accepted input is refused: %v\nin:  %q\nout: %q", err, data, out)
@@ -217,6 +265,8 @@ func FuzzScannerMatchesJSONText(f *testing.F) {
 func FuzzParseSeedLine(f *testing.F) {
 	f.Add([]byte(`{"id":"4.2","title":"t","priority":"high","deps":["4.1"],"conflict_group":"g"}`))
 	f.Add([]byte(`{"id":"a","skill_level":"expert","files":["**/*.go"],"extra":{"n":[1]}}`))
+	f.Add([]byte(`{"id":"a","description":"d","status":"unclaimed","capability":"go"}`))
+	f.Add([]byte(`{"id":"a","epoch":9223372036854775807}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		task, err := ParseSeedLine("fuzz:1", line)
 		if err != nil {
@@ -227,6 +277,15 @@ func FuzzParseSeedLine(f *testing.F) {
 		}
 		if err := task.Check(); err != nil {
 			t.Fatalf("accepted an invalid task: %v", err)
+		}
+		// Only a definition: no state coord owns, whatever the line said.
+		for _, m := range Members(task.Raw) {
+			if !slices.Contains(coord.SeedFields, m.Name) {
+				t.Fatalf("accepted field %q: %q", m.Name, line)
+			}
+		}
+		if task.Status != coord.Unclaimed || task.Epoch != 0 || task.ClaimedBy != "" || task.Progress != 0 {
+			t.Fatalf("accepted state: %+v", task)
 		}
 	})
 }
@@ -290,4 +349,135 @@ func FuzzParseLockInfo(f *testing.F) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
+}
+
+// TestReviewNotesLegacyName: a registry written when the review notes were
+// called "reject_reason" reads as it did (the value becomes review_notes;
+// "review_notes" wins when a task has both), stays byte for byte while
+// the task is unchanged, and a changed task is written with the new name
+// in the old one's place, once.
+func TestReviewNotesLegacyName(t *testing.T) {
+	in := `{"version":1,"tasks":[` + "\n" +
+		`{"id":"old","status":"claimed","claimed_by":"a","epoch":1,"reject_reason":"add tests","x":1},` + "\n" +
+		`{"id":"both","reject_reason":"stale","review_notes":"fresh"},` + "\n" +
+		`{"id":"both2","review_notes":"fresh","reject_reason":"stale"},` + "\n" +
+		`{"id":"new","review_notes":"n","rejections":2,"review_alert_at":"2026-11-22T10:00:00Z"}` + "\n" +
+		`]}`
+	f, err := Parse("r", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct{ id, notes string }{{"old", "add tests"}, {"both", "fresh"}, {"both2", "fresh"}, {"new", "n"}} {
+		if got := f.Tasks[f.Index()[w.id]].ReviewNotes; got != w.notes {
+			t.Errorf("%s: review notes %q, want %q", w.id, got, w.notes)
+		}
+	}
+	if nt := f.Tasks[3]; nt.Rejections != 2 || nt.ReviewAlertAt != "2026-11-22T10:00:00Z" {
+		t.Errorf("new fields: %+v", nt)
+	}
+	if out := string(mustEncode(t, f)); out != `{"version":1,"last_epoch":0,"tasks":[`+strings.TrimPrefix(in, `{"version":1,"tasks":[`)+"\n" {
+		t.Fatalf("unchanged tasks rewritten:\n%s", out)
+	}
+	for _, task := range f.Tasks[:3] {
+		task.Dirty = true
+	}
+	f.Tasks[0].ReviewNotes = "add more tests"
+	out := string(mustEncode(t, f))
+	for _, want := range []string{
+		`{"id":"old","status":"claimed","claimed_by":"a","epoch":1,"review_notes":"add more tests","x":1,`,
+		`{"id":"both","review_notes":"fresh",`,
+		`{"id":"both2","review_notes":"fresh",`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("encoding lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "reject_reason") {
+		t.Errorf("the old name was written back:\n%s", out)
+	}
+	g, err := Parse("again", []byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameTasks(f.Tasks, g.Tasks) {
+		t.Fatal("tasks changed across a write")
+	}
+	// the old name is a known field: a case twin or a duplicate is refused
+	for _, bad := range []string{`{"tasks":[{"id":"a","Reject_reason":"x","reject_reason":"y"}]}`, `{"tasks":[{"id":"a","reject_reason":"x","reject_reason":"y"}]}`,
+		`{"tasks":[{"id":"a","rejections":-1}]}`, `{"tasks":[{"id":"a","rejections":"2"}]}`} {
+		if _, err := Parse("r", []byte(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+func mustEncode(t testing.TB, f *Registry) []byte {
+	t.Helper()
+	out, err := f.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEncodeReadsBack: the encoder writes only what Parse reads back. A
+// change no operation should make (a task field out of range, an id
+// twice, a path lock or agent record that does not check) is an
+// *EncodeError, and the document is left unfinished, so no caller can
+// take it for a registry.
+func TestEncodeReadsBack(t *testing.T) {
+	in := `{"version":1,"tasks":[
+{"id":"a","status":"unclaimed"},
+{"id":"b","status":"unclaimed"}
+]}`
+	cases := []struct {
+		name   string
+		change func(f *Registry)
+	}{
+		{"progress out of range", func(f *Registry) { f.Tasks[0].Progress, f.Tasks[0].Dirty = 150, true }},
+		{"bad status", func(f *Registry) { f.Tasks[1].Status, f.Tasks[1].Dirty = "finished", true }},
+		{"an id twice", func(f *Registry) {
+			f.Tasks = append(f.Tasks, &coord.Task{ID: "a", Status: coord.Unclaimed, Dirty: true})
+			f.index["a"] = 2 // as coord.Txn.Add leaves it
+		}},
+		{"an id twice, index stale", func(f *Registry) {
+			f.Tasks = append(f.Tasks[:0:0], f.Tasks[1], &coord.Task{ID: "b", Status: coord.Unclaimed, Dirty: true})
+		}},
+		{"a bad path lock", func(f *Registry) { f.PathLocks = []coord.PathLock{{Path: "../x", Holder: "a"}} }},
+		{"a path locked twice", func(f *Registry) {
+			f.PathLocks = []coord.PathLock{{Path: "x", Holder: "a"}, {Path: "x", Holder: "b"}}
+		}},
+		{"a bad agent", func(f *Registry) { f.Agents = []coord.PoolAgent{{ID: "no good", Role: coord.Implementer}} }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := Parse("r", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.change(f)
+			var buf bytes.Buffer
+			err = f.EncodeTo(&buf)
+			var ee *EncodeError
+			if !errors.As(err, &ee) {
+				t.Fatalf("encoded (%v):\n%s", err, buf.String())
+			}
+			if _, perr := Parse("r", buf.Bytes()); perr == nil {
+				t.Fatalf("the refused encoding parses:\n%s", buf.String())
+			}
+			if _, err := f.Encode(); !errors.As(err, &ee) {
+				t.Fatalf("Encode: %v", err)
+			}
+		})
+	}
+	// What reads back is written: a new task, a new lock, a new agent.
+	f, _ := Parse("r", []byte(in))
+	f.Tasks = append(f.Tasks, &coord.Task{ID: "c", Status: coord.Claimed, ClaimedBy: "x", Epoch: 1, Dirty: true})
+	f.index["c"] = 2
+	f.PathLocks = []coord.PathLock{{Path: "src/x.go", Holder: "x", Since: "2026-01-01T00:00:00Z"}}
+	f.Agents = []coord.PoolAgent{{ID: "x", Role: coord.Implementer}}
+	out := mustEncode(t, f)
+	if g, err := Parse("r", out); err != nil || len(g.Tasks) != 3 || len(g.PathLocks) != 1 || len(g.Agents) != 1 {
+		t.Fatalf("read back: %v\n%s", err, out)
+	}
 }

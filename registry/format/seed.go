@@ -15,7 +15,7 @@ import (
 const MaxSeedLine = 1 << 20
 
 // ParseSeed reads JSON Lines, one task per line (blank lines skipped),
-// strictly. Unknown fields are kept. Errors carry the line number.
+// strictly, each as ParseSeedLine does. Errors carry the line number.
 func ParseSeed(file string, r io.Reader) ([]coord.SeedLine, error) {
 	var out []coord.SeedLine
 	br := bufio.NewReader(r)
@@ -40,9 +40,44 @@ func ParseSeed(file string, r io.Reader) ([]coord.SeedLine, error) {
 	}
 }
 
-// ParseSeedLine parses one seed line into a task (strict JSON, known
-// fields typed, status defaulting to unclaimed, unknown fields kept).
+// ParseSeedLine parses one seed line in coord's format (strict JSON,
+// known fields typed, status defaulting to unclaimed). The line may carry
+// only coord.SeedFields, and status only as unclaimed: a field coord
+// owns, or an unknown one (named with the nearest known field), is
+// refused with where, the line.
 func ParseSeedLine(where string, line []byte) (*coord.Task, error) {
+	t, err := ParseTaskLine(where, line)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range Members(t.Raw) {
+		if err := coord.CheckSeedField(m.Name); err != nil {
+			return nil, seedLineErr(where, err)
+		}
+		if m.Name == "status" {
+			if err := coord.CheckSeedStatus(t.Status); err != nil {
+				return nil, seedLineErr(where, err)
+			}
+		}
+	}
+	return t, nil
+}
+
+// seedLineErr puts where (the line) before a coded error's message.
+func seedLineErr(where string, err error) error {
+	if ce, ok := err.(*coord.Error); ok {
+		ce.Msg = where + ": " + ce.Msg
+		return ce
+	}
+	return coord.Errorf(coord.CodeUsage, "%s: %v", where, err)
+}
+
+// ParseTaskLine parses one task line (strict JSON, known fields typed,
+// status defaulting to unclaimed) whatever fields it carries, unknown
+// ones kept: a task as coord wrote it (an archive line), or a line a
+// dialect's importer built from its own fields (registry/rotd), which
+// answers for what the line may set.
+func ParseTaskLine(where string, line []byte) (*coord.Task, error) {
 	line = bytes.Clone(line)
 	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
 		return nil, coord.Errorf(coord.CodeUsage, "%s: starts with a byte-order mark", where)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gonats "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/registry/format"
@@ -108,6 +109,7 @@ type names struct {
 	logSubj string
 	arc     string // the archive stream
 	arcSubj string
+	backup  string // the registry's last revisions, sourced from the bucket
 	mutex   string // the commit mutex stream (memory)
 	beats   string // the heartbeat stream (memory)
 	beatPre string // its subject prefix, "coord.<ns>.beats."
@@ -124,6 +126,7 @@ func namesFor(ns string) names {
 		logSubj: "coord." + ns + ".log",
 		arc:     b + "_archive",
 		arcSubj: "coord." + ns + ".archive",
+		backup:  b + "_backup",
 		mutex:   b + "_mutex",
 		beats:   b + "_beats",
 		beatPre: "coord." + ns + ".beats.",
@@ -333,8 +336,28 @@ type meta struct {
 	Version int `json:"version"`
 	// Base is added to a stream sequence to make a lease epoch or a kv
 	// revision: a project copied in keeps its epochs and revisions, and
-	// every later one is larger (backend copy sets it).
+	// every later one is larger (backend copy sets it). It is at most
+	// maxBase.
 	Base int64 `json:"base"`
+}
+
+// maxBase is the largest base a namespace continues from: half the
+// counter ceiling, so that the base plus the stream's sequence stays
+// within coord.MaxCounter for 2^52 writes. Lease epochs and kv revisions
+// need no high-water mark of their own here: the stream's sequence never
+// goes back, and a value written back from an older copy is a new
+// message with a new, larger sequence.
+const maxBase = coord.MaxCounter / 2
+
+// checkBase refuses to issue a lease epoch or a kv revision from a base
+// above maxBase (a hand edit of the meta key): the values would pass the
+// counter ceiling.
+func (b *Backend) checkBase() error {
+	if b.meta.Base < 0 || b.meta.Base > maxBase {
+		return coord.Errorf(coord.CodeIO, "%s: base %d is outside 0..%d: no lease epoch or kv revision can be issued from it", b.where(keyMeta), b.meta.Base, maxBase).
+			WithHint("'coord doctor' reports it; set the base back to what it was before the edit")
+	}
+	return nil
 }
 
 // load reads config and meta in one round trip, and learns the server's
@@ -420,11 +443,12 @@ func (b *Backend) ioErr(err error, what string) error {
 	case errors.Is(err, gonats.ErrConnectionClosed), errors.Is(err, gonats.ErrDisconnected), errors.Is(err, gonats.ErrConnectionReconnecting):
 		return coord.Errorf(coord.CodeIO, "%s lost the connection to the server", at).
 			WithHint("check that the hub runs")
-	case errors.Is(err, errTooLarge):
-		return coord.Errorf(coord.CodeIO, "%s %v", at, err).
-			WithHint("archive done tasks ('coord archive') or raise the server's max_payload")
 	}
-	return coord.Errorf(coord.CodeIO, "%s %s", at, coord.OneLine(err.Error()))
+	msg := err.Error()
+	if ae, ok := err.(*jetstream.APIError); ok { // as the server said it, with its code
+		msg = apiMessage(ae)
+	}
+	return coord.Errorf(coord.CodeIO, "%s %s", at, coord.OneLine(msg))
 }
 
 // streamsMissing tells a namespace that does not exist from a server
@@ -435,8 +459,6 @@ func (b *Backend) streamsMissing() bool {
 	_, err := b.w.streamInfo(ctx, b.names.kv)
 	return errors.Is(err, errNoStream)
 }
-
-var errTooLarge = errors.New("document too large")
 
 // serverClock is the server's clock as this process knows it: learned
 // once from a stream info (which carries the server's time) and advanced

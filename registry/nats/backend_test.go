@@ -11,7 +11,7 @@ import (
 
 func TestClaimRelease(t *testing.T) {
 	h := startHub(t)
-	url := newProject(t, h, "p1")
+	url := newNamespace(t, h, "p1")
 	b := open(t, url, coordnats.Options{})
 	s := service(t, b)
 	ctx := context.Background()

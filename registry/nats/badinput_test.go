@@ -85,7 +85,7 @@ func TestSilentServer(t *testing.T) {
 
 func TestWrongNamespace(t *testing.T) {
 	h := startHub(t)
-	newProject(t, h, "right")
+	newNamespace(t, h, "right")
 	_, err := coordnats.Open(context.Background(), h.URL()+"/wrong", coordnats.Options{})
 	wantOneLine(t, err, coord.CodeIO, `no project in namespace "wrong"`)
 	if !strings.Contains(err.Error(), "coord init --backend "+h.URL()+"/wrong") {
@@ -139,7 +139,7 @@ func TestCredentialsRefused(t *testing.T) {
 // names it too.
 func TestCorruptedValue(t *testing.T) {
 	h := startHub(t)
-	url := newProject(t, h, "bad")
+	url := newNamespace(t, h, "bad")
 	s := service(t, open(t, url, coordnats.Options{}))
 	seed(t, s, "1")
 	nc, err := gonats.Connect(h.URL())
@@ -187,7 +187,7 @@ func TestHubInfoAgrees(t *testing.T) {
 		t.Fatalf("hub answers %s, doctor asks %s", hub.InfoSubject, coordnats.HubInfoSubject)
 	}
 	h := startHub(t)
-	url := newProject(t, h, "info")
+	url := newNamespace(t, h, "info")
 	probs, err := open(t, url, coordnats.Options{}).Doctor(context.Background(), false)
 	if err != nil || len(probs) != 0 {
 		t.Fatalf("doctor on a fresh hub: %+v %v", probs, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	coordnats "github.com/rotd/coord/registry/nats"
 	"github.com/rotd/coord/registry/nats/hubtest"
 )
@@ -19,7 +20,7 @@ import (
 func TestBeatsLostInRestart(t *testing.T) {
 	dir := t.TempDir()
 	h := hubtest.StartAt(t, dir, "127.0.0.1:0")
-	url := newProject(t, h, "lost")
+	url := newNamespace(t, h, "lost")
 	ctx := context.Background()
 	b := open(t, url, coordnats.Options{})
 	s := service(t, b)
@@ -56,7 +57,7 @@ func TestBeatsLostInRestart(t *testing.T) {
 	}
 	// A holder that never beats again goes stale after the timeout,
 	// counted from when the loss was noticed.
-	waitFor(t, "the silent holder to go stale", func() bool { return len(stale(s2, 200*time.Millisecond)) == 1 })
+	backendtest.Wait(t, "the silent holder to go stale", func() bool { return len(stale(s2, 200*time.Millisecond)) == 1 })
 	// The streams kept in memory are back: a claim beats and commits.
 	seed(t, s2, "T2")
 	if tk, err := claimTask(s2, ctx, app.ClaimRequest{Agent: coord.Agent{ID: "new"}}); err != nil || tk == nil || tk.ID != "T2" {

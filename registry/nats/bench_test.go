@@ -17,7 +17,7 @@ func BenchmarkClaim(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
 			h := startHub(b)
-			url := newProject(b, h, "bench")
+			url := newNamespace(b, h, "bench")
 			s := service(b, open(b, url, coordnats.Options{}))
 			ids := make([]string, n)
 			for i := range ids {

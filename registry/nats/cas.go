@@ -61,14 +61,16 @@ func (b *Backend) docFrom(key string, m *msg) (*doc, error) {
 	}
 	d.data = m.data
 	if m.hdr.Get(hdrEncoding) == "s2" {
+		hint := "restore it from a copy ('coord backend copy') or remove the key; 'coord doctor' names it"
+		if key == keyRegistry {
+			hint = repairHint
+		}
 		n, err := s2.DecodedLen(m.data)
 		if err != nil || n > maxDocument {
-			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged", b.where(key)).
-				WithHint("restore it from a copy ('coord backend copy') or remove the key; 'coord doctor' names it")
+			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged", b.where(key)).WithHint("%s", hint)
 		}
 		if d.data, err = s2.Decode(nil, m.data); err != nil {
-			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged: %v", b.where(key), err).
-				WithHint("restore it from a copy ('coord backend copy') or remove the key; 'coord doctor' names it")
+			return nil, coord.Errorf(coord.CodeIO, "%s: the compressed document is damaged: %v", b.where(key), err).WithHint("%s", hint)
 		}
 	}
 	if d.data == nil {
@@ -121,13 +123,12 @@ func (b *Backend) readDocs(ctx context.Context, keys ...string) (map[string]*doc
 // retryRead runs a read, trying again while no server answers (a
 // cluster electing a leader, a reconnect) for at most IOBudget.
 func (b *Backend) retryRead(ctx context.Context, read func(context.Context) ([]*msg, error)) ([]*msg, error) {
-	start := time.Now()
-	for i := 0; ; i++ {
+	p := newPacer(time.Now(), IOBudget)
+	for {
 		out, err := read(ctx)
-		if err == nil || !transient(err) || ctx.Err() != nil || time.Since(start)+backoff(i) > IOBudget {
+		if err == nil || !transient(err) || ctx.Err() != nil || !p.wait(ctx) {
 			return out, err
 		}
-		sleep(ctx, backoff(i))
 	}
 }
 
@@ -136,48 +137,65 @@ func (b *Backend) retryRead(ctx context.Context, read func(context.Context) ([]*
 // stream is made again once by remake (nil: never). what names the
 // write in the error.
 func (b *Backend) retryWrite(ctx context.Context, what string, remake func(context.Context) error, write func() error) error {
-	start := time.Now()
-	for i := 0; ; i++ {
+	p := newPacer(time.Now(), IOBudget)
+	for first := true; ; first = false {
 		err := write()
 		if err == nil {
 			return nil
 		}
-		if remake != nil && errors.Is(err, errNoStream) && i == 0 {
+		if remake != nil && errors.Is(err, errNoStream) && first {
 			if err := remake(ctx); err != nil {
 				return err
 			}
 		}
-		if !transient(err) || ctx.Err() != nil || time.Since(start)+backoff(i) > IOBudget {
+		if !transient(err) || ctx.Err() != nil || !p.wait(ctx) {
 			return b.ioErr(err, "writing "+what)
 		}
-		sleep(ctx, backoff(i))
 	}
 }
 
 // transient reports whether an error may go away by itself: no answer, no
 // stream leader, a connection being re-established.
 func transient(err error) bool {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		switch ae.ErrCode {
-		case 10008, // JetStream system temporarily unavailable (a cluster electing)
-			10004, // incomplete results
-			10063, // expected stream sequence does not match (a replica catching up)
-			10163: // expected last sequence per subject temporarily unavailable (a new leader)
-			return true
-		}
+	return isAPI(err, errCodeNotAvailable, errCodeIncomplete, errCodeSequenceNotMatch, errCodeLastSeqNotReady) ||
+		errors.Is(err, errNoStream) || ambiguous(err)
+}
+
+// pacer paces a retry loop, the one every retry of the engine runs on:
+// before each new attempt a pause doubling from 5 ms up to 250 ms, with
+// full jitter (so that processes that lost the same race do not meet
+// again), until the next pause would end past budget from start.
+// A 20-line helper rather than a retry library (cenkalti/backoff and the
+// like): the loops keep their own shape (a read-back after a lost
+// answer, a stream made again once, their own error at the deadline,
+// one budget shared by a commit and its read-back), which a library's
+// Retry(operation) would force into Permanent-wrapped errors and
+// callbacks; and its jitter is a band around the interval, not full.
+type pacer struct {
+	start  time.Time
+	budget time.Duration
+	tries  int
+}
+
+func newPacer(start time.Time, budget time.Duration) *pacer {
+	return &pacer{start: start, budget: budget}
+}
+
+// wait pauses before the next attempt (until the pause ends or ctx is
+// done) and reports true; it reports false, at once, when the pause would
+// end past the budget: the loop gives up.
+func (p *pacer) wait(ctx context.Context) bool {
+	d := 5 * time.Millisecond << min(p.tries, 6)
+	d = time.Duration(rand.Int64N(int64(min(d, 250*time.Millisecond)))) + time.Millisecond
+	if time.Since(p.start)+d > p.budget {
+		return false
 	}
-	return errors.Is(err, errNoStream) || ambiguous(err)
+	p.tries++
+	sleep(ctx, d)
+	return true
 }
 
-// backoff is the pause before retry i: doubling from 5 ms up to 250 ms,
-// with full jitter.
-func backoff(i int) time.Duration {
-	d := 5 * time.Millisecond << min(i, 6)
-	d = min(d, 250*time.Millisecond)
-	return time.Duration(rand.Int64N(int64(d))) + time.Millisecond
-}
-
+// sleep pauses for d, or until ctx is done.
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -206,17 +224,24 @@ func (b *Backend) commit(ctx context.Context, base *doc, data []byte, ttl time.D
 	if ttl > 0 {
 		hdr.Set(hdrTTL, ttlHeader(ttl))
 	}
+	if data != nil {
+		if err := b.checkKey(base.key, data); err != nil {
+			return 0, err
+		}
+	}
 	if len(data) > compressAbove {
 		data = s2.Encode(nil, data)
 		hdr.Set(hdrEncoding, "s2")
 	}
 	if max := b.nc.MaxPayload(); int64(len(data))+8192 > max { // room for the headers (128 commit names)
-		return 0, b.ioErr(fmt.Errorf("%w: %s is %d bytes (compressed), more than the server's max_payload of %d", errTooLarge, base.key, len(data), max), "")
+		return 0, coord.Errorf(coord.CodeUsage, "%s: it would be %d bytes (compressed), more than the server's max_payload of %d; nothing was written", b.where(base.key), len(data), max).
+			WithHint("%s, or raise the server's max_payload", tooLargeHint(base.key))
 	}
 	subject := b.names.pre + base.key
 	start := time.Now()
+	p := newPacer(start, IOBudget)
 	unsure := false // an earlier attempt may have landed, or still may
-	for i := 0; ; i++ {
+	for {
 		seq, err := b.w.publish(ctx, subject, data, hdr)
 		if err == nil {
 			return seq, nil
@@ -242,14 +267,13 @@ func (b *Backend) commit(ctx context.Context, base *doc, data []byte, ttl time.D
 				return 0, errConflict
 			}
 		}
-		if time.Since(start)+backoff(i) > IOBudget {
+		if !p.wait(ctx) {
 			if unsure {
 				return 0, coord.Errorf(coord.CodeIO, "%s: no answer from the server to a commit within %s: it may or may not have landed", b.where(base.key), coord.RoundDuration(IOBudget)).
 					WithHint("run 'coord ls' when the server answers to see the state")
 			}
 			return 0, b.ioErr(err, "writing "+base.key)
 		}
-		sleep(ctx, backoff(i))
 	}
 }
 
@@ -291,7 +315,8 @@ func afterReadBack(o outcome) next {
 // and if it landed, its revision: the base named by the commit after it
 // (or the key's revision if none followed).
 func (b *Backend) landed(ctx context.Context, base *doc, id string, start time.Time) (outcome, uint64, error) {
-	for i := 0; ; i++ {
+	p := newPacer(start, IOBudget)
+	for {
 		m, err := b.w.lastFromLeader(ctx, b.names.kv, b.names.pre+base.key)
 		if err == nil {
 			var seq uint64
@@ -321,11 +346,10 @@ func (b *Backend) landed(ctx context.Context, base *doc, id string, start time.T
 			return notYet, 0, coord.Errorf(coord.CodeIO, "%s: the server's answer to a commit was lost and more than %d commits followed it: whether it landed is unknown", b.where(base.key), recentTxns).
 				WithHint("run 'coord ls' to see the state before retrying")
 		}
-		if !transient(err) || time.Since(start)+backoff(i) > IOBudget {
+		if !transient(err) || !p.wait(ctx) {
 			return notYet, 0, coord.Errorf(coord.CodeIO, "%s: the server's answer to a commit was lost and it cannot be read back: %v", b.where(base.key), err).
 				WithHint("the commit may or may not have landed; run 'coord ls' when the server answers")
 		}
-		sleep(ctx, backoff(i))
 	}
 }
 
@@ -355,8 +379,8 @@ func ttlHeader(d time.Duration) string {
 // lost race start again after a jittered pause, until the lock wait runs
 // out (coord.CodeLockTimeout).
 func (b *Backend) update(ctx context.Context, what string, read func(context.Context) (*doc, error), change func(*doc) ([]byte, error)) error {
-	start := time.Now()
-	for i := 0; ; i++ {
+	p := newPacer(time.Now(), b.lockWait)
+	for {
 		if err := ctx.Err(); err != nil {
 			return b.ioErr(err, "")
 		}
@@ -375,12 +399,9 @@ func (b *Backend) update(ctx context.Context, what string, read func(context.Con
 		if !errors.Is(err, errConflict) {
 			return err
 		}
-		if time.Since(start)+backoff(i) > b.lockWait {
-			return &coord.Error{Code: coord.CodeLockTimeout, Err: coord.ErrLockTimeout,
-				Msg:  fmt.Sprintf("%s: %s kept changing under concurrent writers for %s", b.url, what, coord.RoundDuration(b.lockWait)),
-				Hint: "retry, or raise --lock-wait"}
+		if !p.wait(ctx) {
+			return b.keptChanging(what)
 		}
-		sleep(ctx, backoff(i))
 	}
 }
 
@@ -401,8 +422,8 @@ type change struct {
 // still where decide saw it, and on a lost race runs it again, until the
 // lock wait. It returns the revision written (0: nothing written).
 func (b *Backend) updateKey(ctx context.Context, key, what string, decide func(m *msg, now time.Time) (change, error)) (uint64, error) {
-	start := time.Now()
-	for i := 0; ; i++ {
+	p := newPacer(time.Now(), b.lockWait)
+	for {
 		if err := ctx.Err(); err != nil {
 			return 0, b.ioErr(err, "")
 		}
@@ -436,13 +457,18 @@ func (b *Backend) updateKey(ctx context.Context, key, what string, decide func(m
 		if !errors.Is(err, errConflict) {
 			return seq, err
 		}
-		if time.Since(start)+backoff(i) > b.lockWait {
-			return 0, &coord.Error{Code: coord.CodeLockTimeout, Err: coord.ErrLockTimeout,
-				Msg:  fmt.Sprintf("%s: %s kept changing under concurrent writers for %s", b.url, what, coord.RoundDuration(b.lockWait)),
-				Hint: "retry, or raise --lock-wait"}
+		if !p.wait(ctx) {
+			return 0, b.keptChanging(what)
 		}
-		sleep(ctx, backoff(i))
 	}
+}
+
+// keptChanging is the end of a read-change-commit loop that lost every
+// race for the lock wait.
+func (b *Backend) keptChanging(what string) error {
+	return &coord.Error{Code: coord.CodeLockTimeout, Err: coord.ErrLockTimeout,
+		Msg:  fmt.Sprintf("%s: %s kept changing under concurrent writers for %s", b.url, what, coord.RoundDuration(b.lockWait)),
+		Hint: "retry, or raise --lock-wait"}
 }
 
 // deleteHeader marks a write as a KV delete.

@@ -1,3 +1,5 @@
+//go:build !race
+
 package nats_test
 
 import (
@@ -14,6 +16,7 @@ import (
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	coordnats "github.com/rotd/coord/registry/nats"
 	"github.com/rotd/coord/registry/nats/hub"
 )
@@ -52,13 +55,8 @@ func (p *proxy) setTarget(addr string) {
 func (p *proxy) start(t *testing.T) {
 	var l net.Listener
 	var err error
-	for i := 0; i < 100; i++ { // the port may linger a moment after stop
-		if l, err = net.Listen("tcp", p.addr); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
+	// the port may linger a moment after stop
+	if !backendtest.WaitFor(func() bool { l, err = net.Listen("tcp", p.addr); return err == nil }) {
 		t.Fatal(err)
 	}
 	p.serve(l)
@@ -188,16 +186,14 @@ func startCluster(t *testing.T) *testCluster {
 // suitable peers for placement, peer offline").
 func (c *testCluster) waitPeers(n int) {
 	c.t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	backendtest.Wait(c.t, fmt.Sprintf("the meta leader to see %d peers", n), func() bool {
 		for _, h := range c.hubs {
 			if h != nil && len(h.Server().JetStreamClusterPeers()) >= n {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("the meta leader did not see %d peers within 60 s", n)
-		}
-	}
+		return false
+	})
 }
 
 // url names the given nodes (all when none).
@@ -215,15 +211,17 @@ func (c *testCluster) url(ns string, nodes ...int) string {
 // leader returns the node leading stream, waiting for one.
 func (c *testCluster) leader(stream string) int {
 	c.t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	leader := -1
+	backendtest.Wait(c.t, "a leader for "+stream, func() bool {
 		for i, h := range c.hubs {
 			if h != nil && h.Server().JetStreamIsStreamLeader("$G", stream) {
-				return i
+				leader = i
+				return true
 			}
 		}
-	}
-	c.t.Fatalf("no leader for %s", stream)
-	return -1
+		return false
+	})
+	return leader
 }
 
 func (c *testCluster) stopNode(i int) {
@@ -236,15 +234,20 @@ func (c *testCluster) stopNode(i int) {
 // it a moment: that refusal is tried again for up to a minute.
 func (c *testCluster) startNode(i int) {
 	c.t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		h, err := hub.Start(c.opts[i])
+	var err error
+	if !backendtest.WaitFor(func() bool {
+		var h *hub.Hub
+		h, err = hub.Start(c.opts[i])
 		if err == nil {
 			c.hubs[i] = h
-			return
+			return true
 		}
-		if !strings.Contains(err.Error(), "address already in use") || time.Now().After(deadline) {
+		if !strings.Contains(err.Error(), "address already in use") {
 			c.t.Fatal(err)
 		}
+		return false
+	}) {
+		c.t.Fatal(err)
 	}
 }
 
@@ -303,7 +306,6 @@ func released(outs []*syncBuffer) int {
 // minority refuses writes (exit 2 or 4), the majority goes on, and no
 // acknowledged claim is lost or granted twice.
 func TestCluster(t *testing.T) {
-	manyProcesses(t)
 	c := startCluster(t)
 	ctx := context.Background()
 	url := c.url("cl")
@@ -317,12 +319,10 @@ func TestCluster(t *testing.T) {
 	d := open(t, url, coordnats.Options{})
 	var si []coord.Problem
 	var err error
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	backendtest.WaitFor(func() bool {
 		si, err = d.Doctor(ctx, false)
-		if (err == nil && len(si) == 0) || time.Now().After(deadline) {
-			break
-		}
-	}
+		return err == nil && len(si) == 0
+	})
 	if err != nil || len(si) != 0 {
 		t.Fatalf("doctor on a healthy cluster: %+v %v", si, err)
 	}
@@ -331,16 +331,16 @@ func TestCluster(t *testing.T) {
 		const tasks = 60
 		seedN(t, s, tasks)
 		outs, wait := goWorkers(url, "a", 6)
-		waitFor(t, "work before the leader stops", func() bool { return released(outs) >= tasks/4 })
+		backendtest.Wait(t, "work before the leader stops", func() bool { return released(outs) >= tasks/4 })
 		l := c.leader("KV_coord_cl")
 		c.stopNode(l)
-		waitFor(t, "work without the old leader", func() bool { return released(outs) >= tasks/2 })
+		backendtest.Wait(t, "work without the old leader", func() bool { return released(outs) >= tasks/2 })
 		c.startNode(l)
 		checkOutputs(t, wait(), s, tasks)
 		// The old leader caught up: a client of that node alone reads the
 		// same registry.
 		only := service(t, open(t, c.url("cl", l), coordnats.Options{}))
-		waitFor(t, "the restarted node to catch up", func() bool {
+		backendtest.Wait(t, "the restarted node to catch up", func() bool {
 			all, err := only.Tasks(ctx, app.ListRequest{})
 			done := 0
 			for _, tk := range all {

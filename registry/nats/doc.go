@@ -9,14 +9,19 @@
 //     creation): "registry", the registry document in exactly the file
 //     engine's format (registry/format: tasks, "last_epoch", "path_locks"),
 //     compressed with S2 above 32 KiB; "depmap", the dependency map;
-//     "config", config.json's content; "quota", quota.json's; "meta", the
+//     "config", config.json's content (SetConfig changes one key with a
+//     compare-and-set; "backend" is refused there: it names where a
+//     project lives); "quota", quota.json's; "meta", the
 //     namespace's own record; "lease.<name>" and "kv.<key>", each with
 //     the server-side TTL of the lease or key. Names and keys are
 //     base64url in the subject, so any agent id, lease name or key is safe
 //     there.
 //   - stream coord_NS_log: the coordination log, one message per commit's
 //     lines; stream coord_NS_archive: archived tasks, one message per
-//     archive run.
+//     archive run; stream coord_NS_backup: the registry's last revisions,
+//     copied there by the server (a source on the bucket), which 'coord
+//     doctor --repair' restores from when the registry cannot be read
+//     (backup.go).
 //   - memory streams (not synced, lost when a single server restarts; the
 //     engine makes them again when it finds them missing): coord_NS_mutex,
 //     the advisory commit mutex; coord_NS_beats, the heartbeats,
@@ -46,7 +51,7 @@
 // every reader at once, and replaced by compare-and-set on its revision,
 // whether or not the server's TTL timer has dropped it yet. A lease's
 // epoch and a key's revision are the stream sequence of their write plus
-// the namespace's base (meta), strictly increasing.
+// the namespace's base (meta, at most 2^52), strictly increasing.
 //
 // A test's clock (Options.Clock other than nil or coord.SystemClock,
 // which every production caller passes) shifts the engine's now by its
@@ -65,7 +70,10 @@
 // (a claim at 1,000 tasks sends about 230 KB each way) and concurrent
 // committers serialise on one key; archive done tasks to keep it small. A
 // document must fit the server's max_payload (1 MB by default; the hub
-// sets 8 MB) after compression. Durability is the server's: only a
+// sets 8 MB) after compression, and 64 MiB before it (what a reader
+// decompresses): a commit that would not, or whose document (or log or
+// archive line) a reader would refuse, is refused before anything is
+// sent, exit 1 (readback.go). Durability is the server's: only a
 // server that syncs every write (coord hub does; sync_interval: always)
 // keeps an acknowledged commit through a power cut, and only a replicated
 // (R3) stream survives the loss of a node. Doctor says what it can see of

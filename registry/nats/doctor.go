@@ -29,8 +29,10 @@ type HubInfo struct {
 // replicated storage in a cluster, a stream leader, replicas current),
 // the namespace's streams (file storage, per-key TTL), and every document
 // and key (they parse; the epoch counter is not behind an epoch the log
-// records). With repair it removes lease and kv keys that do not parse and
-// raises a counter found behind.
+// records), and the registry's backup stream. With repair it restores a
+// registry that cannot be read from its newest readable backup (and logs
+// it), makes a missing backup stream, removes lease and kv keys that do
+// not parse and raises a counter found behind.
 func (b *Backend) Doctor(ctx context.Context, repair bool) ([]coord.Problem, error) {
 	var probs []coord.Problem
 	add := func(fix func() (string, error), format string, args ...any) {
@@ -41,6 +43,7 @@ func (b *Backend) Doctor(ctx context.Context, repair bool) ([]coord.Problem, err
 	}
 	b.checkDurability(ctx, add)
 	b.checkStreams(ctx, add)
+	b.checkBackupStream(ctx, add)
 	b.checkDocuments(ctx, add)
 	b.checkKeys(ctx, add)
 	if repair {
@@ -120,7 +123,7 @@ func (b *Backend) checkStreams(ctx context.Context, add func(func() (string, err
 }
 
 func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, error), string, ...any)) {
-	docs, err := b.readDocs(ctx, keyRegistry, keyDepMap, keyConfig, keyQuota)
+	docs, err := b.readDocs(ctx, keyDepMap, keyConfig, keyQuota)
 	if err != nil {
 		add(nil, "%v", err)
 		return
@@ -138,29 +141,28 @@ func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, e
 	if _, _, err := b.readQuota(ctx); err != nil {
 		add(nil, "%v", err)
 	}
-	reg := docs[keyRegistry]
-	if !reg.present() {
-		add(nil, "%s: no registry", b.where(keyRegistry))
+	f, ok := b.checkRegistry(ctx, add)
+	if !ok {
 		return
 	}
-	f, err := format.Parse(b.where(keyRegistry), reg.data)
-	if err != nil {
-		add(nil, "%v", err)
-		return
-	}
-	counter := f.LastEpoch
+	// Values above the counter ceiling were never issued: they raise
+	// nothing, and are damage; --repair gives each such task a new epoch
+	// and puts last_epoch back on the counter.
+	counter := coord.Counted(f.LastEpoch)
+	var damaged []string
 	for _, t := range f.Tasks {
-		counter = max(counter, t.Epoch)
+		counter = max(counter, coord.Counted(t.Epoch))
+		if !coord.CounterOK(t.Epoch) {
+			damaged = append(damaged, coord.CounterDamage("task "+t.ID+"'s epoch", t.Epoch))
+		}
+	}
+	if !coord.CounterOK(f.LastEpoch) {
+		damaged = append(damaged, coord.CounterDamage("last_epoch", f.LastEpoch))
 	}
 	// The log records every epoch a claim was given: one above the
 	// counter means a commit the server acknowledged was lost.
-	var seen int64
-	if _, err := (logStore{b}).Read(ctx, 2000, func(line string) error {
-		if n, ok := coord.ClaimedEpoch(line); ok && n > seen {
-			seen = n
-		}
-		return nil
-	}); err != nil {
+	seen, err := b.loggedEpoch(ctx)
+	if err != nil {
 		add(nil, "the log: %v", err)
 	}
 	if seen > counter {
@@ -174,6 +176,44 @@ func (b *Backend) checkDocuments(ctx context.Context, add func(func() (string, e
 			})
 			return fmt.Sprintf("raised it to %d", seen), err
 		}, "the epoch counter is %d but the log records epoch %d: an acknowledged commit was lost (was the server syncing every write?)", counter, seen)
+	}
+	if len(damaged) > 0 {
+		add(func() (string, error) {
+			var given []string
+			err := b.updateRegistry(ctx, func(tx *coord.Txn) error {
+				given = given[:0]
+				tx.LastEpoch = max(tx.LastEpoch, seen) // never one the log records
+				for _, t := range tx.Tasks {
+					if coord.CounterOK(t.Epoch) {
+						continue
+					}
+					next, err := coord.NextCounter("epoch", tx.LastEpoch)
+					if err != nil {
+						return err
+					}
+					tx.LastEpoch, t.Epoch, t.Dirty = next, next, true
+					given = append(given, fmt.Sprintf("task %s epoch %d", t.ID, next))
+					tx.Log(coord.CoordinatorID, "repaired: task %s had an epoch above the counter ceiling; it has epoch %d", t.ID, next)
+				}
+				if len(given) == 0 {
+					// Only last_epoch is out of range: a commit writes the
+					// counter over it, and one is made by issuing a value.
+					next, err := coord.NextCounter("epoch", tx.LastEpoch)
+					if err != nil {
+						return err
+					}
+					tx.LastEpoch = next
+				}
+				return nil
+			})
+			if len(given) == 0 {
+				return "put last_epoch back in range", err
+			}
+			return "gave " + strings.Join(given, ", "), err
+		}, "%s: %s", keyRegistry, strings.Join(damaged, "; "))
+	}
+	if b.meta.Base < 0 || b.meta.Base > maxBase {
+		add(nil, "key %s: base %d is outside 0..%d: no lease epoch or kv revision can be issued from it; set it back to what it was before it was edited", keyMeta, b.meta.Base, maxBase)
 	}
 }
 
@@ -216,4 +256,17 @@ func (b *Backend) checkKeys(ctx context.Context, add func(func() (string, error)
 			return "removed it", err
 		}, "%s", strings.TrimSuffix(strings.SplitN(bad.Error(), "; ", 2)[0], "."))
 	}
+}
+
+// loggedEpoch is the highest epoch the last 2,000 log lines record a
+// claim was given.
+func (b *Backend) loggedEpoch(ctx context.Context) (int64, error) {
+	var seen int64
+	_, err := (logStore{b}).Read(ctx, 2000, func(line string) error {
+		if n, ok := coord.ClaimedEpoch(line); ok && coord.CounterOK(n) && n > seen {
+			seen = n
+		}
+		return nil
+	})
+	return seen, err
 }

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	coordnats "github.com/rotd/coord/registry/nats"
 	"github.com/rotd/coord/registry/nats/hub"
 	"github.com/rotd/coord/registry/nats/hubtest"
@@ -17,14 +17,11 @@ import (
 // directory for the test.
 func startHub(t testing.TB) *hub.Hub { return hubtest.StartHub(t) }
 
-// newProject creates a namespace on the hub and returns its URL.
-func newProject(t testing.TB, h *hub.Hub, ns string) string {
+// newNamespace lays a project down in namespace ns of the hub and
+// returns its URL.
+func newNamespace(t testing.TB, h *hub.Hub, ns string) string {
 	t.Helper()
-	url := h.URL() + "/" + ns
-	if _, _, err := coordnats.Init(context.Background(), url, rotdtemplate.Coordination(), coordnats.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return url
+	return backendtest.Init(t, backendtest.Options{URL: h.URL() + "/" + ns}).URL
 }
 
 func open(t testing.TB, url string, opt coordnats.Options) *coordnats.Backend {

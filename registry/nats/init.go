@@ -109,10 +109,18 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 			})
 			return err
 		})
-		if err != nil && !strings.Contains(err.Error(), "already in use") {
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return created, b.createErr(err, "stream "+s.name, replicas)
 		}
 		created = append(created, "stream "+s.name)
+	}
+	if _, err := b.w.streamInfo(ctx, b.names.backup); errors.Is(err, errNoStream) {
+		if err := b.makeBackupStream(ctx, js, replicas); err != nil {
+			return created, err
+		}
+		created = append(created, "stream "+b.names.backup)
+	} else if err != nil {
+		return created, b.ioErr(err, "")
 	}
 	for _, m := range []struct {
 		name string
@@ -123,7 +131,7 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 				_, err := js.CreateStream(ctx, m.cfg)
 				return err
 			})
-			if err != nil && !strings.Contains(err.Error(), "already in use") {
+			if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 				return created, b.createErr(err, "stream "+m.name, replicas)
 			}
 			if err == nil && m.name == b.names.beats {
@@ -163,6 +171,39 @@ func (b *Backend) create(ctx context.Context, tmpl fs.FS, base int64) ([]string,
 		b.meta = meta{Version: 1, Base: base}
 	}
 	return created, nil
+}
+
+// Backups is how many revisions of the registry before the current one
+// the backup stream keeps (it holds the current one too).
+const Backups = 3
+
+// makeBackupStream makes the stream that keeps the registry's last
+// revisions: it sources the registry's key from the bucket, so the
+// server itself copies every commit there (no client sends anything
+// twice), and keeps Backups+1 of them. A namespace made before it existed
+// works without it (no backups) until 'coord init' or 'coord doctor
+// --repair' makes it; every coord version may use the namespace then, as
+// the bucket itself is unchanged.
+func (b *Backend) makeBackupStream(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	err := b.ensureStream(ctx, b.names.backup, func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:              b.names.backup,
+			Description:       "coord namespace " + b.url.Namespace + ": the registry's last revisions ('coord doctor --repair' restores from them)",
+			Sources:           []*jetstream.StreamSource{{Name: b.names.kv, FilterSubject: b.names.pre + keyRegistry}},
+			Storage:           jetstream.FileStorage,
+			Replicas:          replicas,
+			MaxMsgsPerSubject: Backups + 1,
+			Discard:           jetstream.DiscardOld,
+			AllowDirect:       true,
+			MaxMsgs:           -1,
+			MaxBytes:          -1,
+		})
+		return err
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return b.createErr(err, "stream "+b.names.backup, replicas)
+	}
+	return nil
 }
 
 // The streams kept in memory: the commit mutex and the heartbeats. A
@@ -228,7 +269,7 @@ func (b *Backend) ensureMemStream(ctx context.Context, name string) error {
 	if name == b.names.mutex {
 		cfg = b.mutexConfig(replicas)
 	}
-	if _, err := js.CreateStream(ctx, cfg); err != nil && !strings.Contains(err.Error(), "already in use") {
+	if _, err := js.CreateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return b.createErr(err, "stream "+name, replicas)
 	}
 	return nil
@@ -288,8 +329,8 @@ func (b *Backend) ensureStream(ctx context.Context, name string, create func(con
 // answer (unanswered) may have landed, so exists is asked before create is
 // sent again. After budget, the last attempt's error.
 func ensure(ctx context.Context, budget, attempt time.Duration, create func(context.Context) error, exists func(context.Context) bool) error {
-	start := time.Now()
-	for i := 0; ; i++ {
+	p := newPacer(time.Now(), budget)
+	for {
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		err := create(actx)
 		cancel()
@@ -299,10 +340,9 @@ func ensure(ctx context.Context, budget, attempt time.Duration, create func(cont
 		if exists(ctx) {
 			return nil
 		}
-		if time.Since(start)+backoff(i) > budget {
+		if !p.wait(ctx) {
 			return err
 		}
-		sleep(ctx, backoff(i))
 	}
 }
 
@@ -310,11 +350,7 @@ func ensure(ctx context.Context, budget, attempt time.Duration, create func(cont
 // out without its answer reaching us: no answer in time, a lost
 // connection, or JetStream busy electing a leader.
 func unanswered(err error) bool {
-	var ae *jetstream.APIError
-	if errors.As(err, &ae) && ae.ErrorCode == 10008 {
-		return true
-	}
-	return ambiguous(err)
+	return isAPI(err, errCodeNotAvailable) || ambiguous(err)
 }
 
 // checkVersion refuses a server older than MinServer.
@@ -346,11 +382,11 @@ func versionAtLeast(v, min string) bool {
 	return true
 }
 
-// SetConfig replaces the namespace's settings with data, config.json's
+// ReplaceConfig replaces the namespace's settings with data, config.json's
 // content, after reading it strictly (a file that would not load is
 // refused, exit 2 naming it, and nothing is written). Commands that are
 // running keep the settings they read when they started.
-func (b *Backend) SetConfig(ctx context.Context, data []byte) error {
+func (b *Backend) ReplaceConfig(ctx context.Context, data []byte) error {
 	cfg, err := format.ParseConfig("config", data)
 	if err != nil {
 		return coord.Errorf(coord.CodeIO, "%v", err).WithHint("fix it and try again; nothing was written")
@@ -366,6 +402,45 @@ func (b *Backend) SetConfig(ctx context.Context, data []byte) error {
 		b.cfg, b.cfgErr = cfg, nil
 	}
 	return err
+}
+
+// SetConfig changes one key of the namespace's config key with a
+// compare-and-set (retried while other writers change it, up to the lock
+// wait): the stored settings are read strictly, changed
+// (format.SetSetting) and read back strictly before they are written; on
+// any error nothing is written. "backend" is refused: it names where a
+// project lives, which only a checkout's own config.json can say.
+func (b *Backend) SetConfig(ctx context.Context, key string, value json.RawMessage) (coord.Config, error) {
+	if key == "backend" {
+		return coord.Config{}, coord.Errorf(coord.CodeUsage, "backend is not a setting of a hub's project: it names where a project lives").
+			WithHint("set it in your checkout's .rotd/coordination/config.json, or use --backend or COORD_BACKEND")
+	}
+	var cfg coord.Config
+	err := b.update(ctx, "the config", func(ctx context.Context) (*doc, error) {
+		docs, err := b.readDocs(ctx, keyConfig)
+		if err != nil {
+			return nil, err
+		}
+		return docs[keyConfig], nil
+	}, func(d *doc) ([]byte, error) {
+		out, c, changed, err := format.SetSetting(b.where(keyConfig), d.data, key, value)
+		if err != nil {
+			if coord.CodeOf(err) == coord.CodeUsage {
+				return nil, err
+			}
+			return nil, coord.Errorf(coord.CodeIO, "%v", err).WithHint("fix the config key ('coord doctor' names it)")
+		}
+		cfg = c
+		if !changed {
+			return nil, nil
+		}
+		return out, nil
+	})
+	if err != nil {
+		return coord.Config{}, err
+	}
+	b.cfg, b.cfgErr = cfg, nil
+	return cfg, nil
 }
 
 // ConfigData returns the namespace's config key as it is stored (nil

@@ -91,13 +91,16 @@ func (k kvStore) Set(ctx context.Context, key string, value json.RawMessage, ttl
 	if err := coord.ValidKey(key); err != nil {
 		return coord.KVEntry{}, err
 	}
-	if ttl <= 0 {
-		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "every key needs a positive TTL (keys without one are how protocols rot)")
+	if err := coord.CheckKVTTL(ttl); err != nil {
+		return coord.KVEntry{}, err
 	}
-	if len(value) > coord.MaxKVValue {
-		return coord.KVEntry{}, coord.Errorf(coord.CodeUsage, "value is %d bytes; the limit is %d", len(value), coord.MaxKVValue)
+	if err := coord.CheckKVValue(value); err != nil {
+		return coord.KVEntry{}, err
 	}
 	b := k.b
+	if err := b.checkBase(); err != nil {
+		return coord.KVEntry{}, err
+	}
 	// The key space is one part, as kv.json is on files: a damaged key
 	// refuses every write until doctor --repair removes it.
 	if _, _, err := kvSpace.all(ctx, b); err != nil {

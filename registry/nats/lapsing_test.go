@@ -20,7 +20,7 @@ import (
 // a value damaged by hand stops the sweep with one line naming it.
 func TestSweepDropsLapsed(t *testing.T) {
 	h := startHub(t)
-	url := newProject(t, h, "lapse")
+	url := newNamespace(t, h, "lapse")
 	var ahead atomic.Int64
 	b := open(t, url, coordnats.Options{Clock: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
 	ctx := context.Background()

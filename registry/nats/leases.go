@@ -55,6 +55,9 @@ func (l leases) Acquire(ctx context.Context, req coord.LeaseRequest) (coord.Leas
 		return coord.Lease{}, err
 	}
 	b := l.b
+	if err := b.checkBase(); err != nil {
+		return coord.Lease{}, err
+	}
 	// The leases are one part, as leases.json is on files: a damaged
 	// lease refuses every acquisition until doctor --repair removes it.
 	if _, _, err := leaseSpace.all(ctx, b); err != nil {

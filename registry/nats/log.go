@@ -1,7 +1,6 @@
 package nats
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -30,12 +29,11 @@ func (b *Backend) appendLog(ctx context.Context, events ...coord.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
-	for _, e := range events {
-		buf.WriteString(coord.FormatLogLine(e))
-		buf.WriteByte('\n')
+	lines, err := coord.LogLines(b.url.String()+" log", events)
+	if err != nil {
+		return err
 	}
-	return b.publishAppend(ctx, b.names.logSubj, buf.Bytes(), "the log")
+	return b.publishAppend(ctx, b.names.logSubj, lines, "the log")
 }
 
 // linesOf splits a log message into its clean lines and counts the

@@ -1,3 +1,10 @@
+//go:build !race
+
+// The tests that start many processes (agents racing on one hub, a hub
+// SIGKILLed mid-run, a holder SIGSTOPped): the race detector cannot see
+// across processes and slows each about tenfold, so they are built only
+// without it, and make test's procs pass runs them (Makefile).
+
 package nats_test
 
 import (
@@ -5,156 +12,20 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	rotdtemplate "github.com/rotd/coord"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	coordnats "github.com/rotd/coord/registry/nats"
-	"github.com/rotd/coord/registry/nats/hub"
 )
-
-// The test binary doubles as the helper processes of these tests: a hub
-// (to be SIGKILLed) and agents (to race, or to be SIGSTOPped).
-const helperEnv = "COORD_NATS_HELPER"
-
-func TestMain(m *testing.M) {
-	switch os.Getenv(helperEnv) {
-	case "hub":
-		os.Exit(runHub())
-	case "worker":
-		os.Exit(runWorker())
-	case "holder":
-		os.Exit(runHolder())
-	}
-	os.Exit(m.Run())
-}
-
-// manyProcesses skips a many-process test under -race.
-func manyProcesses(t *testing.T) {
-	t.Helper()
-	if raceEnabled {
-		t.Skip("many processes: run without -race (make test's non-race pass runs it)")
-	}
-}
-
-// runHub runs a hub on COORD_NATS_DIR and COORD_NATS_LISTEN, prints its
-// URL and stops on SIGTERM.
-func runHub() int {
-	h, err := hub.Start(hub.Options{Dir: os.Getenv("COORD_NATS_DIR"), Listen: os.Getenv("COORD_NATS_LISTEN")})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	if err := h.WaitJetStream(60 * time.Second); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	fmt.Println("URL " + h.URL())
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
-	h.Shutdown()
-	return 0
-}
-
-// runWorker claims and releases until the registry is drained, printing
-// each acknowledged claim and release, and any error with its exit code.
-func runWorker() int {
-	return work(os.Getenv("COORD_NATS_URL"), os.Getenv("COORD_AGENT"), os.Stdout, coordnats.Options{})
-}
-
-func work(url, id string, out io.Writer, opt coordnats.Options) int {
-	ctx := context.Background()
-	agent := coord.Agent{ID: id}
-	deadline := time.Now().Add(3 * time.Minute)
-	var s *app.Service
-	for s == nil {
-		b, err := coordnats.Open(ctx, url, opt)
-		if err == nil {
-			if s, err = app.New(ctx, b, app.Options{}); err != nil {
-				b.Close()
-			} else {
-				defer b.Close()
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(out, "error %d %s\n", coord.CodeOf(err), coord.OneLine(err.Error()))
-			if time.Now().After(deadline) {
-				return 1
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	for time.Now().Before(deadline) {
-		t, err := claimTask(s, ctx, app.ClaimRequest{Agent: agent})
-		if err != nil {
-			fmt.Fprintf(out, "error %d %s\n", coord.CodeOf(err), coord.OneLine(err.Error()))
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		if t == nil {
-			drained := false
-			s.Backend().Tasks().View(ctx, func(tx *coord.Txn) error { drained = tx.Drained(); return nil })
-			if drained {
-				return 0
-			}
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		fmt.Fprintf(out, "claimed %s %d\n", t.ID, t.Epoch)
-		for {
-			_, err := s.Release(ctx, app.TaskRef{Agent: agent, TaskID: t.ID, Epoch: t.Epoch}, "")
-			if err == nil {
-				fmt.Fprintf(out, "released %s %d\n", t.ID, t.Epoch)
-				break
-			}
-			fmt.Fprintf(out, "error %d %s\n", coord.CodeOf(err), coord.OneLine(err.Error()))
-			if coord.CodeOf(err) == coord.CodeLost {
-				// Only possible if the release landed unseen: checked by
-				// the test against the registry.
-				break
-			}
-			if time.Now().After(deadline) {
-				return 1 // never forever: the test reports this worker's lines
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	return 1
-}
-
-// runHolder claims one task, prints it, waits for a line on stdin, then
-// releases at its epoch and prints the exit code.
-func runHolder() int {
-	ctx := context.Background()
-	agent := coord.Agent{ID: os.Getenv("COORD_AGENT")}
-	b, err := coordnats.Open(ctx, os.Getenv("COORD_NATS_URL"), coordnats.Options{})
-	if err != nil {
-		fmt.Println("error", err)
-		return 2
-	}
-	s, _ := app.New(ctx, b, app.Options{})
-	t, err := claimTask(s, ctx, app.ClaimRequest{Agent: agent})
-	if err != nil || t == nil {
-		fmt.Println("error", err)
-		return 2
-	}
-	fmt.Printf("claimed %s %d\n", t.ID, t.Epoch)
-	bufio.NewReader(os.Stdin).ReadString('\n')
-	_, err = s.Release(ctx, app.TaskRef{Agent: agent, TaskID: t.ID, Epoch: t.Epoch}, "late")
-	fmt.Printf("release %d %s\n", coord.CodeOf(err), coord.OneLine(fmt.Sprint(err)))
-	return int(coord.CodeOf(err))
-}
 
 type worker struct {
 	cmd *exec.Cmd
@@ -281,9 +152,8 @@ func seedN(t *testing.T, s *app.Service, n int) {
 // 16 processes claim and release against one hub: no task granted twice,
 // no epoch repeated, every acknowledged claim present afterwards.
 func TestMultiProcessClaims(t *testing.T) {
-	manyProcesses(t)
 	h := startHub(t)
-	url := newProject(t, h, "race")
+	url := newNamespace(t, h, "race")
 	s := service(t, open(t, url, coordnats.Options{}))
 	const tasks = 160
 	seedN(t, s, tasks)
@@ -321,7 +191,6 @@ func startHubProc(t *testing.T, dir, listen string) *hubProc {
 // SIGKILL the hub process mid-run and restart it on the same directory:
 // every claim a worker got an answer for is still there.
 func TestHubCrash(t *testing.T) {
-	manyProcesses(t)
 	dir := t.TempDir()
 	hp := startHubProc(t, dir, "127.0.0.1:0")
 	listen := strings.TrimPrefix(hp.url, "nats://")
@@ -338,7 +207,7 @@ func TestHubCrash(t *testing.T) {
 	seedN(t, seeder, tasks)
 	ws := startWorkers(t, url, 8)
 	// Kill it once a third of the work was answered.
-	waitFor(t, "claims before the crash", func() bool {
+	backendtest.Wait(t, "claims before the crash", func() bool {
 		n := 0
 		for _, w := range ws {
 			n += strings.Count(w.out.String(), "released ")
@@ -355,11 +224,10 @@ func TestHubCrash(t *testing.T) {
 // another agent at a new epoch, and its late release at its old epoch
 // exits 6, changing nothing.
 func TestFencedHolder(t *testing.T) {
-	manyProcesses(t)
 	h := startHub(t)
-	url := newProject(t, h, "fence")
+	url := newNamespace(t, h, "fence")
 	b := open(t, url, coordnats.Options{})
-	if err := b.SetConfig(context.Background(), []byte(`{"stale_after":"2s","sweep_on_claim":false}`)); err != nil {
+	if err := b.ReplaceConfig(context.Background(), []byte(`{"stale_after":"2s","sweep_on_claim":false}`)); err != nil {
 		t.Fatal(err)
 	}
 	s := service(t, open(t, url, coordnats.Options{}))
@@ -382,7 +250,7 @@ func TestFencedHolder(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGSTOP)
 	ctx := context.Background()
-	waitFor(t, "the sweep to free the stopped holder's task", func() bool {
+	backendtest.Wait(t, "the sweep to free the stopped holder's task", func() bool {
 		freed, err := s.Sweep(ctx, app.SweepRequest{})
 		return err == nil && len(freed) == 1
 	})

@@ -3,6 +3,7 @@ package nats
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	gonats "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rotd/coord/coord"
 )
@@ -52,8 +54,11 @@ func (b *Backend) lock(ctx context.Context, name, holder string) (func(), error)
 		if err == nil {
 			return func() { b.unlock(subject, seq) }, nil
 		}
-		var ae *apiError
-		held := asAPI(err, &ae) && strings.Contains(ae.Description, "maximum messages per subject")
+		// The server refuses a second message on the subject (DiscardNew,
+		// one per subject) with a generic "store failed" code and this
+		// description; nats.go names neither.
+		var ae *jetstream.APIError
+		held := errors.As(err, &ae) && strings.Contains(ae.Description, "maximum messages per subject")
 		if !held {
 			if errIsNoMutex(err) {
 				// A single server keeps no memory stream over a restart:
@@ -115,14 +120,6 @@ func (b *Backend) unlock(subject string, seq uint64) {
 	defer cancel()
 	b.w.request(ctx, "$JS.API.STREAM.MSG.DELETE."+b.names.mutex, map[string]any{"seq": seq, "no_erase": true}, nil)
 	b.nc.Publish(subject+".released", nil)
-}
-
-func asAPI(err error, ae **apiError) bool {
-	x, ok := err.(*apiError)
-	if ok {
-		*ae = x
-	}
-	return ok
 }
 
 // errIsNoMutex: the namespace has no mutex stream (no stream answers its

@@ -34,7 +34,11 @@ func (b *Backend) Export(ctx context.Context) (*coord.Snapshot, error) {
 	for _, t := range f.Tasks {
 		f.LastEpoch = max(f.LastEpoch, t.Epoch)
 	}
-	snap := &coord.Snapshot{Registry: f.Encode()}
+	data, err := b.encodeRegistry(f)
+	if err != nil {
+		return nil, err
+	}
+	snap := &coord.Snapshot{Registry: data}
 	for _, x := range []struct {
 		key string
 		dst *[]byte
@@ -90,18 +94,49 @@ func (b *Backend) Import(ctx context.Context, snap *coord.Snapshot) error {
 		return coord.Errorf(coord.CodeConflict, "%s already holds %d tasks, %d leases and %d keys: copying would mix two projects", b.url, len(tx.Tasks), len(ls), len(keys)).
 			WithHint("copy into an empty project (a new directory or namespace); nothing was written")
 	}
+	// Every piece held to its reader first: a copy that could not be read
+	// back here is refused whole, nothing written.
+	for _, x := range []struct {
+		key  string
+		data []byte
+	}{{keyRegistry, snap.Registry}, {keyDepMap, snap.DepMap}, {keyConfig, snap.Config}, {keyQuota, snap.Quota}} {
+		if x.data != nil {
+			if err := b.checkKey(x.key, x.data); err != nil {
+				return err
+			}
+		}
+	}
+	var arcLines [][]byte
+	for _, t := range snap.Archive {
+		line, err := b.archiveLine(t)
+		if err != nil {
+			return err
+		}
+		arcLines = append(arcLines, line)
+	}
+	for _, l := range snap.Log {
+		if err := coord.CheckLogLine(b.url.String()+" log", l); err != nil {
+			return err
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return b.ioErr(err, "")
 	}
 	ctx = context.WithoutCancel(ctx)
 	// The base first: every epoch and revision issued from now on is
 	// larger than every copied one.
-	base := max(b.meta.Base, snap.LeaseEpoch, snap.KVRev)
+	// Values above the counter ceiling were never issued (a hand edit
+	// of the source): they raise nothing.
+	base := max(b.meta.Base, coord.Counted(snap.LeaseEpoch), coord.Counted(snap.KVRev))
 	for _, l := range snap.Leases {
-		base = max(base, l.Epoch)
+		base = max(base, coord.Counted(l.Epoch))
 	}
 	for _, e := range snap.KV {
-		base = max(base, e.Rev)
+		base = max(base, coord.Counted(e.Rev))
+	}
+	if base > maxBase {
+		return coord.Errorf(coord.CodeUsage, "the copied project has issued lease epochs or kv revisions up to %d; a namespace continues from at most %d", base, maxBase).
+			WithHint("nothing was written")
 	}
 	if base > b.meta.Base {
 		m := meta{Version: 1, Base: base}
@@ -118,16 +153,8 @@ func (b *Backend) Import(ctx context.Context, snap *coord.Snapshot) error {
 		}
 		b.meta = m
 	}
-	if len(snap.Archive) > 0 {
-		var lines [][]byte
-		for _, t := range snap.Archive {
-			line, err := format.TaskLine(t)
-			if err != nil {
-				return b.ioErr(err, "")
-			}
-			lines = append(lines, line)
-		}
-		if err := b.appendChunks(ctx, b.names.arcSubj, lines, "the archive"); err != nil {
+	if len(arcLines) > 0 {
+		if err := b.appendChunks(ctx, b.names.arcSubj, arcLines, "the archive"); err != nil {
 			return err
 		}
 	}

@@ -19,20 +19,30 @@ func (b *Backend) readQuota(ctx context.Context) (*coord.Quota, *doc, error) {
 		return nil, nil, err
 	}
 	d := docs[keyQuota]
-	q := coord.NewQuota()
 	if !d.present() {
-		return q, d, nil
+		return coord.NewQuota(), d, nil
 	}
-	if err := format.Unmarshal(b.where(keyQuota), d.data, q); err != nil {
+	q, err := decodeQuota(b.where(keyQuota), d.data)
+	if err != nil {
 		return nil, nil, coord.Errorf(coord.CodeIO, "%v", err).WithHint("fix the quota key; 'coord doctor' checks it")
+	}
+	return q, d, nil
+}
+
+// decodeQuota is the quota key's parse: strict JSON, then counters no
+// addition can produce (negative ones) refused.
+func decodeQuota(where string, data []byte) (*coord.Quota, error) {
+	q := coord.NewQuota()
+	if err := format.Unmarshal(where, data, q); err != nil {
+		return nil, err
 	}
 	if q.AgentBreakdown == nil {
 		q.AgentBreakdown = map[string]coord.AgentUsage{}
 	}
 	if err := q.Check(); err != nil {
-		return nil, nil, coord.Errorf(coord.CodeIO, "%s: %v", b.where(keyQuota), err).WithHint("fix the quota key; 'coord doctor' checks it")
+		return nil, &format.ParseError{File: where, Msg: err.Error()}
 	}
-	return q, d, nil
+	return q, nil
 }
 
 // Load reads the counters as they stand (missing: empty).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	coordnats "github.com/rotd/coord/registry/nats"
 	"github.com/rotd/coord/registry/nats/hubtest"
 )
@@ -21,7 +22,7 @@ import (
 func TestReconnectAfterConnectTimeout(t *testing.T) {
 	dir := t.TempDir()
 	h := hubtest.StartAt(t, dir, "127.0.0.1:0")
-	url := newProject(t, h, "re")
+	url := newNamespace(t, h, "re")
 	s := service(t, open(t, url, coordnats.Options{ConnectTimeout: 200 * time.Millisecond}))
 	seed(t, s, "a", "b")
 	time.Sleep(400 * time.Millisecond) // the first connection's bound has passed
@@ -33,7 +34,7 @@ func TestReconnectAfterConnectTimeout(t *testing.T) {
 			t.Logf("the last attempt: %v", last)
 		}
 	}()
-	waitFor(t, "a claim through the old connection after the restart", func() bool {
+	backendtest.Wait(t, "a claim through the old connection after the restart", func() bool {
 		tk, err := claimTask(s, context.Background(), app.ClaimRequest{Agent: coord.Agent{ID: "x"}})
 		last = err
 		return err == nil && tk != nil

@@ -10,24 +10,13 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	coordnats "github.com/rotd/coord/registry/nats"
 )
 
-// waitFor polls cond until it holds, for at most 60 s.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestLeases(t *testing.T) {
 	h := startHub(t)
-	b := open(t, newProject(t, h, "leases"), coordnats.Options{})
+	b := open(t, newNamespace(t, h, "leases"), coordnats.Options{})
 	ctx := context.Background()
 	L := b.Leases()
 	l1, err := L.Acquire(ctx, coord.LeaseRequest{Name: "deploy:prod", Holder: "a", TTL: time.Hour, Meta: map[string]string{"why": "x"}})
@@ -61,7 +50,7 @@ func TestLeases(t *testing.T) {
 	// The server drops it after its TTL; then anyone may take it, at a
 	// later epoch.
 	var l3 coord.Lease
-	waitFor(t, "the lease to expire", func() bool {
+	backendtest.Wait(t, "the lease to expire", func() bool {
 		l3, err = L.Acquire(ctx, coord.LeaseRequest{Name: "deploy:prod", Holder: "c", TTL: time.Hour})
 		return err == nil
 	})
@@ -72,7 +61,7 @@ func TestLeases(t *testing.T) {
 
 func TestKV(t *testing.T) {
 	h := startHub(t)
-	b := open(t, newProject(t, h, "kv"), coordnats.Options{})
+	b := open(t, newNamespace(t, h, "kv"), coordnats.Options{})
 	ctx := context.Background()
 	K := b.KV()
 	key := "questions/4.2 ✓"
@@ -100,7 +89,7 @@ func TestKV(t *testing.T) {
 	if err != nil || len(l) != 2 || l[0].Key != key {
 		t.Fatalf("list: %+v %v", l, err)
 	}
-	waitFor(t, "the key to expire", func() bool {
+	backendtest.Wait(t, "the key to expire", func() bool {
 		_, ok, _ := K.Get(ctx, "questions/other")
 		return !ok
 	})
@@ -121,7 +110,7 @@ func TestKV(t *testing.T) {
 
 func TestQuota(t *testing.T) {
 	h := startHub(t)
-	s := service(t, open(t, newProject(t, h, "quota"), coordnats.Options{}))
+	s := service(t, open(t, newNamespace(t, h, "quota"), coordnats.Options{}))
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
 		if _, err := s.QuotaAdd(ctx, "a", 100, 1); err != nil {
@@ -139,7 +128,7 @@ func TestQuota(t *testing.T) {
 // started.
 func TestLog(t *testing.T) {
 	h := startHub(t)
-	b := open(t, newProject(t, h, "log"), coordnats.Options{})
+	b := open(t, newNamespace(t, h, "log"), coordnats.Options{})
 	ctx := context.Background()
 	L := b.Log()
 	now := time.Now().UTC()
@@ -173,7 +162,7 @@ func TestLog(t *testing.T) {
 	defer f.Close()
 	L.Append(ctx, coord.Event{Time: now, Agent: "b", Text: "after"})
 	var got []string
-	waitFor(t, "the follower", func() bool {
+	backendtest.Wait(t, "the follower", func() bool {
 		l, _ := f.Poll(ctx)
 		got = append(got, l...)
 		return len(got) > 0
@@ -186,7 +175,7 @@ func TestLog(t *testing.T) {
 // A watcher wakes on a claim in another connection, without polling.
 func TestWatch(t *testing.T) {
 	h := startHub(t)
-	url := newProject(t, h, "watch")
+	url := newNamespace(t, h, "watch")
 	s := service(t, open(t, url, coordnats.Options{}))
 	seed(t, s, "1")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -218,7 +207,7 @@ func TestWatch(t *testing.T) {
 // system clock, which judge the beat by the server's timestamp.
 func TestClockSkew(t *testing.T) {
 	h := startHub(t)
-	url := newProject(t, h, "skew")
+	url := newNamespace(t, h, "skew")
 	host := func(skew time.Duration) *app.Service {
 		b := open(t, url, coordnats.Options{Clock: coord.SystemClock})
 		s, err := app.New(context.Background(), b, app.Options{Clock: func() time.Time { return time.Now().Add(skew) }})
@@ -271,7 +260,7 @@ func TestClockSkew(t *testing.T) {
 // the server's own clock, which an injected one does not move.
 func TestExclusive(t *testing.T) {
 	h := startHub(t)
-	url := newProject(t, h, "excl")
+	url := newNamespace(t, h, "excl")
 	ctx := context.Background()
 	a := open(t, url, coordnats.Options{})
 	b := open(t, url, coordnats.Options{Clock: func() time.Time { return time.Now().Add(time.Hour) }})

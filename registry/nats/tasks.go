@@ -43,13 +43,12 @@ func (b *Backend) loadRegistry(ctx context.Context) (*coord.Txn, *format.Registr
 	if !reg.present() {
 		clock()
 		return nil, nil, nil, coord.Errorf(coord.CodeIO, "%s: no registry", b.where(keyRegistry)).
-			WithHint("create the project with 'coord init --backend %s'", b.url)
+			WithHint("if the project had tasks, %s; a new project: 'coord init --backend %s'", repairHint, b.url)
 	}
 	f, err := format.Parse(b.where(keyRegistry), reg.data)
 	if err != nil {
 		clock()
-		return nil, nil, nil, coord.Errorf(coord.CodeIO, "%v", err).
-			WithHint("restore the key from a copy ('coord backend copy') or fix it by hand; 'coord doctor' checks it")
+		return nil, nil, nil, coord.Errorf(coord.CodeIO, "%v", err).WithHint(repairHint)
 	}
 	var deps map[string][]string
 	if dm := docs[keyDepMap]; dm.present() {
@@ -63,9 +62,7 @@ func (b *Backend) loadRegistry(ctx context.Context) (*coord.Txn, *format.Registr
 	}
 	tx := &coord.Txn{Tasks: f.Tasks, DepMap: deps, Now: b.srv.now(), Archived: b.archivedLookup(ctx), PathLocks: f.PathLocks, Pool: f.Agents}
 	tx.UseIndex(f.Index())
-	if f.LastEpoch > tx.LastEpoch {
-		tx.LastEpoch = f.LastEpoch
-	}
+	tx.LastEpoch = max(tx.LastEpoch, coord.Counted(f.LastEpoch)) // one above the ceiling was never issued
 	return tx, f, reg, nil
 }
 
@@ -114,11 +111,16 @@ func (b *Backend) updateRegistry(ctx context.Context, fn func(*coord.Txn) error)
 		f.Tasks = tx.Tasks
 		f.PathLocks = tx.PathLocks
 		f.Agents = tx.Pool
-		if tx.LastEpoch > f.LastEpoch {
-			f.LastEpoch = tx.LastEpoch
+		if tx.LastEpoch > f.LastEpoch || !coord.CounterOK(f.LastEpoch) {
+			f.LastEpoch = tx.LastEpoch // a value above the ceiling was never issued
 		}
 		f.Touch(tx.Now)
-		return f.Encode(), nil
+		// The log lines follow the commit: one no reader would take
+		// back refuses the commit now, before anything is written.
+		if _, err := coord.LogLines(b.url.String()+" log", tx.Events); err != nil {
+			return nil, err
+		}
+		return b.encodeRegistry(f)
 	})
 	unlock()
 	if err != nil {
@@ -171,9 +173,9 @@ func (b *Backend) flushLog() {
 func (b *Backend) archiveOutbox(ctx context.Context, tx *coord.Txn) error {
 	var buf bytes.Buffer
 	for _, t := range tx.Outbox {
-		line, err := format.TaskLine(t)
+		line, err := b.archiveLine(t)
 		if err != nil {
-			return b.ioErr(err, "")
+			return err
 		}
 		buf.Write(line)
 		buf.WriteByte('\n')
@@ -187,7 +189,8 @@ func (b *Backend) archiveOutbox(ctx context.Context, tx *coord.Txn) error {
 func (b *Backend) publishAppend(ctx context.Context, subject string, data []byte, what string) error {
 	ctx = context.WithoutCancel(ctx)
 	if max := b.nc.MaxPayload(); int64(len(data))+1024 > max {
-		return b.ioErr(fmt.Errorf("%w: %s message is %d bytes, more than the server's max_payload of %d", errTooLarge, what, len(data), max), "")
+		return coord.Errorf(coord.CodeUsage, "%s: %s message would be %d bytes, more than the server's max_payload of %d; nothing was written", b.url, what, len(data), max).
+			WithHint("make the change smaller, or raise the server's max_payload")
 	}
 	return b.retryWrite(ctx, what, nil, func() error {
 		_, err := b.w.publish(ctx, subject, data, noHeaders())
@@ -206,7 +209,7 @@ func (b *Backend) archivedTasks(ctx context.Context) ([]*coord.Task, error) {
 				continue
 			}
 			where := b.url.String() + " archive message " + strconv.FormatUint(m.seq, 10) + ": line " + strconv.Itoa(n+1)
-			t, err := format.ParseSeedLine(where, line)
+			t, err := format.ParseTaskLine(where, line)
 			if err != nil {
 				return coord.Errorf(coord.CodeIO, "%s", strings.TrimSpace(err.Error()))
 			}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	gonats "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // The wire: the few JetStream requests the engine makes, written against
@@ -37,25 +39,30 @@ const (
 	hdrRecent = "Coord-Recent"
 )
 
-// JetStream API error codes the engine tells apart.
+// An error a JetStream API call answers is nats.go's *jetstream.APIError,
+// told apart by its jetstream.JSErrCode… value. The codes nats.go does
+// not export are named here after the server's own identifiers
+// (nats-server, server/jetstream_errors_generated.go).
 const (
-	errCodeWrongLastSeq      = 10071
-	errCodeWrongLastSeqConst = 10164 // replicated streams
-	errCodeStreamNotFound    = 10059
-	errCodeNoJetStream       = 10076 // "jetstream not enabled for account"
-	errCodeStreamNameInUse   = 10058
-	errCodeMessageNotFound   = 10037
+	// errCodeNotAvailable: "JetStream system temporarily unavailable", a
+	// cluster electing its meta leader (JSClusterNotAvailErr; exported by
+	// nats.go only as the core package's nats.JSErrCodeJetStreamNotAvailable).
+	errCodeNotAvailable = jetstream.ErrorCode(gonats.JSErrCodeJetStreamNotAvailable)
+	// errCodeIncomplete: "incomplete results" (JSClusterIncompleteErr).
+	errCodeIncomplete jetstream.ErrorCode = 10004
+	// errCodeSequenceNotMatch: "expected stream sequence does not match",
+	// a replica catching up (JSStreamSequenceNotMatchErr).
+	errCodeSequenceNotMatch jetstream.ErrorCode = 10063
+	// errCodeLastSeqNotReady: "expected last sequence per subject
+	// temporarily not ready", a new stream leader
+	// (JSStreamExpectedLastSeqPerSubjectNotReady).
+	errCodeLastSeqNotReady jetstream.ErrorCode = 10163
 )
 
-// apiError is an error a JetStream API call answered.
-type apiError struct {
-	Code        int    `json:"code"`
-	ErrCode     int    `json:"err_code"`
-	Description string `json:"description"`
-}
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("%s (error %d)", e.Description, e.ErrCode)
+// apiMessage is an API error as the engine words it: the server's
+// description and its code.
+func apiMessage(ae *jetstream.APIError) string {
+	return fmt.Sprintf("%s (error %d)", ae.Description, ae.ErrorCode)
 }
 
 // errConflict is a compare-and-set refused: the key moved since it was
@@ -146,7 +153,7 @@ func lostOr(ctx context.Context, err error) error {
 }
 
 // request sends a JetStream API request and decodes the JSON answer into
-// v; an error the API answered comes back as *apiError.
+// v; an error the API answered comes back as *jetstream.APIError.
 func (w *wire) request(ctx context.Context, subject string, req, v any) error {
 	var data []byte
 	if req != nil {
@@ -162,7 +169,7 @@ func (w *wire) request(ctx context.Context, subject string, req, v any) error {
 		return lostOr(ctx, err)
 	}
 	var env struct {
-		Error *apiError `json:"error"`
+		Error *jetstream.APIError `json:"error"`
 	}
 	if err := json.Unmarshal(resp.Data, &env); err != nil {
 		return fmt.Errorf("unreadable answer to %s: %v", subject, err)
@@ -212,7 +219,7 @@ type streamInfo struct {
 func (w *wire) streamInfo(ctx context.Context, stream string) (*streamInfo, error) {
 	var si streamInfo
 	err := w.request(ctx, "$JS.API.STREAM.INFO."+stream, nil, &si)
-	if isAPI(err, errCodeStreamNotFound) {
+	if isAPI(err, jetstream.JSErrCodeStreamNotFound) {
 		return nil, errNoStream
 	}
 	return &si, err
@@ -398,10 +405,10 @@ func (w *wire) batch(ctx context.Context, stream string, req map[string]any) (ou
 
 // pubAck is JetStream's answer to a publish.
 type pubAck struct {
-	Stream    string    `json:"stream"`
-	Seq       uint64    `json:"seq"`
-	Duplicate bool      `json:"duplicate"`
-	Error     *apiError `json:"error"`
+	Stream    string              `json:"stream"`
+	Seq       uint64              `json:"seq"`
+	Duplicate bool                `json:"duplicate"`
+	Error     *jetstream.APIError `json:"error"`
 }
 
 // publish stores data under subject with the given headers and waits for
@@ -423,7 +430,8 @@ func (w *wire) publish(ctx context.Context, subject string, data []byte, hdr gon
 		return 0, fmt.Errorf("unreadable acknowledgement from the server: %v", err)
 	}
 	if ack.Error != nil {
-		if ack.Error.ErrCode == errCodeWrongLastSeq || ack.Error.ErrCode == errCodeWrongLastSeqConst {
+		switch ack.Error.ErrorCode {
+		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant: // the latter on replicated streams
 			return 0, errConflict
 		}
 		return 0, ack.Error
@@ -437,9 +445,10 @@ func casHeader(seq uint64) gonats.Header {
 	return gonats.Header{hdrExpectedSubjSeq: []string{strconv.FormatUint(seq, 10)}}
 }
 
-func isAPI(err error, code int) bool {
-	var ae *apiError
-	return errors.As(err, &ae) && ae.ErrCode == code
+// isAPI reports whether err is a JetStream API error with one of codes.
+func isAPI(err error, codes ...jetstream.ErrorCode) bool {
+	var ae *jetstream.APIError
+	return errors.As(err, &ae) && slices.Contains(codes, ae.ErrorCode)
 }
 
 // ambiguous reports whether a failed publish may nonetheless have been
@@ -466,9 +475,9 @@ func (w *wire) lastFromLeader(ctx context.Context, stream, subject string) (*msg
 	}
 	err := w.request(ctx, "$JS.API.STREAM.MSG.GET."+stream, map[string]string{"last_by_subj": subject}, &resp)
 	switch {
-	case isAPI(err, errCodeMessageNotFound):
+	case isAPI(err, jetstream.JSErrCodeMessageNotFound):
 		return nil, nil
-	case isAPI(err, errCodeStreamNotFound), errors.Is(err, gonats.ErrNoResponders):
+	case isAPI(err, jetstream.JSErrCodeStreamNotFound), errors.Is(err, gonats.ErrNoResponders):
 		return nil, errNoStream
 	case err != nil:
 		return nil, err

@@ -4,7 +4,7 @@
 // nothing: the caller seeds the batch through the application, where the
 // batch is checked against the registry (ids new, deps known, no cycle).
 //
-// The mapping is in ParseTasks and the README ("Neighbours' dialects").
+// The mapping is in ParseTasks and docs/FORMATS.md ("ROTD planner tasks").
 // Limits: a phase is known only from the batch and the registry the caller
 // describes (registryPhase, registryHas); a line is at most
 // format.MaxSeedLine bytes.

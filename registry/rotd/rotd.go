@@ -17,7 +17,7 @@ import (
 )
 
 // ParseTasks maps ROTD's planner output (tasks.jsonl, in its own dialect)
-// onto seed lines by these rules (also in the README):
+// onto seed lines by these rules (also in docs/FORMATS.md):
 //
 //	status   pending -> unclaimed; complete -> done (completed_at from
 //	         "completed", else now); blocked -> blocked ("blocked in ROTD");
@@ -34,7 +34,9 @@ import (
 //	         one is imported blocked, its reason naming the phase.
 //
 // ROTD's own values are kept beside (rotd_status, rotd_priority) and every
-// other field (phase, tests, created, priority_score, …) is kept as is.
+// other field (phase, tests, created, priority_score, …) is kept as is,
+// but for the fields coord owns (coord.OwnedFields: a claim, an epoch, a
+// review …), which refuse the line: the mapping alone sets coord's state.
 // Anything else (another status or priority, an id coord cannot hold) is
 // refused with the line number, and nothing is
 // written. registryPhase gives the ids of registry tasks in a phase.
@@ -88,6 +90,16 @@ func ParseTasks(file string, r io.Reader, registryPhase func(phase string) []str
 		where := fmt.Sprintf("%s: line %d", file, l.n)
 		fail := func(format string, args ...any) ([]coord.SeedLine, error) {
 			return nil, coord.Errorf(coord.CodeUsage, "%s: task %q: %s", where, l.id, fmt.Sprintf(format, args...))
+		}
+		// What coord records about a task's life comes from the mapping
+		// below, never from the line: no import claims a task or moves
+		// the epoch counter.
+		for _, m := range l.members {
+			if coord.IsOwnedField(m.Name) {
+				e := coord.OwnedFieldError(m.Name)
+				e.Msg = where + ": " + e.Msg
+				return nil, e
+			}
 		}
 		var status, priority, completed string
 		json.Unmarshal(l.obj["status"], &status)
@@ -200,7 +212,7 @@ func ParseTasks(file string, r io.Reader, registryPhase func(phase string) []str
 			put(k, enc)
 		}
 		b.WriteByte('}')
-		t, err := format.ParseSeedLine(where, b.Bytes())
+		t, err := format.ParseTaskLine(where, b.Bytes())
 		if err != nil {
 			return nil, err
 		}

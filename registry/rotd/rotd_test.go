@@ -55,3 +55,23 @@ func TestParseTasks(t *testing.T) {
 		}
 	}
 }
+
+// ROTD's other fields are kept, but a field coord owns is refused: only
+// the mapping sets coord's state (a line's "epoch" could push the fencing
+// counter to where no claim can be issued).
+func TestParseTasksRefusesOwnedFields(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	none := func(string) []string { return nil }
+	no := func(string) bool { return false }
+	for _, f := range coord.OwnedFields {
+		in := `{"id":"1.1","title":"a","status":"pending","` + f + `":9223372036854775807}` + "\n"
+		_, err := ParseTasks("t.jsonl", strings.NewReader(in), none, no, now)
+		if coord.CodeOf(err) != coord.CodeUsage || !strings.Contains(err.Error(), `t.jsonl: line 1: field "`+f+`" is coord's to set`) {
+			t.Errorf("%s: %v, want exit 1 naming the line and the field", f, err)
+		}
+	}
+	got, err := ParseTasks("t.jsonl", strings.NewReader(`{"id":"1.1","title":"a","status":"pending","my_tool":{"x":1},"phase":"1"}`+"\n"), none, no, now)
+	if err != nil || !strings.Contains(string(got[0].Task.Raw), `"my_tool":{"x":1}`) {
+		t.Fatalf("other fields: %v, %v", got, err)
+	}
+}

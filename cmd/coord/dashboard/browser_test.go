@@ -3,9 +3,11 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,8 @@ import (
 	"github.com/rotd/coord/cmd/coord/dashboard"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/nats/hubtest"
 )
 
 // findBrowser is the first Chromium-like browser on PATH, or "".
@@ -55,13 +59,48 @@ func startBrowser(t *testing.T, ctx context.Context, path string) {
 	}
 }
 
+// newBrowser starts headless Chromium for the test (skipping it when
+// there is none that starts) and returns its context, bounded by 2*bound.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	browser := findBrowser()
+	if browser == "" {
+		t.Skip("skipped: no chromium (looked for chromium, chromium-browser, google-chrome, chromium-headless-shell on PATH)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser),
+		chromedp.WindowSize(1400, 1000),
+		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox refuses to start
+		chromedp.DisableGPU,
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelBrowser)
+	ctx, cancel := context.WithTimeout(ctx, 2*bound)
+	t.Cleanup(cancel)
+	startBrowser(t, ctx, browser)
+	return ctx
+}
+
+// pollText waits (up to bound) until the text of the element with id
+// satisfies the JavaScript condition cond, written over a variable named
+// s (e.g. `s.indexOf('live') === 0`), and fails the test naming what.
+func pollText(t *testing.T, ctx context.Context, id, cond, what string) {
+	t.Helper()
+	js := `(function () { var s = document.getElementById('` + id + `').textContent; return ` + cond + `; })()`
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(bound), chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('`+id+`').textContent`))
+		t.Fatalf("%s: not within %s (#%s reads %q): %v", what, bound, id, text, err)
+	}
+}
+
 // The page in a real browser (headless Chromium driven over the DevTools
 // protocol by chromedp): it loads, its event stream connects, a claim
 // made after it loaded appears without a reload, and screenshots of it
 // at laptop and phone widths are written for people to look at.
 func TestBrowser(t *testing.T) {
-	browser := findBrowser()
-	if browser == "" {
+	if findBrowser() == "" {
 		t.Skip("skipped: no chromium (looked for chromium, chromium-browser, google-chrome, chromium-headless-shell on PATH)")
 	}
 	f := newFixtureConfig(t, dashboard.Options{DoctorEvery: time.Minute}, `"review_gate": true, "stale_after": "15m", "sweep_on_claim": false`,
@@ -120,20 +159,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser),
-		chromedp.WindowSize(1400, 1000),
-		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox refuses to start
-		chromedp.DisableGPU,
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	ctx, cancel := context.WithTimeout(ctx, 2*bound)
-	defer cancel()
-	startBrowser(t, ctx, browser)
-
+	ctx := newBrowser(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(f.srv.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS("#p-agents")),
@@ -143,6 +169,25 @@ func TestBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatalf("the page did not load and go live: %v", err)
 	}
+
+	// Throughput counts the done tasks (1.7 and 1.9, approved), not 2.3,
+	// which waits in review, and says what done means with the gate on.
+	pollText(t, ctx, "p-thru", `s.indexOf('done last 24 h2') >= 0 && s.indexOf('Done means approved by a reviewer (the review gate is on)') >= 0 && s.indexOf('1 task released in this window waits in review and is not counted') >= 0`,
+		"the throughput panel counting 2 done and 1 in review apart")
+	// erin is stale by the project's stale_after (15m), and the page says
+	// so; when the project's stale_after changes, the page follows it
+	// without a reload.
+	pollText(t, ctx, "p-agents", `s.indexOf("stale after 15m (the project's stale_after)") >= 0`, "the agents panel naming the project's stale_after")
+	pollText(t, ctx, "p-alerts", `s.indexOf('agent erin is stale') >= 0`, "erin's stale alert")
+	if err := os.WriteFile(filepath.Join(f.dir, "config.json"), []byte(`{"review_gate": true, "stale_after": "30m", "sweep_on_claim": false}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pollText(t, ctx, "p-alerts", `s.indexOf('agent erin is stale') < 0`, "erin's alert gone once stale_after is 30m")
+	pollText(t, ctx, "p-agents", `s.indexOf("stale after 30m (the project's stale_after)") >= 0`, "the agents panel following stale_after to 30m")
+	if err := os.WriteFile(filepath.Join(f.dir, "config.json"), []byte(`{"review_gate": true, "stale_after": "15m", "sweep_on_claim": false}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pollText(t, ctx, "p-alerts", `s.indexOf('agent erin is stale') >= 0`, "erin's stale alert back at stale_after 15m")
 
 	claimed := time.Now()
 	f.claim("dora", "1.3")
@@ -198,6 +243,71 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("screenshot: %s", filepath.Join(dir, name))
+	}
+}
+
+// TestBrowserBackendDown: a page open on a dashboard over a NATS hub. The
+// hub stops: without a reload, the badge stops saying live and says why,
+// naming the hub, and the alerts say that doctor could not run. The hub
+// comes back (and an agent beats): live again. The dashboard itself goes away (its event
+// stream fails): the badge says the page is not live either.
+func TestBrowserBackendDown(t *testing.T) {
+	if findBrowser() == "" {
+		t.Skip("skipped: no chromium (looked for chromium, chromium-browser, google-chrome, chromium-headless-shell on PATH)")
+	}
+	bctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	h := hubtest.StartAt(t, dir, "127.0.0.1:0")
+	hostport := strings.TrimPrefix(h.URL(), "nats://")
+	url := h.URL() + "/browser"
+	if _, _, err := backend.Init(bctx, backend.Options{URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	reader, _ := openNATS(t, url)
+	_, agent := openNATS(t, url) // an agent's own connection
+	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: reader.TaskJSON, DoctorEvery: 200 * time.Millisecond, StallAfter: time.Second})
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(bctx) }()
+	srv := httptest.NewServer(d.Handler())
+	defer func() { srv.CloseClientConnections(); srv.Close(); cancel(); <-done }()
+
+	ctx := newBrowser(t)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.Evaluate[chromedp.Void](`window.coordNoReload = 1`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	pollText(t, ctx, "conn", `s === 'live'`, "the badge saying live")
+	pollText(t, ctx, "p-alerts", `s.indexOf('found nothing') >= 0`, "doctor's check shown as run")
+
+	h.Shutdown()
+	stopped := time.Now()
+	pollText(t, ctx, "conn", `s.indexOf('not live: ') === 0 && s.indexOf('`+hostport+`') >= 0`, "the badge saying not live, naming the hub")
+	t.Logf("the badge said not live %s after the hub stopped", time.Since(stopped).Round(time.Millisecond))
+	pollText(t, ctx, "p-alerts", `s.indexOf('cannot read the project') >= 0 && s.indexOf('doctor could not run') >= 0 && s.indexOf('found nothing') < 0`,
+		"the alerts saying the project cannot be read and doctor could not run")
+	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil && len(shot) > 0 {
+		name := filepath.Join(artifacts(t), "dashboard-hub-down.png")
+		if err := os.WriteFile(name, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", name)
+	}
+
+	hubtest.StartAt(t, dir, hostport)
+	if err := agent.Beats().Beat(bctx, "alice", nil); err != nil { // as agents do (see TestBackendDownNATS)
+		t.Fatal(err)
+	}
+	pollText(t, ctx, "conn", `s === 'live'`, "the badge live again once the hub is back")
+	pollText(t, ctx, "p-alerts", `s.indexOf('found nothing') >= 0`, "doctor's check run again once the hub is back")
+
+	srv.CloseClientConnections()
+	srv.Close()
+	pollText(t, ctx, "conn", `s.indexOf('not live: no connection to the dashboard') === 0`, "the badge saying not live once the dashboard is gone")
+	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.coordNoReload === 1`)); err != nil || !same {
+		t.Fatalf("the page was reloaded (%v)", err)
 	}
 }
 

@@ -22,8 +22,7 @@ import (
 	"github.com/rotd/coord/cmd/coord/dashboard"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // bound is how long a test waits for a condition before it fails: far
@@ -41,14 +40,6 @@ type fixture struct {
 	srv *httptest.Server
 }
 
-func taskJSON(t *coord.Task) []byte {
-	b, err := format.TaskLine(t)
-	if err != nil {
-		return format.TaskJSON(t)
-	}
-	return b
-}
-
 // newFixture opens a fresh project seeded with tasks and serves a
 // dashboard over it, its builder running until the test ends (not in a
 // benchmark).
@@ -62,36 +53,13 @@ func newFixture(t testing.TB, opt dashboard.Options, tasks ...*coord.Task) *fixt
 func newFixtureConfig(t testing.TB, opt dashboard.Options, config string, tasks ...*coord.Task) *fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	root := t.TempDir()
-	dir, _, err := backend.Init(ctx, backend.Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if config != "" {
-		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"+config+"}\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		config = "{" + config + "}\n"
 	}
-	b, err := backend.Open(ctx, backend.Options{URL: "file://" + root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := app.New(ctx, b, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tasks) > 0 {
-		batch := make([]coord.SeedLine, len(tasks))
-		for i, task := range tasks {
-			task.Status = coord.Unclaimed
-			batch[i] = coord.SeedLine{Line: i + 1, Task: task}
-		}
-		if _, err := s.Seed(ctx, app.SeedRequest{Name: "test", Batch: batch}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := backendtest.NewProject(t, backendtest.Options{Config: config, Tasks: tasks})
+	s, dir := p.Service, filepath.Join(p.Root, coord.TreeDir)
 	opt.Reader = s.Reader()
-	opt.TaskJSON = taskJSON
+	opt.TaskJSON = s.TaskJSON
 	d := dashboard.New(opt)
 	if err := d.Build(ctx); err != nil {
 		t.Fatal(err)
@@ -108,7 +76,6 @@ func newFixtureConfig(t testing.TB, opt dashboard.Options, config string, tasks 
 		srv.Close()
 		cancel()
 		<-done
-		b.Close()
 	})
 	return &fixture{t: t, ctx: ctx, s: s, dir: dir, d: d, srv: srv}
 }
@@ -393,31 +360,50 @@ func openEvents(t *testing.T, ctx context.Context, srv *httptest.Server) <-chan 
 	return frames
 }
 
-// events reads the server-sent events of one stream, each frame's panels
-// by element id, until the stream ends.
+// events reads the server-sent events of one stream until it ends: each
+// panels event as its panels by element id, plus "live" ("true" or
+// "false") and "why" (why it is not live); ping events are skipped.
 func events(t *testing.T, body io.Reader, out chan<- map[string]string) {
 	defer close(out)
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	event := ""
 	for sc.Scan() {
+		if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			event = name
+			continue
+		}
 		line, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if !ok {
 			continue
 		}
+		if event != "panels" {
+			if event != "ping" {
+				t.Errorf("an event of unknown type %q", event)
+			}
+			continue
+		}
 		var fr struct {
 			Seq    uint64            `json:"seq"`
+			Live   bool              `json:"live"`
+			Why    string            `json:"why"`
 			Panels map[string]string `json:"panels"`
 		}
 		if err := json.Unmarshal([]byte(line), &fr); err != nil {
 			t.Errorf("an event that is not a frame: %v: %q", err, clip(line))
 			return
 		}
+		if fr.Panels == nil {
+			fr.Panels = map[string]string{}
+		}
+		fr.Panels["live"] = fmt.Sprint(fr.Live)
+		fr.Panels["why"] = fr.Why
 		out <- fr.Panels
 	}
 }
 
-// waitFor reads frames until one satisfies ok, or fails after bound.
-func waitFor(t *testing.T, frames <-chan map[string]string, what string, ok func(map[string]string) bool) {
+// waitFrame reads frames until one satisfies ok, or fails after bound.
+func waitFrame(t *testing.T, frames <-chan map[string]string, what string, ok func(map[string]string) bool) {
 	t.Helper()
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
@@ -444,7 +430,7 @@ func TestEventsAfterClaim(t *testing.T) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	defer cancel()
 	frames := openEvents(t, ctx, f.srv)
-	waitFor(t, frames, "every panel first", func(p map[string]string) bool {
+	waitFrame(t, frames, "every panel first", func(p map[string]string) bool {
 		for _, id := range []string{"p-summary", "p-alerts", "p-agents", "p-thru", "p-queue", "p-blocked", "p-review", "p-locks", "p-log"} {
 			if _, ok := p[id]; !ok {
 				t.Fatalf("the first event lacks %s", id)
@@ -453,7 +439,7 @@ func TestEventsAfterClaim(t *testing.T) {
 		return true
 	})
 	f.claim("dora", "1.3")
-	waitFor(t, frames, "dora's claim of 1.3", func(p map[string]string) bool {
+	waitFrame(t, frames, "dora's claim of 1.3", func(p map[string]string) bool {
 		a := p["p-agents"]
 		return strings.Contains(a, "dora") && strings.Contains(a, "1.3")
 	})
@@ -491,7 +477,7 @@ func TestHungClientDoesNotBlock(t *testing.T) {
 			t.Fatal("building a snapshot waited on a hung client")
 		}
 	}
-	waitFor(t, frames, "the last claim", func(p map[string]string) bool {
+	waitFrame(t, frames, "the last claim", func(p map[string]string) bool {
 		return strings.Contains(p["p-agents"], "agent2")
 	})
 }
@@ -509,17 +495,10 @@ func TestWritesNothing(t *testing.T) {
 		}
 	}
 	// Let the builder and doctor run a few rounds.
-	deadline := time.Now().Add(bound)
-	for {
+	backendtest.Wait(t, "the doctor check", func() bool {
 		_, body := f.get("GET", "/api/state.json")
-		if strings.Contains(body, `"checked_at":"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the doctor check never ran")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(body, `"checked_at":"`)
+	})
 	if after := treeSum(t, f.dir); after != before {
 		t.Fatalf("the coordination tree changed while the dashboard served it:\n%s\n---\n%s", before, after)
 	}
@@ -587,5 +566,111 @@ func TestLargeProjectIsSummarised(t *testing.T) {
 		if rows != c.rows || !strings.Contains(body, ">"+c.first+"<") || !strings.Contains(body, ">"+c.last+"<") || next != c.next {
 			t.Errorf("page %d: %d rows (want %d, %s to %s), next link %v (want %v)", c.page, rows, c.rows, c.first, c.last, next, c.next)
 		}
+	}
+}
+
+// stateOf is /api/state.json decoded.
+func (f *fixture) stateOf() map[string]json.RawMessage {
+	f.t.Helper()
+	res, body := f.get("GET", "/api/state.json")
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &st); res.StatusCode != 200 || err != nil {
+		f.t.Fatalf("GET /api/state.json = %d: %v", res.StatusCode, err)
+	}
+	return st
+}
+
+// Throughput counts what is finished: done tasks (approved, with the
+// review gate on), never the tasks released into review, which a reviewer
+// may still reject; it counts those apart, and the page says what done
+// means under the project's review gate.
+func TestThroughputCountsDone(t *testing.T) {
+	f := newFixtureConfig(t, dashboard.Options{}, `"review_gate": true`, sample()...)
+	for _, id := range []string{"1.3", "1.5", "1.1"} {
+		task := f.claim("bob", id)
+		if _, err := f.s.Release(f.ctx, app.TaskRef{Agent: coord.Agent{ID: "bob"}, TaskID: id, Epoch: task.Epoch}, "finished"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.s.Approve(f.ctx, app.ApproveRequest{Agent: "carol", TaskID: "1.3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.d.Build(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	var th coord.Throughput
+	if err := json.Unmarshal(f.stateOf()["throughput"], &th); err != nil {
+		t.Fatal(err)
+	}
+	if th.Done != 1 || th.Review != 2 || th.PerHour[len(th.PerHour)-1] != 1 {
+		t.Errorf("throughput done %d, review %d, last hour %v; want 1 done (approved), 2 in review", th.Done, th.Review, th.PerHour[len(th.PerHour)-1])
+	}
+	_, page := f.get("GET", "/")
+	thru := page[strings.Index(page, `id="p-thru"`):]
+	for _, want := range []string{"<dt>done last 24 h</dt><dd>1</dd>", "Done means approved by a reviewer (the review gate is on)", "2 tasks released in this window wait in review and are not counted"} {
+		if !strings.Contains(thru, want) {
+			t.Errorf("the throughput panel lacks %q:\n%s", want, clip(thru))
+		}
+	}
+
+	// the gate off: done means released
+	g := newFixture(t, dashboard.Options{}, sample()...)
+	task := g.claim("bob", "1.3")
+	if _, err := g.s.Release(g.ctx, app.TaskRef{Agent: coord.Agent{ID: "bob"}, TaskID: "1.3", Epoch: task.Epoch}, "finished"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.d.Build(g.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, page := g.get("GET", "/"); !strings.Contains(page, "<dt>done last 24 h</dt><dd>1</dd>") || !strings.Contains(page, "Done means released by its agent (the review gate is off).") {
+		t.Errorf("gate off: the throughput panel does not count the released task as done, or does not say what done means")
+	}
+}
+
+// An agent is stale after the project's stale_after, as the sweep judges
+// it, read again at every build: a dashboard left running follows a
+// change of config.json without a restart, and says which timeout it
+// judges by. --timeout (Options.Timeout) overrides it, and says so.
+func TestStaleAfterFollowsProject(t *testing.T) {
+	f := newFixtureConfig(t, dashboard.Options{}, `"stale_after": "15m"`, sample()...)
+	f.claim("erin", "1.3")
+	old := time.Now().Add(-5 * time.Minute)
+	if err := os.Chtimes(filepath.Join(f.dir, "heartbeat", "erin.beat"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	frames := openEvents(t, ctx, f.srv)
+	waitFrame(t, frames, "erin alive under stale_after 15m", func(p map[string]string) bool {
+		if strings.Contains(p["p-agents"], "erin") && strings.Contains(p["p-alerts"], "No alerts") {
+			if !strings.Contains(p["p-agents"], "stale after 15m (the project&#39;s stale_after)") {
+				t.Error("the agents panel does not say it judges by the project's stale_after (15m)")
+			}
+			return true
+		}
+		return false
+	})
+	if err := os.WriteFile(filepath.Join(f.dir, "config.json"), []byte(`{"stale_after": "2m"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFrame(t, frames, "erin stale under the new stale_after 2m", func(p map[string]string) bool {
+		return strings.Contains(p["p-alerts"], "agent erin is stale") && strings.Contains(p["p-agents"], "stale after 2m (the project&#39;s stale_after)")
+	})
+	var after int64
+	if err := json.Unmarshal(f.stateOf()["stale_after_seconds"], &after); err != nil || after != 120 {
+		t.Errorf("state.json stale_after_seconds %d (%v), want 120", after, err)
+	}
+
+	own := newFixtureConfig(t, dashboard.Options{Timeout: time.Hour}, `"stale_after": "2m"`, sample()...)
+	own.claim("erin", "1.3")
+	if err := os.Chtimes(filepath.Join(own.dir, "heartbeat", "erin.beat"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.d.Build(own.ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, page := own.get("GET", "/")
+	if strings.Contains(page, "agent erin is stale") || !strings.Contains(page, "stale after 1h 00m (this dashboard&#39;s --timeout)") {
+		t.Errorf("with --timeout 1h: erin judged stale, or the page does not name the dashboard's timeout")
 	}
 }

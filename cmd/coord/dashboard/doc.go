@@ -9,7 +9,9 @@
 //	/                the page: every panel, rendered on the server
 //	/events          server-sent events: the panels that changed, as
 //	                 HTML fragments, after every change (all of them on
-//	                 connect, so a reconnecting page is whole again)
+//	                 connect, so a reconnecting page is whole again),
+//	                 each saying whether the project could be read; a
+//	                 ping event every 5 s between changes
 //	/api/state.json  the whole state for scripts, in the shapes of the
 //	                 matching --json outputs
 //	/tasks           every task of one list (?list=ready|waiting|blocked|
@@ -17,6 +19,24 @@
 //	/static/…        the style sheet and the few lines of JavaScript
 //
 // Promises:
+//   - honest: the page's badge says "live" only while its event stream is
+//     open and heard from (the page counts a stream silent for 15 s as
+//     failed and reconnects) and the last read of the project succeeded;
+//     a read that failed, or has gone unanswered for
+//     Options.StallAfter (5 s), makes it "not live" with the reason (the
+//     backend's URL and what failed), and the page keeps the last state
+//     read, saying as of when. Doctor's check is shown only as run
+//     against a readable project: while the project cannot be read (or
+//     when it could not be read during the check) the alerts say doctor
+//     could not run, never that it found nothing, and it runs again as
+//     soon as the project answers;
+//   - judged as the sweep judges: an agent is stale after the project's
+//     stale_after, read again at every build (a change shows without a
+//     restart; a hub's namespace keeps the settings it was opened with),
+//     unless Options.Timeout (--timeout) says otherwise, and the page
+//     names which; throughput counts done tasks only (approved, with the
+//     review gate on) and says so, counting the ones waiting in review
+//     apart;
 //   - live: one builder goroutine waits on the backend's change
 //     notification (app.Reader.Until: the wait that `coord wait` and
 //     `coord top` use, with its one-second fallback poll) and builds one

@@ -58,18 +58,24 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// frame is one server-sent event: the panels that changed, by element id.
+// frame is one server-sent event: the panels that changed, by element id,
+// and whether the page is live: Live is false while the backend cannot be
+// read (the panels then show the last state read), Why says why.
 type frame struct {
 	Seq    uint64                   `json:"seq"`
 	Sent   int64                    `json:"sent"` // Unix milliseconds, when the server wrote it
+	Live   bool                     `json:"live"`
+	Why    string                   `json:"why,omitempty"`
 	Panels map[string]template.HTML `json:"panels"`
 }
 
 // serveEvents streams the panels: all of them at once (a page that
-// reconnects is whole again), then those that changed after each change.
-// The client's buffer is one snapshot: a client slower than the changes
-// skips to the newest; a write that does not finish within writeWait ends
-// the stream (the browser reconnects).
+// reconnects is whole again), then those that changed after each change,
+// each event saying whether the backend could be read. Between changes a
+// ping event every pingEvery lets the page tell a quiet stream from a
+// dead one. The client's buffer is one snapshot: a client slower than the
+// changes skips to the newest; a write that does not finish within
+// writeWait ends the stream (the browser reconnects).
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	c := &client{next: make(chan *snapshot, 1)}
@@ -108,7 +114,8 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(&b, "id: %d\nevent: panels\ndata: ", snap.seq)
 		enc := json.NewEncoder(&b) // one line: the HTML's newlines are escaped
 		enc.SetEscapeHTML(false)
-		if enc.Encode(frame{Seq: snap.seq, Sent: time.Now().UnixMilli(), Panels: panels}) != nil {
+		f := frame{Seq: snap.seq, Sent: time.Now().UnixMilli(), Live: snap.view.Err == "", Why: snap.view.Err, Panels: panels}
+		if enc.Encode(f) != nil {
 			return false
 		}
 		b.WriteString("\n") // Encode ended the data line; a blank line ends the event
@@ -118,7 +125,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if !send(last, last.changed(nil), true) {
 		return
 	}
-	ping := time.NewTicker(20 * time.Second)
+	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
 	for {
 		select {
@@ -132,7 +139,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-ping.C:
-			if !write([]byte(": ping\n\n")) {
+			if !write(fmt.Appendf(nil, "event: ping\ndata: {\"sent\":%d}\n\n", time.Now().UnixMilli())) {
 				return
 			}
 		case <-r.Context().Done():

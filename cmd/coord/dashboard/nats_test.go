@@ -12,6 +12,7 @@ import (
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/nats/hubtest"
 )
 
@@ -19,17 +20,8 @@ import (
 // connection of its own, as another process has).
 func openNATS(t *testing.T, url string) (*app.Service, coord.Backend) {
 	t.Helper()
-	ctx := context.Background()
-	b, err := backend.Open(ctx, backend.Options{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	s, err := app.New(ctx, b, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, b
+	p := backendtest.NewProject(t, backendtest.Options{URL: url})
+	return p.Service, p.Backend
 }
 
 // TestEventsAfterClaimNATS is TestEventsAfterClaim on a NATS hub: the
@@ -69,7 +61,7 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: taskJSON, DoctorEvery: time.Hour})
+	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: reader.TaskJSON, DoctorEvery: time.Hour})
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(ctx) }()
 	srv := httptest.NewServer(d.Handler())
@@ -77,20 +69,15 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 
 	// /api/state.json once the first snapshot exists (Run builds it).
 	var st map[string]json.RawMessage
-	for deadline := time.Now().Add(bound); ; time.Sleep(20 * time.Millisecond) {
+	backendtest.Wait(t, "/api/state.json", func() bool {
 		res, err := srv.Client().Get(srv.URL + "/api/state.json")
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = json.NewDecoder(res.Body).Decode(&st)
 		res.Body.Close()
-		if res.StatusCode == 200 && err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no state within %s: %d %v", bound, res.StatusCode, err)
-		}
-	}
+		return res.StatusCode == 200 && err == nil
+	})
 	for _, k := range []string{"agents", "tasks", "locks", "leases", "log", "queue", "throughput", "alerts", "doctor", "counts", "now", "where"} {
 		if _, ok := st[k]; !ok {
 			t.Errorf("state.json lacks %q", k)
@@ -115,7 +102,7 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 	}
 
 	frames := openEvents(t, ctx, srv)
-	waitFor(t, frames, "every panel first", func(p map[string]string) bool {
+	waitFrame(t, frames, "every panel first", func(p map[string]string) bool {
 		_, ok := p["p-agents"]
 		return ok
 	})
@@ -128,8 +115,104 @@ func TestEventsAfterClaimNATS(t *testing.T) {
 	case <-time.After(bound):
 		t.Fatalf("the dashboard's client got no change notification within %s of another client's claim", bound)
 	}
-	waitFor(t, frames, "dora's claim of 1.3", func(p map[string]string) bool {
+	waitFrame(t, frames, "dora's claim of 1.3", func(p map[string]string) bool {
 		a := p["p-agents"]
 		return strings.Contains(a, "dora") && strings.Contains(a, "1.3")
+	})
+}
+
+// TestBackendDownNATS: the hub under a running dashboard stops. Without a
+// reload, the event stream says the page is not live, naming the hub's
+// URL and why; the alerts say the project cannot be read and that doctor
+// could not run (never "found nothing", never the timeouts doctor met,
+// listed as the project's problems). The hub starts again on its
+// directory and address (and an agent beats): the page is live again,
+// and doctor runs again and finds nothing.
+func TestBackendDownNATS(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	h := hubtest.StartAt(t, dir, "127.0.0.1:0")
+	hostport := strings.TrimPrefix(h.URL(), "nats://")
+	url := h.URL() + "/dash"
+	if _, _, err := backend.Init(ctx, backend.Options{URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	reader, _ := openNATS(t, url)
+	_, agent := openNATS(t, url) // an agent's own connection
+	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: reader.TaskJSON, DoctorEvery: 200 * time.Millisecond, StallAfter: time.Second})
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	srv := httptest.NewServer(d.Handler())
+	defer func() { srv.CloseClientConnections(); srv.Close(); cancel(); <-done }()
+	state := func() map[string]json.RawMessage {
+		t.Helper()
+		res, err := srv.Client().Get(srv.URL + "/api/state.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var st map[string]json.RawMessage
+		if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+
+	frames := openEvents(t, ctx, srv)
+	waitFrame(t, frames, "a live page whose doctor ran and found nothing", func(p map[string]string) bool {
+		return p["live"] == "true" && strings.Contains(p["p-alerts"], "found nothing")
+	})
+
+	h.Shutdown()
+	stopped := time.Now()
+	waitFrame(t, frames, "the page not live, naming the hub", func(p map[string]string) bool {
+		if p["live"] != "false" {
+			return false
+		}
+		if !strings.Contains(p["why"], hostport) {
+			t.Errorf("not live, but the reason %q does not name the hub %s", p["why"], hostport)
+		}
+		a := p["p-alerts"]
+		if !strings.Contains(a, "cannot read the project") || !strings.Contains(a, "doctor could not run") || strings.Contains(a, "found nothing") {
+			t.Errorf("not live, but the alerts do not say the project cannot be read and doctor could not run:\n%s", a)
+		}
+		if !strings.Contains(p["p-summary"], "not updating") {
+			t.Errorf("not live, but the summary does not say it is not updating:\n%s", p["p-summary"])
+		}
+		return true
+	})
+	t.Logf("the page said it was not live %s after the hub stopped", time.Since(stopped).Round(time.Millisecond))
+	var live bool
+	var doc struct {
+		Problems []coord.Problem `json:"problems"`
+		Error    string          `json:"error"`
+	}
+	st := state()
+	if err := json.Unmarshal(st["live"], &live); err != nil || live {
+		t.Errorf("state.json live %s, want false", st["live"])
+	}
+	if err := json.Unmarshal(st["doctor"], &doc); err != nil || len(doc.Problems) != 0 || doc.Error == "" {
+		t.Errorf("state.json doctor %s, want no problems and why it could not run", st["doctor"])
+	}
+
+	hubtest.StartAt(t, dir, hostport)
+	restarted := time.Now()
+	// An agent beats, as agents do: on a restarted hub the first write
+	// makes the heartbeat stream (kept in memory) again at once, where a
+	// read alone waits for the engine's IOBudget before it does.
+	if err := agent.Beats().Beat(ctx, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFrame(t, frames, "the page live again once the hub is back", func(p map[string]string) bool {
+		return p["live"] == "true"
+	})
+	t.Logf("live again %s after the hub restarted", time.Since(restarted).Round(time.Millisecond))
+	waitFrame(t, frames, "doctor run again, finding nothing", func(p map[string]string) bool {
+		a, ok := p["p-alerts"]
+		if ok && strings.Contains(a, "problem") {
+			t.Errorf("after the hub came back, the alerts list problems:\n%s", a)
+		}
+		return ok && strings.Contains(a, "found nothing")
 	})
 }

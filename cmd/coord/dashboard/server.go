@@ -28,11 +28,16 @@ type Options struct {
 	// files (Authorization: Bearer T, or ?token=T).
 	Token string
 	// Timeout is how long an agent may stay silent before it counts as
-	// stale (0: the project's stale_after).
+	// stale (0: the project's stale_after, read again at every build, so
+	// the page judges as the sweep does even after a change).
 	Timeout time.Duration
 	// DoctorEvery is how often the doctor check runs (the alerts'
 	// problems); 0 never.
 	DoctorEvery time.Duration
+	// StallAfter is how long a read of the state may go unanswered
+	// before the page stops calling itself live (0: DefaultStallAfter).
+	// The read goes on (up to readWait): its outcome replaces the stall.
+	StallAfter time.Duration
 	// Rows is how many rows each list shows on the page (0: 15).
 	Rows int
 	// LogLines is how many log lines the page shows (0: 40).
@@ -57,6 +62,23 @@ const writeWait = 10 * time.Second
 // browser retries).
 const maxClients = 64
 
+// DefaultStallAfter is how long a read of the state may go unanswered
+// before the page stops calling itself live, whatever the read does next
+// (a hub that went away makes a read wait for its timeouts first).
+const DefaultStallAfter = 5 * time.Second
+
+// readWait bounds one read of the state. It is long: a read may need
+// several seconds to succeed after a hub came back (the NATS engine
+// retries a stream that is not there yet for up to its IOBudget), and
+// cutting it short would keep the page from ever recovering; the stall
+// watch says the page is not live meanwhile.
+const readWait = 30 * time.Second
+
+// pingEvery is how often an open event stream carries a ping event when
+// nothing changed: the page counts a stream silent for three of them as
+// failed (not live) and reconnects.
+const pingEvery = 5 * time.Second
+
 // Server is one dashboard. Run builds its snapshots; Handler serves them.
 type Server struct {
 	opt Options
@@ -66,8 +88,16 @@ type Server struct {
 	clients map[*client]struct{}
 	seq     uint64
 	doc     doctorResult
-	readErr string
+	readErr string        // why the backend cannot be read now ("" when it can)
+	fails   uint64        // reads that failed (or stalled) so far
+	reading time.Time     // when the read in flight began (zero: none)
+	stopDoc func()        // ends the doctor's check in flight (nil: none)
 	ready   chan struct{} // closed once the first snapshot exists
+	kick    chan struct{} // the backend is readable again: run the doctor now
+
+	// renderMu orders the renders and publications of the builder and of
+	// the stall watch (watchReads).
+	renderMu sync.Mutex
 }
 
 type client struct {
@@ -82,40 +112,110 @@ func New(opt Options) *Server {
 	if opt.LogLines <= 0 {
 		opt.LogLines = 40
 	}
+	if opt.StallAfter <= 0 {
+		opt.StallAfter = DefaultStallAfter
+	}
 	if opt.Logf == nil {
 		opt.Logf = func(string, ...any) {}
 	}
 	if opt.TaskJSON == nil {
 		panic("dashboard: Options.TaskJSON is nil")
 	}
-	return &Server{opt: opt, clients: map[*client]struct{}{}, ready: make(chan struct{}), doc: doctorResult{off: opt.DoctorEvery <= 0}}
+	return &Server{opt: opt, clients: map[*client]struct{}{}, ready: make(chan struct{}), kick: make(chan struct{}, 1),
+		doc: doctorResult{off: opt.DoctorEvery <= 0}}
 }
 
 // Build reads the state once and publishes it (Run does this after every
-// change; tests and benchmarks call it directly).
+// change; tests and benchmarks call it directly). A read that fails keeps
+// the last good state on the page, marked as not live with the reason.
 func (s *Server) Build(ctx context.Context) error {
-	st, err := s.opt.Reader.State(ctx, app.StateRequest{Timeout: s.opt.Timeout, LogLines: s.opt.LogLines})
 	s.mu.Lock()
-	doc, prev := s.doc, s.cur
+	s.reading = time.Now()
+	s.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, readWait)
+	st, err := s.opt.Reader.State(rctx, app.StateRequest{Timeout: s.opt.Timeout, LogLines: s.opt.LogLines})
+	cancel()
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		err = coord.Errorf(coord.CodeIO, "%s: no answer within %s", coord.OneLine(s.opt.Reader.Where()), readWait)
+	}
+	s.renderMu.Lock()
+	defer s.renderMu.Unlock()
+	s.mu.Lock()
+	s.reading = time.Time{}
+	recovered := err == nil && s.readErr != ""
 	if err != nil {
 		s.readErr = coord.OneLine(err.Error())
+		s.failed()
 	} else {
 		s.readErr = ""
 	}
-	readErr := s.readErr
+	readErr, doc, prev := s.readErr, s.doc, s.cur
 	s.mu.Unlock()
+	if recovered {
+		select { // what the doctor found meanwhile was about the outage
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
 	if err != nil {
 		if prev == nil {
 			return err
 		}
 		st = *prev.state // keep showing the last good state, and say so
 	}
-	snap, rerr := render(0, &st, doc, s.opt.Rows, s.opt.Token, readErr, s.opt.TaskJSON)
+	snap, rerr := s.render(&st, doc, readErr)
 	if rerr != nil {
 		return rerr
 	}
 	s.publish(snap)
 	return err
+}
+
+// render renders a state with the doctor's result and the read error.
+func (s *Server) render(st *app.State, doc doctorResult, readErr string) (*snapshot, error) {
+	return render(0, st, doc, renderOptions{rows: s.opt.Rows, token: s.opt.Token, readErr: readErr, ownTimeout: s.opt.Timeout > 0}, s.opt.TaskJSON)
+}
+
+// watchReads marks the page as not live once a read of the state has gone
+// unanswered for Options.StallAfter, without waiting for the read to give
+// up: it republishes the last state with that reason. The read's own
+// outcome replaces it when it comes.
+func (s *Server) watchReads(ctx context.Context) {
+	stall := s.opt.StallAfter
+	t := time.NewTicker(stall / 10)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.renderMu.Lock()
+		s.mu.Lock()
+		stalled := !s.reading.IsZero() && time.Since(s.reading) >= stall && s.readErr == "" && s.cur != nil
+		if stalled {
+			s.readErr = fmt.Sprintf("%s: no answer for %s", coord.OneLine(s.opt.Reader.Where()), coord.RoundDuration(stall))
+			s.failed()
+		}
+		readErr, doc, prev := s.readErr, s.doc, s.cur
+		s.mu.Unlock()
+		if stalled {
+			s.opt.Logf("cannot read the state (the page shows the last one): %s", readErr)
+			if snap, err := s.render(prev.state, doc, readErr); err == nil {
+				s.publish(snap)
+			}
+		}
+		s.renderMu.Unlock()
+	}
+}
+
+// failed counts a failed read and ends the doctor's check in flight: what
+// it finds now is the outage, not the project. s.mu is held.
+func (s *Server) failed() {
+	s.fails++
+	if s.stopDoc != nil {
+		s.stopDoc()
+	}
 }
 
 // publish makes snap current (the page, the JSON state and /tasks serve
@@ -164,6 +264,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.opt.DoctorEvery > 0 {
 		go s.runDoctor(ctx)
 	}
+	go s.watchReads(ctx)
 	failing := false
 	err := s.opt.Reader.Until(ctx, 0, Settle, func() (bool, error) {
 		err := s.Build(ctx)
@@ -179,31 +280,49 @@ func (s *Server) Run(ctx context.Context) error {
 	return err
 }
 
-// runDoctor runs the doctor check now and every DoctorEvery. It is the one
-// read that takes the registry's lock (app.Reader.Problems), so it runs on
-// this timer only, never because a client asked, and is bounded in time.
+// runDoctor runs the doctor check now, every DoctorEvery, and as soon as
+// the backend is readable again after it was not. It is the one read that
+// takes the registry's lock (app.Reader.Problems), so it runs on this
+// timer only, never because a client asked, and is bounded in time.
+//
+// A check during which the state could not be read says nothing about
+// the project (on a hub that went away it lists the timeouts it met as
+// problems): it is shown as a check that could not run, and the next one
+// runs once the backend answers.
 func (s *Server) runDoctor(ctx context.Context) {
 	t := time.NewTicker(s.opt.DoctorEvery)
 	defer t.Stop()
 	for {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		probs, err := s.opt.Reader.Problems(dctx)
+		s.mu.Lock()
+		fails, unreadable := s.fails, s.readErr != ""
+		s.stopDoc = cancel
+		s.mu.Unlock()
+		d := doctorResult{at: s.opt.Reader.Now(), err: errUnreadable}
+		if !unreadable {
+			probs, err := s.opt.Reader.Problems(dctx)
+			var open []coord.Problem
+			for _, p := range probs {
+				if !p.Fixed {
+					open = append(open, p)
+				}
+			}
+			d = doctorResult{at: s.opt.Reader.Now(), problems: open}
+			if err != nil {
+				d.err = coord.OneLine(err.Error())
+			}
+		}
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		var open []coord.Problem
-		for _, p := range probs {
-			if !p.Fixed {
-				open = append(open, p)
-			}
-		}
-		d := doctorResult{at: s.opt.Reader.Now(), problems: open}
-		if err != nil {
-			d.err = coord.OneLine(err.Error())
-			s.opt.Logf("doctor check failed: %v", err)
-		}
 		s.mu.Lock()
+		s.stopDoc = nil
+		if s.fails != fails || s.readErr != "" {
+			d = doctorResult{at: d.at, err: errUnreadable}
+		} else if d.err != "" {
+			s.opt.Logf("doctor check failed: %s", d.err)
+		}
 		s.doc = d
 		s.mu.Unlock()
 		// The next build (within a second) shows it.
@@ -211,9 +330,14 @@ func (s *Server) runDoctor(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.kick:
 		}
 	}
 }
+
+// errUnreadable is why the doctor's check is not shown while the backend
+// cannot be read.
+const errUnreadable = "the backend cannot be read"
 
 // Handler serves the dashboard. It waits for the first snapshot (Run or
 // Build) before answering.

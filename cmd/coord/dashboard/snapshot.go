@@ -52,10 +52,23 @@ type doctorResult struct {
 	off      bool
 }
 
-// render builds the view and the panels of a state.
-func render(seq uint64, st *app.State, doc doctorResult, rows int, token, readErr string, taskJSON func(*coord.Task) []byte) (*snapshot, error) {
+// renderOptions are what a render needs besides the state.
+type renderOptions struct {
+	rows       int
+	token      string
+	readErr    string // why the backend cannot be read now ("" when it can)
+	ownTimeout bool   // stale after the dashboard's --timeout, not stale_after
+}
+
+// render builds the view and the panels of a state. While the backend
+// cannot be read, doctor's last result is not shown: the check cannot
+// run, and what it found before may no longer hold.
+func render(seq uint64, st *app.State, doc doctorResult, o renderOptions, taskJSON func(*coord.Task) []byte) (*snapshot, error) {
+	if o.readErr != "" && !doc.off {
+		doc = doctorResult{at: doc.at, err: errUnreadable}
+	}
 	s := &snapshot{seq: seq, state: st, doctor: doc, taskJSON: taskJSON, panels: make(map[string]template.HTML, len(panelIDs))}
-	s.view = digest(st, doc, rows, token, readErr)
+	s.view = digest(st, doc, o)
 	var b strings.Builder
 	for _, id := range panelIDs {
 		b.Reset()
@@ -176,9 +189,18 @@ func (s *snapshot) encode() []byte {
 	}
 	member("queue", q)
 	member("throughput", st.Throughput)
-	alerts := append([]coord.Alert{}, st.Alerts...)
+	member("stale_after_seconds", st.StaleAfter)
+	member("review_gate", st.ReviewGate)
+	var alerts []coord.Alert
+	if s.view.Err != "" {
+		alerts = append(alerts, coord.Alert{Kind: "backend", Text: s.view.Err})
+	}
+	alerts = append(alerts, st.Alerts...)
 	for _, p := range s.doctor.problems {
 		alerts = append(alerts, coord.Alert{Kind: "doctor", Text: coord.OneLine(p.What)})
+	}
+	if alerts == nil {
+		alerts = []coord.Alert{}
 	}
 	member("alerts", alerts)
 	d := doctorJSON{Problems: append([]coord.Problem{}, s.doctor.problems...), Error: s.doctor.err}
@@ -187,6 +209,7 @@ func (s *snapshot) encode() []byte {
 		d.CheckedAt = &at
 	}
 	member("doctor", d)
+	member("live", s.view.Err == "")
 	if s.view.Err != "" {
 		member("error", s.view.Err)
 	}

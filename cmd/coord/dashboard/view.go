@@ -25,6 +25,10 @@ type view struct {
 	Alerts     []alertRow
 	AlertsMore int
 	Doctor     string // when doctor last ran, or why not
+	AllClear   string // what "no alerts" rests on (when there are none)
+
+	StaleAfter string // "15m": the silence after which an agent is stale
+	StaleFrom  string // where that comes from, for people
 
 	Agents []agentRow
 	Alive  int
@@ -106,6 +110,7 @@ type thru struct {
 	Empty     bool
 	Since     string
 	PeakLabel string
+	Means     string // what counts as done, and what waits in review
 }
 
 // links are the page's links, with the token when the server has one
@@ -149,17 +154,23 @@ func (l links) State() string {
 }
 
 // digest builds the view of one state. now is the state's clock.
-func digest(st *app.State, doc doctorResult, rows int, token string, readErr string) *view {
+func digest(st *app.State, doc doctorResult, o renderOptions) *view {
+	rows := o.rows
 	now, err := coord.ParseTime(st.Now)
 	if err != nil {
 		now = time.Now()
 	}
 	v := &view{
-		Where:   coord.OneLine(st.Where),
-		Now:     now.UTC().Format("15:04:05") + " UTC",
-		NowFull: st.Now,
-		Err:     readErr,
-		Links:   links{token},
+		Where:      coord.OneLine(st.Where),
+		Now:        now.UTC().Format("15:04:05") + " UTC",
+		NowFull:    st.Now,
+		Err:        o.readErr,
+		Links:      links{o.token},
+		StaleAfter: span(time.Duration(st.StaleAfter) * time.Second),
+		StaleFrom:  "the project's stale_after",
+	}
+	if o.ownTimeout {
+		v.StaleFrom = "this dashboard's --timeout"
 	}
 	for _, s := range coord.Statuses {
 		n := st.Counts[string(s)]
@@ -171,8 +182,13 @@ func digest(st *app.State, doc doctorResult, rows int, token string, readErr str
 		byID[t.ID] = t
 	}
 
-	// Alerts: the snapshot's, then doctor's.
-	alerts := make([]alertRow, 0, len(st.Alerts)+len(doc.problems))
+	// Alerts: the backend that cannot be read, the snapshot's, then
+	// doctor's. Any kind renders (alertWord names the ones it knows).
+	alerts := make([]alertRow, 0, len(st.Alerts)+len(doc.problems)+1)
+	if o.readErr != "" {
+		alerts = append(alerts, alertRow{Kind: "backend", Word: "not live",
+			Text: "cannot read the project: " + o.readErr + "; the page shows it as of " + v.Now})
+	}
 	for _, a := range st.Alerts {
 		alerts = append(alerts, alertRow{Kind: a.Kind, Word: alertWord(a.Kind), Text: a.Text})
 	}
@@ -186,10 +202,15 @@ func digest(st *app.State, doc doctorResult, rows int, token string, readErr str
 	switch {
 	case doc.off:
 		v.Doctor = "doctor checks off"
+		v.AllClear = "No alerts: no stale agent holds work (doctor checks are off)."
+	case doc.err != "":
+		v.Doctor = "doctor could not run: " + doc.err
 	case doc.at.IsZero():
-		v.Doctor = "doctor not run yet"
+		v.Doctor = "doctor has not run yet"
+		v.AllClear = "No alerts: no stale agent holds work; doctor has not run yet."
 	default:
 		v.Doctor = "doctor checked " + ago(now.Sub(doc.at))
+		v.AllClear = "No alerts: no stale agent holds work, and doctor (checked " + ago(now.Sub(doc.at)) + ") found nothing."
 	}
 
 	// Agents, by id: a page left open keeps its rows in place.
@@ -289,6 +310,19 @@ func digest(st *app.State, doc doctorResult, rows int, token string, readErr str
 		v.Thru.Median = span(time.Duration(*th.MedianClaimToDone) * time.Second)
 	}
 	v.Thru.Plot = barPlot(th.PerHour)
+	if st.ReviewGate {
+		v.Thru.Means = "Done means approved by a reviewer (the review gate is on), counted when its agent released it"
+	} else {
+		v.Thru.Means = "Done means released by its agent (the review gate is off)"
+	}
+	switch {
+	case th.Review == 1:
+		v.Thru.Means += "; 1 task released in this window waits in review and is not counted."
+	case th.Review > 1:
+		v.Thru.Means += fmt.Sprintf("; %d tasks released in this window wait in review and are not counted.", th.Review)
+	default:
+		v.Thru.Means += "."
+	}
 	return v
 }
 
@@ -300,8 +334,10 @@ func alertWord(kind string) string {
 		return "no owner"
 	case "no_live_agent":
 		return "no agent"
+	case "no_reviewer":
+		return "no reviewer"
 	}
-	return kind
+	return strings.ReplaceAll(kind, "_", " ")
 }
 
 func logKind(t string) string {

@@ -8,11 +8,12 @@
 //	                                               COORD_AGENT exported through CLAUDE_ENV_FILE / CODEX_ENV_FILE
 //	PreToolUse / PreToolUse / BeforeTool (edits)   refuse (exit 2, the holder and the task on stderr) when
 //	                                               another agent's path lock or held task's files cover a file
-//	PostToolUse / PostToolUse / AfterTool          beat
+//	PostToolUse, PostToolUseFailure / PostToolUse / AfterTool
+//	                                               beat (Claude sends a failed tool to PostToolUseFailure)
 //	Stop / Stop / AfterAgent                       a task still claimed: ask the agent to release or block it,
 //	                                               once per stop (never when stop_hook_active)
-//	SessionEnd / – / SessionEnd                    hand held tasks back as on_stale says, drop its path locks
-//	                                               (not on /clear: the session goes on)
+//	SessionEnd / SessionEnd / SessionEnd           hand held tasks back as on_stale says, drop its path locks
+//	                                               (not on /clear or /resume: the same agent goes on)
 //
 // Promises: a hook never fails the agent's session on coord's own errors
 // (a bad payload, an unreadable registry, a lock timeout): it says so in
@@ -24,10 +25,12 @@
 // nothing there (session start says so on stderr). The edited files are
 // mapped to repository paths as every command maps them
 // (workspace.Paths), so a worktree's absolute path is guarded like the
-// main checkout's.
+// main checkout's, a path through a symlinked folder like its target's,
+// and a write through a link to a file as a write of that file too.
 //
 // Limits: only the agents' edit tools are guarded; a write through a shell
 // command is not seen (coord guard, the pre-commit hook, stays the
-// backstop). Codex has no session-end event and Gemini runs SessionEnd
-// without waiting for it: a held task is then freed by the stale sweep.
+// backstop). Gemini runs SessionEnd without waiting for it, and a session
+// killed outright runs none: a held task is then freed by the stale
+// sweep.
 package hooks

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/workspace"
+	"github.com/rotd/coord/fsops"
 )
 
 // Exit statuses of a hook.
@@ -45,23 +46,29 @@ const (
 	end
 )
 
-// events maps each agent's event names to what coord does.
-var events = map[string]map[string]kind{
-	"claude": {"SessionStart": start, "PreToolUse": edit, "PostToolUse": after, "Stop": stop, "SessionEnd": end},
-	"codex":  {"SessionStart": start, "PreToolUse": edit, "PostToolUse": after, "Stop": stop},
-	"gemini": {"SessionStart": start, "BeforeTool": edit, "AfterTool": after, "AfterAgent": stop, "SessionEnd": end},
+// event is one of an agent's hook events and what coord does for it.
+type event struct {
+	name string
+	kind kind
+}
+
+// events are, for each agent, every event it has for session start, the
+// edit tools, after a tool, stop and session end, in the order setup
+// installs them (the agents as they ship: Claude Code 2.1.197, Codex CLI
+// 0.171.0, Gemini CLI 0.61.0). Claude Code sends a tool that failed to
+// PostToolUseFailure instead of PostToolUse; Codex has SessionEnd.
+var events = map[string][]event{
+	"claude": {{"SessionStart", start}, {"PreToolUse", edit}, {"PostToolUse", after}, {"PostToolUseFailure", after}, {"Stop", stop}, {"SessionEnd", end}},
+	"codex":  {{"SessionStart", start}, {"PreToolUse", edit}, {"PostToolUse", after}, {"Stop", stop}, {"SessionEnd", end}},
+	"gemini": {{"SessionStart", start}, {"BeforeTool", edit}, {"AfterTool", after}, {"AfterAgent", stop}, {"SessionEnd", end}},
 }
 
 // Events returns the event names coord handles for agent, in the order
 // setup installs them.
 func Events(agent string) []string {
 	var out []string
-	for _, k := range []kind{start, edit, after, stop, end} {
-		for name, kk := range events[agent] {
-			if kk == k {
-				out = append(out, name)
-			}
-		}
+	for _, e := range events[agent] {
+		out = append(out, e.name)
 	}
 	return out
 }
@@ -104,7 +111,7 @@ type payload struct {
 	ToolInput      json.RawMessage `json:"tool_input"`
 	StopHookActive bool            `json:"stop_hook_active"`
 	Source         string          `json:"source"` // SessionStart: startup, resume, clear, compact
-	Reason         string          `json:"reason"` // SessionEnd: exit, clear, logout, …
+	Reason         string          `json:"reason"` // SessionEnd: exit, clear, resume, logout, other, …
 }
 
 // maxPayload bounds what a hook reads from stdin (a patch can be large).
@@ -157,9 +164,9 @@ func (h *hook) run(ctx context.Context) (int, error) {
 	if h.eventName == "" {
 		h.eventName = h.p.HookEventName
 	}
-	for name, k := range names {
-		if strings.EqualFold(name, h.eventName) {
-			h.kind, h.eventName = k, name
+	for _, e := range names {
+		if strings.EqualFold(e.name, h.eventName) {
+			h.kind, h.eventName = e.kind, e.name
 		}
 	}
 	if h.kind == 0 {
@@ -179,19 +186,11 @@ func (h *hook) run(ctx context.Context) (int, error) {
 }
 
 // dir is where the session stands: the project directory the agent names
-// (CLAUDE_PROJECT_DIR; GEMINI_PROJECT_DIR), as the MCP server takes it,
-// else the payload's cwd, else the process's.
+// (workspace.ProjectDir, as the MCP server takes it), else the payload's
+// cwd, else the process's.
 func (h *hook) dir() string {
-	vars := []string{"CLAUDE_PROJECT_DIR"}
-	if h.opt.Agent == "gemini" {
-		vars = []string{"GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"}
-	} else if h.opt.Agent == "codex" {
-		vars = nil
-	}
-	for _, v := range vars {
-		if d := h.opt.Getenv(v); d != "" {
-			return d
-		}
+	if d := workspace.ProjectDir(h.opt.Agent, h.opt.Getenv); d != "" {
+		return d
 	}
 	if h.p.Cwd != "" {
 		return h.p.Cwd
@@ -298,15 +297,14 @@ func (h *hook) exportAgent(agent string) error {
 	if name == "" {
 		return nil
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("cannot export COORD_AGENT: %v", err)
+	// Through fsops: a FIFO, socket, device or directory there is refused
+	// at once, never waited on (a FIFO without a reader held the session
+	// start forever).
+	line := "export COORD_AGENT=" + agent + "\n" // ids are [A-Za-z0-9_-]: no quoting needed
+	if err := fsops.AppendFile(name, []byte(line), 0o600); err != nil {
+		return fmt.Errorf("cannot export COORD_AGENT to %s: %v", name, err)
 	}
-	_, err = fmt.Fprintf(f, "export COORD_AGENT=%s\n", agent) // ids are [A-Za-z0-9_-]: no quoting needed
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return nil
 }
 
 // --- before an edit -----------------------------------------------------
@@ -334,11 +332,11 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 		if !filepath.IsAbs(f) {
 			f = filepath.Join(cwd, f)
 		}
-		rp, err := m.RepoPath(f)
+		rps, err := m.EditPaths(f) // the file and, through a link to a file, its target
 		if err != nil {
-			continue // outside the project (or the root itself): not coord's
+			continue // outside the project (or the root itself, or through a link out of it): not coord's
 		}
-		paths = append(paths, rp)
+		paths = append(paths, rps...)
 	}
 	if len(paths) == 0 {
 		h.quiet()
@@ -450,8 +448,14 @@ func StopReason(held []*coord.Task) string {
 
 // --- session end --------------------------------------------------------
 
+// sessionGoesOn are the SessionEnd reasons after which the same agent
+// goes on in the same process: /clear starts a fresh conversation and
+// /resume switches to another one (Claude Code; Gemini's /clear too);
+// the next SessionStart tells it what it holds.
+var sessionGoesOn = map[string]bool{"clear": true, "resume": true}
+
 func (h *hook) end(ctx context.Context) (int, error) {
-	if h.p.Reason == "clear" { // /clear: the same session goes on (its start hook says what it holds)
+	if sessionGoesOn[h.p.Reason] {
 		h.quiet()
 		return ExitOK, nil
 	}

@@ -11,63 +11,33 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/format"
-	"github.com/rotd/coord/registry/workspace"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
-// project is a coordination tree in a temporary directory, with task
-// "ed" (files src/editor/**) and task "docs" (files docs/**) seeded.
-type project struct {
-	root string
-	svc  *app.Service
-}
+// project is a coordination tree in a temporary directory
+// (backendtest), with task "ed" (files src/editor/**) and task "docs"
+// (files docs/**) seeded.
+type project struct{ *backendtest.Project }
 
 const seed = `{"id":"ed","title":"Editor modal","files":["src/editor/**"]}
 {"id":"docs","title":"Docs","files":["docs/**"]}
 {"id":"free","title":"Free"}
 `
 
-func newProject(t testing.TB, config string) *project {
+// seeded is a fresh project with config.json's content config ("": the
+// template's) and the tasks of seed.
+func seeded(t testing.TB, config string) *project {
 	t.Helper()
-	root := t.TempDir()
-	return openProject(t, root, config)
-}
-
-func openProject(t testing.TB, root, config string) *project {
-	t.Helper()
-	ctx := context.Background()
-	if _, _, err := backend.Init(ctx, backend.Options{Root: root}); err != nil {
-		t.Fatal(err)
-	}
-	if config != "" {
-		os.WriteFile(filepath.Join(root, ".rotd", "coordination", "config.json"), []byte(config), 0o644)
-	}
-	b, err := backend.Open(ctx, backend.Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	svc, err := app.New(ctx, b, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch, err := format.ParseSeed("seed", strings.NewReader(seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Seed(ctx, app.SeedRequest{Name: "seed", Batch: batch}); err != nil {
-		t.Fatal(err)
-	}
-	return &project{root: root, svc: svc}
+	return &project{backendtest.NewProject(t, backendtest.Options{Config: config, Seed: seed})}
 }
 
 // claim claims task id for agent.
 func (p *project) claim(t testing.TB, agent, id string) *coord.Task {
 	t.Helper()
-	res, err := p.svc.Claim(context.Background(), app.ClaimRequest{Agent: coord.Agent{ID: agent}, TaskID: id})
+	res, err := p.Service.Claim(context.Background(), app.ClaimRequest{Agent: coord.Agent{ID: agent}, TaskID: id})
 	if err != nil || res.Task == nil {
 		t.Fatalf("claim %s as %s: %v", id, agent, err)
 	}
@@ -76,7 +46,7 @@ func (p *project) claim(t testing.TB, agent, id string) *coord.Task {
 
 func (p *project) task(t testing.TB, id string) *coord.Task {
 	t.Helper()
-	ts, err := p.svc.Snapshot(context.Background())
+	ts, err := p.Service.Snapshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +67,10 @@ func (p *project) opener(agent string) func(context.Context, string) (*Project, 
 		if err != nil {
 			return nil, ErrNoProject
 		}
-		if r1, _ := filepath.EvalSymlinks(root); r1 != mustEval(p.root) {
+		if r1, _ := filepath.EvalSymlinks(root); r1 != mustEval(p.Root) {
 			return nil, ErrNoProject
 		}
-		return &Project{Service: p.svc, Agent: agent, Root: p.root}, nil
+		return &Project{Service: p.Service, Agent: agent, Root: p.Root}, nil
 	}
 }
 
@@ -125,11 +95,11 @@ func fire(t testing.TB, p *project, agent, name, as string, env map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	cwd := p.root
+	cwd := p.Root
 	if env["CWD"] != "" {
 		cwd = env["CWD"]
 	}
-	body := strings.NewReplacer("$ROOT", p.root, "$CWD", cwd).Replace(string(raw))
+	body := strings.NewReplacer("$ROOT", p.Root, "$CWD", cwd).Replace(string(raw))
 	return fireRaw(t, p, agent, "", body, as, env)
 }
 
@@ -173,7 +143,7 @@ func (o outcome) json(t testing.TB) map[string]any {
 func TestSessionStart(t *testing.T) {
 	for _, agent := range Agents {
 		t.Run(agent, func(t *testing.T) {
-			p := newProject(t, "")
+			p := seeded(t, "")
 			p.claim(t, "me", "ed")
 			envFile := filepath.Join(t.TempDir(), "env")
 			env := map[string]string{"CLAUDE_ENV_FILE": envFile}
@@ -220,9 +190,9 @@ func TestEditRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.agent+"/"+c.fixture, func(t *testing.T) {
-			p := newProject(t, "")
+			p := seeded(t, "")
 			p.claim(t, "other", "ed")
-			if _, err := p.svc.LockPaths(context.Background(), "other", []string{"docs"}, 0); err != nil {
+			if _, err := p.Service.LockPaths(context.Background(), "other", []string{"docs"}, 0); err != nil {
 				t.Fatal(err)
 			}
 			o := fire(t, p, c.agent, c.fixture, "me", nil)
@@ -240,7 +210,7 @@ func TestEditRefused(t *testing.T) {
 	}
 	// Nothing held by anyone: everything goes ahead.
 	for _, agent := range Agents {
-		p := newProject(t, "")
+		p := seeded(t, "")
 		for _, f := range map[string][]string{"claude": {"PreToolUse-Edit", "PreToolUse-Write"}, "codex": {"PreToolUse-apply_patch"}, "gemini": {"BeforeTool-write_file"}}[agent] {
 			fire(t, p, agent, f, "me", nil).quiet(t, agent)
 		}
@@ -251,9 +221,9 @@ func TestEditRefused(t *testing.T) {
 // the project is not coord's; a session in a linked git worktree is
 // guarded by repository path like the main checkout.
 func TestEditPaths(t *testing.T) {
-	p := newProject(t, "")
+	p := seeded(t, "")
 	p.claim(t, "other", "ed")
-	sub := filepath.Join(p.root, "src")
+	sub := filepath.Join(p.Root, "src")
 	os.MkdirAll(sub, 0o755)
 	patch := func(path string) string {
 		b, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "cwd": sub, "tool_name": "apply_patch",
@@ -279,12 +249,12 @@ func TestEditPaths(t *testing.T) {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	gitRun(p.root, "init", "-q")
-	os.WriteFile(filepath.Join(p.root, "README"), []byte("x"), 0o644)
-	gitRun(p.root, "add", "README")
-	gitRun(p.root, "commit", "-q", "-m", "x")
+	gitRun(p.Root, "init", "-q")
+	os.WriteFile(filepath.Join(p.Root, "README"), []byte("x"), 0o644)
+	gitRun(p.Root, "add", "README")
+	gitRun(p.Root, "commit", "-q", "-m", "x")
 	wt := filepath.Join(t.TempDir(), "wt")
-	gitRun(p.root, "worktree", "add", "-q", wt)
+	gitRun(p.Root, "worktree", "add", "-q", wt)
 	body, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "cwd": wt, "tool_name": "Edit",
 		"tool_input": map[string]string{"file_path": filepath.Join(wt, "src", "editor", "modal.ts")}})
 	o := fireRaw(t, p, "claude", "", string(body), "me", nil)
@@ -295,12 +265,16 @@ func TestEditPaths(t *testing.T) {
 
 // TestAfterToolBeats: after a tool the agent's heartbeat exists and moves.
 func TestAfterToolBeats(t *testing.T) {
-	for agent, fixture := range map[string]string{"claude": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"} {
-		p := newProject(t, "")
-		fire(t, p, agent, fixture, "me", nil).quiet(t, agent)
-		rows, err := p.svc.Agents(context.Background(), 0)
+	// Claude Code sends a failed tool to PostToolUseFailure, not
+	// PostToolUse: a failing tool is work too.
+	for _, c := range []struct{ agent, fixture string }{
+		{"claude", "PostToolUse"}, {"claude", "PostToolUseFailure"}, {"codex", "PostToolUse"}, {"gemini", "AfterTool"},
+	} {
+		p := seeded(t, "")
+		fire(t, p, c.agent, c.fixture, "me", nil).quiet(t, c.agent)
+		rows, err := p.Service.Agents(context.Background(), 0)
 		if err != nil || len(rows) != 1 || rows[0].Agent != "me" || !rows[0].Alive {
-			t.Fatalf("%s: agents after the hook: %+v %v", agent, rows, err)
+			t.Fatalf("%s %s: agents after the hook: %+v %v", c.agent, c.fixture, rows, err)
 		}
 	}
 }
@@ -311,7 +285,7 @@ func TestAfterToolBeats(t *testing.T) {
 func TestStop(t *testing.T) {
 	for agent, fx := range map[string][2]string{"claude": {"Stop", "Stop-active"}, "codex": {"Stop", "Stop-active"}, "gemini": {"AfterAgent", "AfterAgent-active"}} {
 		t.Run(agent, func(t *testing.T) {
-			p := newProject(t, "")
+			p := seeded(t, "")
 			fire(t, p, agent, fx[0], "me", nil).quiet(t, agent) // nothing held
 			p.claim(t, "me", "ed")
 			o := fire(t, p, agent, fx[0], "me", nil)
@@ -330,7 +304,7 @@ func TestStop(t *testing.T) {
 			}
 			fire(t, p, agent, fx[1], "me", nil).quiet(t, agent) // the loop guard
 			// A blocked task is dealt with: stopping is fine.
-			if _, err := p.svc.Block(context.Background(), app.TaskRef{Agent: coord.Agent{ID: "me"}, TaskID: "ed", Epoch: coord.NoEpoch}, "waiting"); err != nil {
+			if _, err := p.Service.Block(context.Background(), app.TaskRef{Agent: coord.Agent{ID: "me"}, TaskID: "ed", Epoch: coord.NoEpoch}, "waiting"); err != nil {
 				t.Fatal(err)
 			}
 			fire(t, p, agent, fx[0], "me", nil).quiet(t, agent)
@@ -339,25 +313,28 @@ func TestStop(t *testing.T) {
 }
 
 // TestSessionEnd: held tasks go back as on_stale says, with their path
-// locks; /clear keeps them (the session goes on).
+// locks, for every agent (Codex has SessionEnd since 0.171); /clear and
+// /resume keep them (the same agent goes on in the same process).
 func TestSessionEnd(t *testing.T) {
-	for _, agent := range []string{"claude", "gemini"} {
+	for _, agent := range Agents {
 		t.Run(agent, func(t *testing.T) {
-			p := newProject(t, "")
+			p := seeded(t, "")
 			p.claim(t, "me", "ed")
 			p.claim(t, "me", "docs")
 			ctx := context.Background()
-			if _, err := p.svc.Progress(ctx, app.TaskRef{Agent: coord.Agent{ID: "me"}, TaskID: "docs", Epoch: coord.NoEpoch}, 30, ""); err != nil {
+			if _, err := p.Service.Progress(ctx, app.TaskRef{Agent: coord.Agent{ID: "me"}, TaskID: "docs", Epoch: coord.NoEpoch}, 30, ""); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := p.svc.LockPaths(ctx, "me", []string{"README.md"}, 0); err != nil {
+			if _, err := p.Service.LockPaths(ctx, "me", []string{"README.md"}, 0); err != nil {
 				t.Fatal(err)
 			}
 			if agent == "claude" {
-				o := fire(t, p, agent, "SessionEnd-clear", "me", nil)
-				o.quiet(t, agent)
-				if p.task(t, "ed").ClaimedBy != "me" {
-					t.Fatal("/clear handed the task back")
+				for _, fx := range []string{"SessionEnd-clear", "SessionEnd-resume"} {
+					o := fire(t, p, agent, fx, "me", nil)
+					o.quiet(t, agent)
+					if p.task(t, "ed").ClaimedBy != "me" {
+						t.Fatalf("%s handed the task back", fx)
+					}
 				}
 			}
 			o := fire(t, p, agent, "SessionEnd", "me", nil)
@@ -369,16 +346,16 @@ func TestSessionEnd(t *testing.T) {
 					t.Errorf("task %s after the session ended: %s by %q", id, tk.Status, tk.ClaimedBy)
 				}
 			}
-			locks, _ := p.svc.PathLocks(ctx)
+			locks, _ := p.Service.PathLocks(ctx)
 			if len(locks) != 0 {
 				t.Errorf("path locks left: %+v", locks)
 			}
 		})
 	}
 	// on_stale block-if-progress: a task with progress is blocked, not freed.
-	p := newProject(t, `{"on_stale":"block-if-progress"}`)
+	p := seeded(t, `{"on_stale":"block-if-progress"}`)
 	p.claim(t, "me", "ed")
-	if _, err := p.svc.Progress(context.Background(), app.TaskRef{Agent: coord.Agent{ID: "me"}, TaskID: "ed", Epoch: coord.NoEpoch}, 40, ""); err != nil {
+	if _, err := p.Service.Progress(context.Background(), app.TaskRef{Agent: coord.Agent{ID: "me"}, TaskID: "ed", Epoch: coord.NoEpoch}, 40, ""); err != nil {
 		t.Fatal(err)
 	}
 	fire(t, p, "claude", "SessionEnd", "me", nil)
@@ -391,7 +368,7 @@ func TestSessionEnd(t *testing.T) {
 // registry: one line on stderr, exit 1 (a warning to every agent), never
 // 2, and nothing on stdout.
 func TestOwnErrorsNeverBlock(t *testing.T) {
-	p := newProject(t, "")
+	p := seeded(t, "")
 	check := func(what string, o outcome, want string) {
 		t.Helper()
 		if o.code != ExitWarning || o.stdout != "" || !strings.HasPrefix(o.stderr, "coord: hook ") || strings.Count(o.stderr, "\n") != 1 || !strings.Contains(o.stderr, want) {
@@ -401,9 +378,9 @@ func TestOwnErrorsNeverBlock(t *testing.T) {
 	check("malformed payload", fireRaw(t, p, "claude", "PreToolUse", "{not json", "me", nil), "not the agent's JSON")
 	check("unknown event", fireRaw(t, p, "claude", "", `{"hook_event_name":"Teleport"}`, "me", nil), `event "Teleport"`)
 	check("unknown agent", fireRaw(t, p, "cursor", "", `{}`, "me", nil), `unknown agent "cursor"`)
-	reg := filepath.Join(p.root, ".rotd", "coordination", "active_work_registry.json")
+	reg := filepath.Join(p.Root, ".rotd", "coordination", "active_work_registry.json")
 	os.WriteFile(reg, []byte("{broken"), 0o644)
-	edit := `{"hook_event_name":"PreToolUse","cwd":"` + p.root + `","tool_name":"Write","tool_input":{"file_path":"` + p.root + `/src/editor/a.ts"}}`
+	edit := `{"hook_event_name":"PreToolUse","cwd":"` + p.Root + `","tool_name":"Write","tool_input":{"file_path":"` + p.Root + `/src/editor/a.ts"}}`
 	check("corrupt registry", fireRaw(t, p, "claude", "", edit, "me", nil), "the tool goes ahead")
 	opener := func(context.Context, string) (*Project, error) {
 		return nil, errors.New("backend nats://x unreachable")
@@ -457,6 +434,24 @@ func TestProjectDir(t *testing.T) {
 	}
 }
 
+// TestEvents: every event each agent has for session start, the edit
+// tools, after a tool, stop and session end is one coord handles, in a
+// fixed order (setup installs them in it).
+func TestEvents(t *testing.T) {
+	want := map[string]string{
+		"claude": "SessionStart PreToolUse PostToolUse PostToolUseFailure Stop SessionEnd",
+		"codex":  "SessionStart PreToolUse PostToolUse Stop SessionEnd",
+		"gemini": "SessionStart BeforeTool AfterTool AfterAgent SessionEnd",
+	}
+	for _, agent := range Agents {
+		for i := 0; i < 20; i++ { // the order never varies
+			if got := strings.Join(Events(agent), " "); got != want[agent] {
+				t.Fatalf("Events(%s) = %q, want %q", agent, got, want[agent])
+			}
+		}
+	}
+}
+
 func TestPatchFiles(t *testing.T) {
 	got := PatchFiles("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a/new.go\n+x\n*** Update File: b.go\n*** Move to: c.go\n@@\n-*** Update File: not-a-header\n*** Delete File: d.go\r\n*** Update File: b.go\n*** End Patch\nEOF\n")
 	want := []string{"a/new.go", "b.go", "c.go", "d.go"}
@@ -487,8 +482,8 @@ func FuzzPatchFiles(f *testing.F) {
 // BenchmarkEditHook is the pre-edit hook in process when nothing is held:
 // open excluded (the CLI's), read the payload, map the path, guard.
 func BenchmarkEditHook(b *testing.B) {
-	p := newProject(b, "")
-	body := `{"hook_event_name":"PreToolUse","cwd":"` + p.root + `","tool_name":"Edit","tool_input":{"file_path":"` + p.root + `/src/editor/modal.ts"}}`
+	p := seeded(b, "")
+	body := `{"hook_event_name":"PreToolUse","cwd":"` + p.Root + `","tool_name":"Edit","tool_input":{"file_path":"` + p.Root + `/src/editor/modal.ts"}}`
 	open := p.opener("me")
 	for b.Loop() {
 		var out, errb bytes.Buffer

@@ -16,11 +16,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coord/registry/backend/backendtest"
 	"github.com/rotd/coord/registry/format"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // TestMain lets the test binary serve MCP on its stdio (the subprocess
@@ -70,50 +71,26 @@ func serveForTest() int {
 	return 0
 }
 
-// project is a coordination tree in a temporary directory.
-type project struct {
-	root string
-	svc  *app.Service
-	b    coord.Backend
+// project is a coordination tree in a temporary directory (backendtest).
+type project struct{ *backendtest.Project }
+
+// seeded is a fresh project with the tasks of seed (JSON Lines, each read
+// as a task line: a fixture may carry fields another tool wrote into the
+// registry), opened with the opener's options adjusted by opts.
+func seeded(t testing.TB, seed string, opts ...func(*backend.Options)) *project {
+	t.Helper()
+	return reopen(t, "", seed, opts...)
 }
 
-// newProject lays a tree down and seeds it with tasks (JSON Lines).
-func newProject(t testing.TB, seed string, opts ...func(*backend.Options)) *project {
+// reopen is seeded on the project at root ("": a new one): another
+// opening, as another process makes.
+func reopen(t testing.TB, root, seed string, opts ...func(*backend.Options)) *project {
 	t.Helper()
-	root := t.TempDir()
-	return openProject(t, root, seed, opts...)
-}
-
-func openProject(t testing.TB, root, seed string, opts ...func(*backend.Options)) *project {
-	t.Helper()
-	ctx := context.Background()
-	bo := backend.Options{Root: root}
-	if _, _, err := backend.Init(ctx, bo); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range opts {
-		o(&bo)
-	}
-	b, err := backend.Open(ctx, bo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	svc, err := app.New(ctx, b, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &project{root: root, svc: svc, b: b}
-	if seed != "" {
-		batch, err := format.ParseSeed("seed", strings.NewReader(seed))
-		if err != nil {
-			t.Fatal(err)
+	return &project{backendtest.NewProject(t, backendtest.Options{Root: root, Seed: seed, Open: func(o *backend.Options) {
+		for _, opt := range opts {
+			opt(o)
 		}
-		if _, err := svc.Seed(ctx, app.SeedRequest{Name: "seed", Batch: batch}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return p
+	}})}
 }
 
 // tasks seeds n tasks t1..tn, every one eligible.
@@ -163,10 +140,10 @@ func (w *wire) take() int {
 type session struct {
 	cs   *mcp.ClientSession
 	wire *wire
-	srv  *mcp.Server
 }
 
-// connect serves opt in memory and connects the SDK's own client to it.
+// connect serves opt in memory (Run on pipes) and connects the official
+// Go SDK's client to it: an independent implementation of the protocol.
 func connect(t testing.TB, opt Options, copt *mcp.ClientOptions) *session {
 	t.Helper()
 	if opt.TaskJSON == nil {
@@ -178,17 +155,16 @@ func connect(t testing.TB, opt Options, copt *mcp.ClientOptions) *session {
 	if opt.Summary == nil {
 		opt.Summary = func(context.Context) string { return "test summary" }
 	}
-	srv, err := New(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
 	w := &wire{}
 	tee := &teeWriteCloser{w: s2cW, tee: w}
 	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, &mcp.IOTransport{Reader: c2sR, Writer: tee}) }()
+	go func() {
+		done <- Run(ctx, opt, c2sR, tee)
+		s2cW.Close()
+	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, copt)
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
 	if err != nil {
@@ -204,7 +180,7 @@ func connect(t testing.TB, opt Options, copt *mcp.ClientOptions) *session {
 			t.Error("server did not stop within 30s of its client closing")
 		}
 	})
-	return &session{cs: cs, wire: w, srv: srv}
+	return &session{cs: cs, wire: w}
 }
 
 type teeWriteCloser struct {
@@ -283,7 +259,7 @@ func (s *session) callCtx(ctx context.Context, t testing.TB, name string, args a
 // registryTask is a task as the registry holds it now, compact.
 func (p *project) registryTask(t testing.TB, id string) string {
 	t.Helper()
-	ts, err := p.svc.Snapshot(context.Background())
+	ts, err := p.Service.Snapshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

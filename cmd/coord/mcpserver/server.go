@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // Default bounds of the wait tool.
@@ -51,17 +48,23 @@ type Options struct {
 
 	// Bounds of wait (0: the defaults above).
 	DefaultWait, MaxWait, ProgressEvery time.Duration
+	// MaxFrame bounds one inbound message, in bytes (0: MaxFrame).
+	MaxFrame int
 }
 
-// server is one session's state: the options and the epochs it claimed.
+// server is one session's state: the options, the tools, the epochs it
+// claimed, and the keeper of the tasks it holds.
 type server struct {
 	opt    Options
+	tools  []*tool
 	mu     sync.Mutex
 	epochs map[string]int64 // task -> the epoch this session claimed it at
+	keep   *app.Keeper
 }
 
-// New builds the MCP server of one agent session.
-func New(opt Options) (*mcp.Server, error) {
+// newServer builds the state of one agent session (Run closes its keeper
+// when the session ends).
+func newServer(opt Options) (*server, error) {
 	if opt.Service == nil || opt.TaskJSON == nil {
 		return nil, errors.New("mcpserver: Service and TaskJSON are required")
 	}
@@ -89,23 +92,18 @@ func New(opt Options) (*mcp.Server, error) {
 		opt.Summary = func(ctx context.Context) string { return workspace.Summary(ctx, top) }
 	}
 	s := &server{opt: opt, epochs: map[string]int64{}}
-	version := opt.Version
-	if version == "" {
-		version = "dev"
+	// While the session holds a task it claimed, its claim is kept alive
+	// in the background and fenced when it can no longer be (contract
+	// §4a "Self-fencing"): every later call on the task answers code 6
+	// until the session claims it again.
+	s.keep = opt.Service.Keep(opt.Agent, app.KeepOptions{Verify: true, OnLost: func(ref app.TaskRef, why string) {
+		s.warnf("task %s: %s; calls on it answer code 6 (lost) until it is claimed again", ref.TaskID, why)
+	}})
+	if s.opt.Version == "" {
+		s.opt.Version = "dev"
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "coord", Version: version}, &mcp.ServerOptions{
-		Instructions: instructions,
-	})
-	srv.AddReceivingMiddleware(s.refusals)
-	s.addTools(srv)
-	srv.AddPrompt(&mcp.Prompt{Name: "prime", Description: "How an agent uses coord in this repository."},
-		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return &mcp.GetPromptResult{
-				Description: "coord prime",
-				Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: opt.Prime}}},
-			}, nil
-		})
-	return srv, nil
+	s.addTools()
+	return s, nil
 }
 
 // instructions is what the server says of itself in the handshake; clients
@@ -114,12 +112,22 @@ const instructions = "coord shares this repository's tasks between agents: claim
 	"release it when done or block it with a reason; wait when nothing is ready."
 
 // Run serves one session on in and out until the client goes or ctx ends.
+// The input is framed (framer): a line that is not a message this server
+// takes is answered with a JSON-RPC error (-32700 for one that is not
+// JSON, -32600 for a batch, a message that is not JSON-RPC, or a line
+// over opt.MaxFrame bytes) and the session goes on. When ctx ends, the
+// calls in flight (a wait among them) are cancelled and Run returns at
+// once.
 func Run(ctx context.Context, opt Options, in io.ReadCloser, out io.WriteCloser) error {
-	srv, err := New(opt)
+	s, err := newServer(opt)
 	if err != nil {
 		return err
 	}
-	return srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	defer s.keep.Close()
+	w := &syncWriter{w: out}
+	f := newFramer(ctx, in, w, opt.MaxFrame, s.warnf)
+	defer f.Close()
+	return s.serve(ctx, f, w)
 }
 
 // ServeStdio serves on the process's stdin and stdout. Before it serves,
@@ -159,8 +167,8 @@ type Refusal struct {
 	Holder  string `json:"holder,omitempty"`
 }
 
-// toolError marks an error a tool handler returned (as against one the
-// SDK made of arguments that do not fit the schema).
+// toolError marks an error a tool handler returned (as against one made
+// of arguments that do not fit the tool's input schema).
 type toolError struct{ err error }
 
 func (e *toolError) Error() string { return e.err.Error() }
@@ -174,8 +182,8 @@ func fail(err error) error {
 	return &toolError{err}
 }
 
-// RefusalOf maps an error to its refusal. An error the SDK made of the
-// arguments (not a tool's) is a usage refusal.
+// RefusalOf maps an error to its refusal. An error made of the arguments
+// (not a tool's) is a usage refusal.
 func RefusalOf(err error) Refusal {
 	code := coord.CodeUsage
 	var te *toolError
@@ -210,41 +218,6 @@ func codeName(c coord.Code) string {
 	return "io"
 }
 
-// refusals turns every tool error into a refusal with structured content
-// (and the same JSON as its text): the errors tools return, and those the
-// SDK returns for arguments that do not fit the input schema.
-func (s *server) refusals(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method != "tools/call" || err != nil {
-			return res, err
-		}
-		r, ok := res.(*mcp.CallToolResult)
-		if !ok || !r.IsError || r.StructuredContent != nil {
-			return res, err
-		}
-		cause := r.GetError()
-		if cause == nil { // no Go error kept: the text is all there is
-			cause = errors.New(resultText(r))
-		}
-		ref := RefusalOf(cause)
-		b, _ := json.Marshal(ref)
-		r.StructuredContent = json.RawMessage(b)
-		r.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
-		return r, nil
-	}
-}
-
-func resultText(r *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
 // --- epochs -------------------------------------------------------------
 
 func (s *server) remember(task string, epoch int64) {
@@ -262,8 +235,8 @@ func (s *server) forget(task string) {
 // epochFor is the epoch a held-task call checks: the caller's (> 0), else
 // the one this session claimed the task at, else none (owner only).
 func (s *server) epochFor(task string, given int64) (int64, error) {
-	if given < 0 {
-		return 0, coord.Errorf(coord.CodeUsage, "epoch %d is negative", given)
+	if err := coord.CheckEpoch(given); err != nil {
+		return 0, err
 	}
 	if given > 0 {
 		return given, nil

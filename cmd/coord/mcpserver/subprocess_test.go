@@ -80,8 +80,8 @@ type capture struct {
 // (through os.Stdout, on descriptor 1, from a child process) go to stderr,
 // and stdout carries nothing but JSON-RPC.
 func TestSubprocess(t *testing.T) {
-	p := newProject(t, tasks(1))
-	cs, c, err := startServer(t, p.root, "sub", []string{"COORD_MCPSERVER_TEST_STRAY=1"})
+	p := seeded(t, tasks(1))
+	cs, c, err := startServer(t, p.Root, "sub", []string{"COORD_MCPSERVER_TEST_STRAY=1"})
 	if err != nil {
 		t.Fatal(err)
 	}

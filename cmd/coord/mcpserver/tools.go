@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
@@ -27,6 +24,7 @@ type (
 	noInput struct{}
 	readyIn struct {
 		Explain bool `json:"explain,omitempty" jsonschema:"also list tasks you cannot claim, with why"`
+		Limit   *int `json:"limit,omitempty" jsonschema:"rows per list (default 50; 0: all)"`
 	}
 	claimIn struct {
 		Task string `json:"task,omitempty" jsonschema:"claim this task or fail"`
@@ -84,7 +82,7 @@ type (
 	leaseIn struct {
 		Op    string `json:"op" jsonschema:"acquire, renew, release or list"`
 		Name  string `json:"name,omitempty"`
-		TTL   string `json:"ttl,omitempty" jsonschema:"default 2h (renew: its own TTL)"`
+		TTL   string `json:"ttl,omitempty" jsonschema:"default: lease_ttl, 2h (renew: its own TTL)"`
 		Epoch int64  `json:"epoch,omitempty"`
 	}
 	doctorIn struct {
@@ -92,43 +90,52 @@ type (
 	}
 )
 
-// addTools registers the default tools and, with All, the rest.
-func (s *server) addTools(srv *mcp.Server) {
-	add(s, srv, "status", "Who you are, the tasks and path locks you hold, and task counts by status.", s.status)
-	add(s, srv, "ready", "Tasks you could claim now, best first.", s.ready)
-	add(s, srv, "claim", "Claim the best eligible task, or the named one. Returns the task with its epoch, or status no_eligible_task.", s.claim)
-	add(s, srv, "release", "Finish a task you hold: done, or review with the review gate. Frees its path locks.", s.release)
-	add(s, srv, "progress", "Record progress on a task you hold.", s.progress)
-	add(s, srv, "block", "Mark a task you hold blocked, with the reason.", s.block)
-	add(s, srv, "wait", "Wait until a task is eligible for you, or the named task changes state. Status drained: no work is left, stop.", s.wait)
-	add(s, srv, "files", "Lock repository paths (all or nothing) before editing shared files, unlock them, or with neither list path locks.", s.files)
-	add(s, srv, "log", "The last lines of the coordination log.", s.log)
+// addTools registers the default tools and, with All, the rest, in the
+// order tools/list gives them.
+func (s *server) addTools() {
+	add(s, "status", "Who you are, the tasks and path locks you hold, and task counts by status.", s.status)
+	add(s, "ready", "Tasks you could claim now, best first.", s.ready)
+	add(s, "claim", "Claim the best eligible task, or the named one. Returns the task with its epoch, or status no_eligible_task (wait), or drained (all done: stop).", s.claim)
+	add(s, "release", "Finish a task you hold: done, or review with the review gate. Frees its path locks.", s.release)
+	add(s, "progress", "Record progress on a task you hold.", s.progress)
+	add(s, "block", "Mark a task you hold blocked, with the reason.", s.block)
+	add(s, "wait", "Wait until a task is eligible for you, or the named task changes state. Status drained: no work is left, stop.", s.wait)
+	add(s, "files", "Lock repository paths (all or nothing) before editing shared files, unlock them, or with neither list path locks.", s.files)
+	add(s, "log", "The last lines of the coordination log.", s.log)
 	if !s.opt.All {
 		return
 	}
-	add(s, srv, "tasks", "Every task in the registry.", s.tasks)
-	add(s, srv, "review", "Approve a task in review, or reject it back to its owner with a reason.", s.review)
-	add(s, srv, "agents", "Agents with their last beat, alive or stale, and tasks held.", s.agents)
-	add(s, srv, "kv", "A small key-value space with TTLs for messages between agents.", s.kv)
-	add(s, srv, "lease", "Named auto-expiring locks with fencing epochs.", s.lease)
-	add(s, srv, "doctor", "Check every invariant of the registry; repair fixes what it can.", s.doctor)
+	add(s, "tasks", "Every task in the registry.", s.tasks)
+	add(s, "review", "Approve a task in review, or reject it back to its owner with a reason.", s.review)
+	add(s, "agents", "Agents with their last beat, alive or stale, and tasks held.", s.agents)
+	add(s, "kv", "A small key-value space with TTLs for messages between agents.", s.kv)
+	add(s, "lease", "Named auto-expiring locks with fencing epochs.", s.lease)
+	add(s, "doctor", "Check every invariant of the registry; repair fixes what it can.", s.doctor)
 }
 
-// add registers one tool whose handler returns its structured result; a
-// handler's error becomes a refusal (see refusals). Every call beats for
-// the agent first: calling a tool is a sign of life.
-func add[In any](s *server, srv *mcp.Server, name, desc string, h func(context.Context, *mcp.CallToolRequest, In) (any, error)) {
-	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: desc},
-		func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+// add registers one tool whose handler returns its structured result.
+// Its input schema is inferred from In (schema.go); arguments that do not
+// fit it are a usage refusal before the handler runs. A handler's error
+// becomes a refusal. Every call that succeeds beats for the agent:
+// calling a tool is a sign of life, and a refused call leaves no trace
+// (contract §4a).
+func add[In any](s *server, name, desc string, h func(context.Context, *call, In) (any, error)) {
+	sch := schemaOf[In]()
+	s.tools = append(s.tools, &tool{Name: name, Description: desc, InputSchema: sch,
+		run: func(ctx context.Context, c *call, args json.RawMessage) (any, error) {
+			var in In
+			if err := sch.decode(args, &in); err != nil {
+				return nil, err // a usage refusal: not the tool's error
+			}
+			out, err := h(ctx, c, in)
+			if err != nil {
+				return nil, fail(err)
+			}
 			if err := s.opt.Service.Beat(ctx, s.opt.Agent.ID, nil); err != nil && ctx.Err() == nil {
 				s.warnf("beat for %s: %v", s.opt.Agent.ID, err)
 			}
-			out, err := h(ctx, req, in)
-			if err != nil {
-				return nil, nil, fail(err)
-			}
-			return nil, out, nil
-		})
+			return out, nil
+		}})
 }
 
 // task is a task's registry encoding, compact, as the CLI prints it.
@@ -160,15 +167,15 @@ func duration(name, v string, def time.Duration) (time.Duration, error) {
 	if v == "" {
 		return def, nil
 	}
-	d, err := coord.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, coord.Errorf(coord.CodeUsage, "%s %q is not a positive duration like 30s", name, v)
-	}
-	return d, nil
+	return coord.ParsePositive(name, v)
 }
 
 func (s *server) ref(task string, epoch int64) (app.TaskRef, error) {
 	if err := coord.ValidTaskID(task); err != nil {
+		return app.TaskRef{}, err
+	}
+	// A task this session could no longer keep alive is no longer its own.
+	if err := s.keep.Check(task); err != nil {
 		return app.TaskRef{}, err
 	}
 	e, err := s.epochFor(task, epoch)
@@ -199,7 +206,7 @@ func StatusJSON(v app.StatusView, taskJSON func(*coord.Task) []byte) StatusOut {
 	return out
 }
 
-func (s *server) status(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (any, error) {
+func (s *server) status(ctx context.Context, _ *call, _ noInput) (any, error) {
 	v, err := s.opt.Service.Status(ctx, s.opt.Agent.ID)
 	if err != nil {
 		return nil, err
@@ -207,19 +214,49 @@ func (s *server) status(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) 
 	return StatusJSON(v, s.opt.TaskJSON), nil
 }
 
-func (s *server) ready(ctx context.Context, _ *mcp.CallToolRequest, in readyIn) (any, error) {
+// ReadyJSON is the ready view as the ready tool and `coord ready --json`
+// print it: {"ready": […]} and, with explain, "not_ready": […], each cut
+// to its first limit rows (0: every row); a list that was cut is followed
+// by how many rows it left out ("ready_more", "not_ready_more"), absent
+// when none was.
+func ReadyJSON(ready, not []app.ReadyRow, explain bool, limit int) map[string]any {
+	rows, more := app.Limit(ready, limit)
+	out := map[string]any{"ready": rows}
+	if more > 0 {
+		out["ready_more"] = more
+	}
+	if explain {
+		rows, more := app.Limit(not, limit)
+		out["not_ready"] = rows
+		if more > 0 {
+			out["not_ready_more"] = more
+		}
+	}
+	return out
+}
+
+func (s *server) ready(ctx context.Context, _ *call, in readyIn) (any, error) {
+	limit := app.ListLimit
+	if in.Limit != nil {
+		if err := app.CheckLimit("limit", *in.Limit); err != nil {
+			return nil, err
+		}
+		limit = *in.Limit
+	}
 	ready, not, err := s.opt.Service.Ready(ctx, s.opt.Agent)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"ready": ready}
-	if in.Explain {
-		out["not_ready"] = not
-	}
-	return out, nil
+	return ReadyJSON(ready, not, in.Explain, limit), nil
 }
 
-func (s *server) claim(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (any, error) {
+// claimStatus is the claim tool's answer without a task, as `coord claim`
+// prints it.
+type claimStatus struct {
+	Status string `json:"status"`
+}
+
+func (s *server) claim(ctx context.Context, _ *call, in claimIn) (any, error) {
 	if in.Task != "" {
 		if err := coord.ValidTaskID(in.Task); err != nil {
 			return nil, err
@@ -231,13 +268,14 @@ func (s *server) claim(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) 
 	}
 	t := res.Task
 	if t == nil {
-		return json.RawMessage(`{"status":"no_eligible_task"}`), nil
+		return claimStatus{res.Status()}, nil
 	}
 	s.remember(t.ID, t.Epoch)
+	s.keep.Hold(app.TaskRef{Agent: s.opt.Agent, TaskID: t.ID, Epoch: t.Epoch}, res.Since)
 	return s.task(t), nil
 }
 
-func (s *server) release(ctx context.Context, _ *mcp.CallToolRequest, in releaseIn) (any, error) {
+func (s *server) release(ctx context.Context, _ *call, in releaseIn) (any, error) {
 	r, err := s.ref(in.Task, in.Epoch)
 	if err != nil {
 		return nil, err
@@ -251,10 +289,11 @@ func (s *server) release(ctx context.Context, _ *mcp.CallToolRequest, in release
 		return nil, err
 	}
 	s.forget(t.ID)
+	s.keep.Drop(t.ID)
 	return s.task(t), nil
 }
 
-func (s *server) progress(ctx context.Context, _ *mcp.CallToolRequest, in progressIn) (any, error) {
+func (s *server) progress(ctx context.Context, _ *call, in progressIn) (any, error) {
 	r, err := s.ref(in.Task, in.Epoch)
 	if err != nil {
 		return nil, err
@@ -266,13 +305,10 @@ func (s *server) progress(ctx context.Context, _ *mcp.CallToolRequest, in progre
 	return s.task(t), nil
 }
 
-func (s *server) block(ctx context.Context, _ *mcp.CallToolRequest, in blockIn) (any, error) {
+func (s *server) block(ctx context.Context, _ *call, in blockIn) (any, error) {
 	r, err := s.ref(in.Task, in.Epoch)
 	if err != nil {
 		return nil, err
-	}
-	if strings.TrimSpace(in.Reason) == "" {
-		return nil, coord.Errorf(coord.CodeUsage, "block needs a reason")
 	}
 	t, err := s.opt.Service.Block(ctx, r, in.Reason)
 	if err != nil {
@@ -285,7 +321,7 @@ func (s *server) block(ctx context.Context, _ *mcp.CallToolRequest, in blockIn) 
 // (clamped to MaxWait), sending a progress notification every
 // ProgressEvery when the caller gave a progress token, so that clients
 // which time out a silent call keep waiting.
-func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) (any, error) {
+func (s *server) wait(ctx context.Context, req *call, in waitIn) (any, error) {
 	timeout, err := duration("timeout", in.Timeout, s.opt.DefaultWait)
 	if err != nil {
 		return nil, err
@@ -298,8 +334,8 @@ func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) 
 			return nil, err
 		}
 	}
-	if tok := req.Params.GetProgressToken(); tok != nil {
-		stop := s.notifyProgress(ctx, req, tok, timeout, in.Task)
+	if req.progressToken != nil {
+		stop := s.notifyProgress(ctx, req, timeout, in.Task)
 		defer stop()
 	}
 	res, err := s.opt.Service.Wait(ctx, app.WaitRequest{Agent: s.opt.Agent, TaskID: in.Task, Timeout: timeout})
@@ -311,7 +347,7 @@ func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) 
 
 // notifyProgress sends progress (seconds waited out of the timeout) until
 // stopped; it returns once the sender has stopped.
-func (s *server) notifyProgress(ctx context.Context, req *mcp.CallToolRequest, tok any, timeout time.Duration, task string) func() {
+func (s *server) notifyProgress(ctx context.Context, req *call, timeout time.Duration, task string) func() {
 	what := "waiting for an eligible task"
 	if task != "" {
 		what = "waiting for task " + task + " to change state"
@@ -328,9 +364,7 @@ func (s *server) notifyProgress(ctx context.Context, req *mcp.CallToolRequest, t
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				p := &mcp.ProgressNotificationParams{ProgressToken: tok, Message: what,
-					Progress: time.Since(start).Round(time.Second).Seconds(), Total: timeout.Seconds()}
-				if err := req.Session.NotifyProgress(ctx, p); err != nil && ctx.Err() == nil {
+				if err := req.notifyProgress(time.Since(start).Round(time.Second).Seconds(), timeout.Seconds(), what); err != nil && ctx.Err() == nil {
 					s.warnf("wait: progress notification: %v", err)
 				}
 			}
@@ -339,7 +373,7 @@ func (s *server) notifyProgress(ctx context.Context, req *mcp.CallToolRequest, t
 	return func() { cancel(); <-done }
 }
 
-func (s *server) files(ctx context.Context, _ *mcp.CallToolRequest, in filesIn) (any, error) {
+func (s *server) files(ctx context.Context, _ *call, in filesIn) (any, error) {
 	switch {
 	case len(in.Lock) > 0 && len(in.Unlock) > 0:
 		return nil, coord.Errorf(coord.CodeUsage, "files: lock or unlock, not both in one call")
@@ -395,7 +429,7 @@ func (s *server) repoPaths(ps []string) ([]string, error) {
 	return out, nil
 }
 
-func (s *server) log(ctx context.Context, _ *mcp.CallToolRequest, in logIn) (any, error) {
+func (s *server) log(ctx context.Context, _ *call, in logIn) (any, error) {
 	n := in.Lines
 	switch {
 	case n < 0:
@@ -425,7 +459,7 @@ func (s *server) log(ctx context.Context, _ *mcp.CallToolRequest, in logIn) (any
 
 // --- the rest (--tools all) ----------------------------------------------
 
-func (s *server) tasks(ctx context.Context, _ *mcp.CallToolRequest, in tasksIn) (any, error) {
+func (s *server) tasks(ctx context.Context, _ *call, in tasksIn) (any, error) {
 	var sts []coord.Status
 	for _, st := range coord.ParseCaps(in.Status) {
 		sts = append(sts, coord.Status(st))
@@ -437,7 +471,7 @@ func (s *server) tasks(ctx context.Context, _ *mcp.CallToolRequest, in tasksIn) 
 	return map[string]any{"tasks": s.tasksJSON(ts)}, nil
 }
 
-func (s *server) review(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn) (any, error) {
+func (s *server) review(ctx context.Context, _ *call, in reviewIn) (any, error) {
 	if err := coord.ValidTaskID(in.Task); err != nil {
 		return nil, err
 	}
@@ -447,9 +481,6 @@ func (s *server) review(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn
 	case "approve":
 		t, err = s.opt.Service.Approve(ctx, app.ApproveRequest{Agent: s.opt.Agent.ID, TaskID: in.Task})
 	case "reject":
-		if strings.TrimSpace(in.Reason) == "" {
-			return nil, coord.Errorf(coord.CodeUsage, "review: reject needs a reason")
-		}
 		t, err = s.opt.Service.Reject(ctx, s.opt.Agent.ID, in.Task, in.Reason)
 	default:
 		return nil, coord.Errorf(coord.CodeUsage, "review: action must be approve or reject, not %q", in.Action)
@@ -460,7 +491,7 @@ func (s *server) review(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn
 	return s.task(t), nil
 }
 
-func (s *server) agents(ctx context.Context, _ *mcp.CallToolRequest, in agentsIn) (any, error) {
+func (s *server) agents(ctx context.Context, _ *call, in agentsIn) (any, error) {
 	timeout, err := duration("timeout", in.Timeout, 0)
 	if err != nil {
 		return nil, err
@@ -472,7 +503,7 @@ func (s *server) agents(ctx context.Context, _ *mcp.CallToolRequest, in agentsIn
 	return map[string]any{"agents": rows}, nil
 }
 
-func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, error) {
+func (s *server) kv(ctx context.Context, _ *call, in kvIn) (any, error) {
 	svc := s.opt.Service
 	switch in.Op {
 	case "get":
@@ -481,14 +512,11 @@ func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, 
 			return nil, err
 		}
 		if !ok {
-			return nil, coord.Errorf(coord.CodeConflict, "no key %s (absent or expired)", in.Key)
+			return nil, coord.NoKey(in.Key)
 		}
 		return e, nil
 	case "set":
-		if in.TTL == "" {
-			return nil, coord.Errorf(coord.CodeUsage, "kv set needs a ttl (every key expires)")
-		}
-		ttl, err := duration("ttl", in.TTL, 0)
+		ttl, err := duration("ttl", in.TTL, 0) // none: the application refuses it
 		if err != nil {
 			return nil, err
 		}
@@ -498,9 +526,6 @@ func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, 
 		val, err := json.Marshal(in.Value)
 		if err != nil {
 			return nil, coord.Errorf(coord.CodeUsage, "kv set: value: %v", err)
-		}
-		if len(val) > coord.MaxKVValue {
-			return nil, coord.Errorf(coord.CodeUsage, "value is %d bytes; the limit is %d", len(val), coord.MaxKVValue)
 		}
 		return svc.KVSet(ctx, in.Key, val, ttl, s.opt.Agent.ID, coord.KVCond{ExpectRev: in.ExpectRev, ExpectAbsent: in.ExpectAbsent})
 	case "del":
@@ -519,17 +544,17 @@ func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, 
 	return nil, coord.Errorf(coord.CodeUsage, "kv: op must be get, set, del or ls, not %q", in.Op)
 }
 
-func (s *server) lease(ctx context.Context, _ *mcp.CallToolRequest, in leaseIn) (any, error) {
+func (s *server) lease(ctx context.Context, _ *call, in leaseIn) (any, error) {
 	svc := s.opt.Service
 	epoch := coord.NoEpoch
-	if in.Epoch < 0 {
-		return nil, coord.Errorf(coord.CodeUsage, "epoch %d is negative", in.Epoch)
+	if err := coord.CheckEpoch(in.Epoch); err != nil {
+		return nil, err
 	} else if in.Epoch > 0 {
 		epoch = in.Epoch
 	}
 	switch in.Op {
 	case "acquire":
-		ttl, err := duration("ttl", in.TTL, 2*time.Hour)
+		ttl, err := duration("ttl", in.TTL, 0) // none: the application's default
 		if err != nil {
 			return nil, err
 		}
@@ -555,7 +580,7 @@ func (s *server) lease(ctx context.Context, _ *mcp.CallToolRequest, in leaseIn) 
 	return nil, coord.Errorf(coord.CodeUsage, "lease: op must be acquire, renew, release or list, not %q", in.Op)
 }
 
-func (s *server) doctor(ctx context.Context, _ *mcp.CallToolRequest, in doctorIn) (any, error) {
+func (s *server) doctor(ctx context.Context, _ *call, in doctorIn) (any, error) {
 	probs, err := s.opt.Service.Doctor(ctx, in.Repair)
 	if err != nil {
 		return nil, err

@@ -1,14 +1,16 @@
 package setup
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/workspace"
 )
 
 // Agents are the agents setup knows.
@@ -42,28 +44,58 @@ const toolTimeoutSec = 660
 
 // Options say what setup does.
 type Options struct {
-	Agent   string // claude, codex or gemini
-	Dir     string // the repository's top directory, where the files go
-	Command string // the coord command the agents run ("" : coord)
-	DryRun  bool   // print the change, write nothing
-	Remove  bool   // take out what setup added
+	Agent   string   // claude, codex or gemini
+	Dir     string   // the repository's top directory, where the files go
+	Command string   // the coord command the agents run ("" : coord)
+	DryRun  bool     // print the change, write nothing
+	Remove  bool     // take out what setup added
+	Notes   []string // more notes for people, printed with setup's own
 	Stdout  io.Writer
 }
 
 // hook is one hook setup installs: the agent's event and its matcher.
 type hook struct{ event, matcher string }
 
-// hooksOf are the hooks of each agent: session start, the edit tools,
-// after every tool, stop, session end (Codex has none).
+// hooksOf are the hooks of each agent, in the order they are installed:
+// every event the agent has for session start, the edit tools, after a
+// tool, stop and session end (package hooks handles the same list). As
+// the agents ship: Claude Code 2.1.197 sends a failed tool to
+// PostToolUseFailure instead of PostToolUse; Codex CLI 0.171.0 has
+// SessionEnd, and its edit tool is apply_patch (called directly or from
+// its code-mode exec tool, the hook sees apply_patch either way); Gemini
+// CLI 0.61.0 edits with write_file and replace.
 var hooksOf = map[string][]hook{
-	"claude": {{"SessionStart", ""}, {"PreToolUse", "Edit|Write|MultiEdit|NotebookEdit"}, {"PostToolUse", ""}, {"Stop", ""}, {"SessionEnd", ""}},
-	"codex":  {{"SessionStart", ""}, {"PreToolUse", "apply_patch"}, {"PostToolUse", ""}, {"Stop", ""}},
+	"claude": {{"SessionStart", ""}, {"PreToolUse", "Edit|Write|MultiEdit|NotebookEdit"}, {"PostToolUse", ""}, {"PostToolUseFailure", ""}, {"Stop", ""}, {"SessionEnd", ""}},
+	"codex":  {{"SessionStart", ""}, {"PreToolUse", "apply_patch"}, {"PostToolUse", ""}, {"Stop", ""}, {"SessionEnd", ""}},
 	"gemini": {{"SessionStart", ""}, {"BeforeTool", "write_file|replace"}, {"AfterTool", ""}, {"AfterAgent", ""}, {"SessionEnd", ""}},
+}
+
+// Events returns the hook events setup installs for agent, in order.
+func Events(agent string) []string {
+	var out []string
+	for _, h := range hooksOf[agent] {
+		out = append(out, h.event)
+	}
+	return out
 }
 
 type setup struct {
 	opt   Options
 	notes []string
+	// found are the containers of the JSON file being edited that setup
+	// found empty and filled (see foundEmpty), by path.
+	found map[string]bool
+}
+
+// foundEmpty reports whether the object or list at path (keys from the
+// top) was there, empty, before setup put coord's entries in it, so that
+// taking them out leaves it there, as "mcpServers": {} stays where claude
+// mcp remove left it. Setup keeps no record: it writes entries into a
+// container it found empty in the other layout than the one it gives a
+// container it creates there (on one line in a file laid out over many
+// lines, and the other way round), and reads that layout back.
+func (s *setup) foundEmpty(path ...string) bool {
+	return s.found[strings.Join(path, "\x00")]
 }
 
 func (s *setup) note(format string, args ...any) {
@@ -87,7 +119,7 @@ func Run(opt Options) error {
 	if _, ok := hooksOf[opt.Agent]; !ok {
 		return coord.Errorf(coord.CodeUsage, "setup: unknown agent %q (one of %s)", opt.Agent, strings.Join(Agents, ", "))
 	}
-	s := &setup{opt: opt}
+	s := &setup{opt: opt, notes: append([]string(nil), opt.Notes...)}
 	changes, err := s.plan()
 	if err != nil {
 		return err
@@ -120,7 +152,25 @@ func Run(opt Options) error {
 	for _, n := range s.notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	if !opt.Remove {
+		fmt.Fprintf(w, "next: %s\n", NextStep(opt.Agent, opt.Dir))
+	}
 	return nil
+}
+
+// NextStep is the one thing the user still does before the agent runs
+// coord: each agent keeps a project's new MCP server or hooks off until
+// the user approves them (checked against the shipping CLIs).
+func NextStep(agent, dir string) string {
+	switch agent {
+	case "claude":
+		return "start claude in " + dir + ` and approve the project's MCP server coord when it asks ("Use this MCP server", or /mcp); until then claude mcp list shows it as Pending approval (without a prompt: add "enabledMcpjsonServers": ["coord"] to .claude/settings.local.json)`
+	case "codex":
+		return "start codex in " + dir + `, trust the folder when it asks, then choose "Trust all and continue" when it lists coord's hooks for review (or /hooks); until then Codex reads neither .codex/config.toml nor .codex/hooks.json (codex mcp list shows no coord), and codex exec skips untrusted hooks without a word (review them again after a setup that changes them)`
+	case "gemini":
+		return "start gemini in " + dir + ` and choose "Trust folder" (or /permissions); until then Gemini ignores .gemini/settings.json: the coord MCP server stays disabled and the hooks do not run (headless: GEMINI_CLI_TRUST_WORKSPACE=true or --skip-trust)`
+	}
+	return ""
 }
 
 // plan computes every file's change, writing nothing.
@@ -142,14 +192,11 @@ func (s *setup) plan() ([]change, error) {
 			err = add(s.editJSON(claudeSettings, s.hooks))
 		}
 		if !s.opt.Remove {
-			s.note("Claude Code asks once to approve the project's MCP server in %s; the hooks in %s apply from the next session", claudeMCP, claudeSettings)
+			s.note("the hooks in %s apply from the next claude session", claudeSettings)
 		}
 	case "codex":
 		if err = add(s.editText(codexConfig, s.editCodexConfig)); err == nil {
 			err = add(s.editJSON(codexHooks, s.hooks))
-		}
-		if !s.opt.Remove {
-			s.note("Codex reads %s and %s only in a project you trust; Codex has no session-end hook, so a task left held is freed by the stale sweep", codexConfig, codexHooks)
 		}
 	case "gemini":
 		err = add(s.editJSON(geminiSettings, func(o *object) error {
@@ -158,9 +205,6 @@ func (s *setup) plan() ([]change, error) {
 			}
 			return s.hooks(o)
 		}))
-		if !s.opt.Remove {
-			s.note("Gemini CLI runs project hooks when its hooks system is on (/hooks panel shows it)")
-		}
 	}
 	if err != nil {
 		return nil, err
@@ -191,7 +235,9 @@ func (s *setup) editText(rel string, edit func(old []byte, remove bool) ([]byte,
 }
 
 // editJSON computes the change of one JSON file by edit, keeping every
-// key setup does not own, in order.
+// key setup does not own, in order. An existing file is edited as text
+// (reconcile): only coord's entries change, the rest stays byte for byte.
+// Gemini's settings may hold comments (Gemini strips them); they are kept.
 func (s *setup) editJSON(rel string, edit func(*object) error) (*change, error) {
 	old, existed, err := workspace.ReadProjectFile(s.opt.Dir, rel)
 	if err != nil {
@@ -200,27 +246,60 @@ func (s *setup) editJSON(rel string, edit func(*object) error) (*change, error) 
 	if !existed && s.opt.Remove {
 		return nil, nil
 	}
-	if hasComments(old) {
-		return nil, coord.Errorf(coord.CodeConflict, "%s has comments; coord setup cannot merge it without losing them", rel).
-			WithHint("add coord's entries by hand (coord setup %s --dry-run on a copy without comments shows them)", s.opt.Agent)
+	comments := rel == geminiSettings
+	root, err := parseJSONText(old, comments)
+	if errors.Is(err, errComments) {
+		return nil, coord.Errorf(coord.CodeConflict, "%s has comments, which the agent does not read in this file", rel).
+			WithHint("remove them, or add coord's entries by hand (coord setup %s --dry-run on a copy without comments shows them)", s.opt.Agent)
 	}
-	doc, err := parseObject(old)
 	if err != nil {
 		return nil, coord.Errorf(coord.CodeConflict, "%s is not a JSON object setup can merge: %v", rel, err).
 			WithHint("fix the file, or add coord's entries by hand")
 	}
+	doc := newObject()
+	s.found = map[string]bool{}
+	if root != nil {
+		doc = root.model(old).(*object)
+		markFound(old, root, nil, true, s.found)
+	}
 	if err := edit(doc); err != nil {
 		return nil, err
 	}
-	neu := marshal(doc)
-	empty := len(doc.keys) == 0
-	if existed && sameJSON(old, neu) {
+	var neu []byte
+	switch {
+	case root != nil:
+		if neu, err = reconcile(old, doc, comments); err != nil {
+			return nil, fmt.Errorf("%s: %w", rel, err)
+		}
+	case len(doc.keys) > 0:
+		neu = marshal(doc)
+	default:
+		return nil, nil // nothing there, nothing to add
+	}
+	if existed && bytes.Equal(old, neu) {
 		return nil, nil
 	}
-	if !existed && empty {
-		return nil, nil
-	}
+	// A file left holding nothing ({} and space) goes, unless it was there,
+	// empty, before setup.
+	empty := strings.TrimSpace(string(neu)) == "{}" && !s.foundEmpty()
 	return s.changed(rel, old, neu, existed, s.opt.Remove && empty), nil
+}
+
+// markFound records, by path, the objects and lists laid out otherwise
+// than setup lays out a container it creates under their parent (the
+// parent's layout; a file's top level: over many lines): setup found them
+// empty (see foundEmpty).
+func markFound(data []byte, n *jnode, path []string, created bool, out map[string]bool) {
+	if n.kind != '{' && n.kind != '[' || firstChild(n) < 0 {
+		return
+	}
+	multi := multiLine(data, n)
+	if multi != created {
+		out[strings.Join(path, "\x00")] = true
+	}
+	for _, m := range n.members {
+		markFound(data, m.val, append(path[:len(path):len(path)], m.key), multi, out)
+	}
 }
 
 func (s *setup) changed(rel string, old, neu []byte, existed, removed bool) *change {
@@ -261,6 +340,24 @@ func (s *setup) isCoord(cmd string) bool {
 	return base == "coord" || base == "rotd" || cmd == s.opt.Command || base == filepath.Base(s.opt.Command)
 }
 
+// words are the command line that runs coord: the command, and "coord"
+// after it when the binary is rotd ('rotd coord …' is 'coord …').
+func (s *setup) words() []string {
+	if filepath.Base(s.opt.Command) == "rotd" {
+		return []string{s.opt.Command, "coord"}
+	}
+	return []string{s.opt.Command}
+}
+
+// mcpArgs are the arguments of coord's MCP server entry.
+func (s *setup) mcpArgs() []any {
+	var out []any
+	for _, w := range s.words()[1:] {
+		out = append(out, w)
+	}
+	return append(out, "mcp")
+}
+
 // mcpServer adds (or with Remove takes out) mcpServers.coord, keeping any
 // key the user added to coord's entry.
 func (s *setup) mcpServer(doc *object) error {
@@ -290,8 +387,11 @@ func (s *setup) mcpServer(doc *object) error {
 			WithHint("rename or remove mcpServers.coord there, then run coord setup %s again", s.opt.Agent)
 	}
 	if s.opt.Remove {
+		if !has {
+			return nil // nothing of coord's here
+		}
 		servers.del("coord")
-		if len(servers.keys) == 0 {
+		if len(servers.keys) == 0 && !s.foundEmpty("mcpServers") {
 			doc.del("mcpServers")
 		}
 		return nil
@@ -303,7 +403,7 @@ func (s *setup) mcpServer(doc *object) error {
 		entry.set("type", "stdio")
 	}
 	entry.set("command", s.opt.Command)
-	entry.set("args", []any{"mcp"})
+	entry.set("args", s.mcpArgs())
 	if s.opt.Agent == "gemini" {
 		entry.set("timeout", json.Number(fmt.Sprint(toolTimeoutSec*1000)))
 	}
@@ -315,16 +415,70 @@ func (s *setup) mcpServer(doc *object) error {
 
 // hookCommand is the command line of one of coord's hooks.
 func (s *setup) hookCommand(event string) string {
-	return workspace.ShellQuote(s.opt.Command) + " hook " + s.opt.Agent + " " + event
+	var b strings.Builder
+	for _, w := range s.words() {
+		b.WriteString(workspace.ShellQuote(w) + " ")
+	}
+	return b.String() + "hook " + s.opt.Agent + " " + event
 }
 
 // ourHook reports whether a hook entry runs coord's hook for this agent.
 func (s *setup) ourHook(h *object) bool {
-	f := strings.Fields(str(h.vals["command"]))
+	f := shellWords(str(h.vals["command"]))
 	if len(f) >= 2 && filepath.Base(f[0]) == "rotd" && f[1] == "coord" {
 		f = f[1:]
 	}
-	return len(f) >= 3 && s.isCoord(strings.Trim(f[0], `'"`)) && f[1] == "hook" && f[2] == s.opt.Agent
+	return len(f) >= 3 && s.isCoord(f[0]) && f[1] == "hook" && f[2] == s.opt.Agent
+}
+
+// shellWords splits a command line as sh would split a simple one (quotes
+// and backslashes; no expansion), enough to read back what hookCommand
+// wrote.
+func shellWords(line string) []string {
+	var out []string
+	var w strings.Builder
+	in, quote := false, rune(0)
+	rs := []rune(line)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				w.WriteRune(r)
+			}
+		case quote == '"':
+			switch {
+			case r == '"':
+				quote = 0
+			case r == '\\' && i+1 < len(rs) && strings.ContainsRune("$`\"\\", rs[i+1]):
+				i++
+				w.WriteRune(rs[i])
+			default:
+				w.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == '\\' && i+1 < len(rs):
+			i++
+			w.WriteRune(rs[i])
+			in = true
+		case r == ' ' || r == '\t' || r == '\n':
+			if in {
+				out = append(out, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, w.String())
+	}
+	return out
 }
 
 // desiredHook is coord's hook entry for an event, on top of the user's
@@ -365,6 +519,7 @@ func (s *setup) hooks(doc *object) error {
 			want[h.event] = h
 		}
 	}
+	emptied := false // coord's entries were all an event held
 	for _, event := range append([]string(nil), hooks.keys...) {
 		groups, ok := hooks.vals[event].([]any)
 		if !ok {
@@ -380,8 +535,9 @@ func (s *setup) hooks(doc *object) error {
 		if !touched {
 			continue
 		}
-		if len(kept) == 0 {
+		if len(kept) == 0 && !s.foundEmpty("hooks", event) {
 			hooks.del(event)
+			emptied = true
 		} else {
 			hooks.set(event, kept)
 		}
@@ -391,7 +547,7 @@ func (s *setup) hooks(doc *object) error {
 			hooks.set(h.event, []any{s.group(h.event, h, nil)})
 		}
 	}
-	if len(hooks.keys) == 0 {
+	if len(hooks.keys) == 0 && emptied && !s.foundEmpty("hooks") {
 		doc.del("hooks")
 	}
 	return nil

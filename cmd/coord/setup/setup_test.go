@@ -114,11 +114,12 @@ func TestSetupFresh(t *testing.T) {
 				}
 				hc := hookCommands(t, readJSON(t, dir, claudeSettings))
 				want2 := map[string][]string{
-					"SessionStart": {"=>coord hook claude SessionStart"},
-					"PreToolUse":   {"Edit|Write|MultiEdit|NotebookEdit=>coord hook claude PreToolUse"},
-					"PostToolUse":  {"=>coord hook claude PostToolUse"},
-					"Stop":         {"=>coord hook claude Stop"},
-					"SessionEnd":   {"=>coord hook claude SessionEnd"},
+					"SessionStart":       {"=>coord hook claude SessionStart"},
+					"PreToolUse":         {"Edit|Write|MultiEdit|NotebookEdit=>coord hook claude PreToolUse"},
+					"PostToolUse":        {"=>coord hook claude PostToolUse"},
+					"PostToolUseFailure": {"=>coord hook claude PostToolUseFailure"},
+					"Stop":               {"=>coord hook claude Stop"},
+					"SessionEnd":         {"=>coord hook claude SessionEnd"},
 				}
 				if !reflect.DeepEqual(hc, want2) {
 					t.Fatalf("claude hooks %v", hc)
@@ -129,12 +130,14 @@ func TestSetupFresh(t *testing.T) {
 					t.Fatal(err)
 				}
 				srv := cfg["mcp_servers"].(map[string]any)["coord"].(map[string]any)
+				// No feature flag: Codex's hooks are on by default, and the
+				// old codex_hooks key prints a deprecation on every run.
 				if srv["command"] != "coord" || !reflect.DeepEqual(srv["args"], []any{"mcp"}) || srv["tool_timeout_sec"] != int64(660) ||
-					len(srv["env_vars"].([]any)) != len(codexEnvVars) || cfg["features"].(map[string]any)["codex_hooks"] != true {
+					len(srv["env_vars"].([]any)) != len(codexEnvVars) || cfg["features"] != nil {
 					t.Fatalf("config.toml:\n%s", files[codexConfig])
 				}
 				hc := hookCommands(t, readJSON(t, dir, codexHooks))
-				if len(hc) != 4 || hc["PreToolUse"][0] != "apply_patch=>coord hook codex PreToolUse" {
+				if len(hc) != 5 || hc["PreToolUse"][0] != "apply_patch=>coord hook codex PreToolUse" || hc["SessionEnd"][0] != "=>coord hook codex SessionEnd" {
 					t.Fatalf("codex hooks %v", hc)
 				}
 			case "gemini":
@@ -218,8 +221,7 @@ model = "gpt-5-mini"
 
 // TestSetupKeepsOthers: in a repository with unrelated settings, setup
 // keeps every one of them (order included), a second run changes
-// nothing, and --remove brings every file back to what it held (the TOML
-// byte for byte, the JSON value for value).
+// nothing, and --remove brings every file back byte for byte.
 func TestSetupKeepsOthers(t *testing.T) {
 	for _, agent := range Agents {
 		t.Run(agent, func(t *testing.T) {
@@ -251,8 +253,8 @@ func TestSetupKeepsOthers(t *testing.T) {
 					t.Fatalf("a string was re-escaped:\n%s", after[claudeMCP])
 				}
 			}
-			if agent == "codex" && !strings.Contains(after[codexConfig], "[features]\ncodex_hooks = true # coord setup\nweb_search = true") {
-				t.Fatalf("the flag is not in the user's [features]:\n%s", after[codexConfig])
+			if agent == "codex" && (!strings.Contains(after[codexConfig], "[features]\nweb_search = true\n") || strings.Contains(after[codexConfig], "codex_hooks")) {
+				t.Fatalf("the user's [features] changed:\n%s", after[codexConfig])
 			}
 			mustRun(t, dir, agent, false, false)
 			if !reflect.DeepEqual(snapshot(t, dir), after) {
@@ -261,11 +263,7 @@ func TestSetupKeepsOthers(t *testing.T) {
 			mustRun(t, dir, agent, false, true)
 			removed := snapshot(t, dir)
 			for _, f := range Files(agent) {
-				if strings.HasSuffix(f, ".json") {
-					if !sameJSON([]byte(before[f]), []byte(removed[f])) {
-						t.Errorf("--remove did not restore %s:\n%s\nwant\n%s", f, removed[f], before[f])
-					}
-				} else if removed[f] != before[f] {
+				if removed[f] != before[f] {
 					t.Errorf("--remove did not restore %s byte for byte:\n%q\nwant\n%q", f, removed[f], before[f])
 				}
 			}
@@ -344,7 +342,7 @@ func TestSetupDryRun(t *testing.T) {
 	if !reflect.DeepEqual(snapshot(t, dir), before) {
 		t.Fatal("--dry-run wrote")
 	}
-	for _, want := range []string{"--- a/.mcp.json\n+++ b/.mcp.json\n", "+    \"coord\": {", "--- /dev/null\n+++ b/.claude/settings.json\n", "\"command\": \"coord hook claude PreToolUse\"\n"} {
+	for _, want := range []string{"--- a/.mcp.json\n+++ b/.mcp.json\n", "+        \"coord\": {", "--- /dev/null\n+++ b/.claude/settings.json\n", "\"command\": \"coord hook claude PreToolUse\"\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out)
 		}
@@ -354,7 +352,7 @@ func TestSetupDryRun(t *testing.T) {
 		t.Fatalf("dry run after setup: %q", out)
 	}
 	out = mustRun(t, dir, "claude", true, true)
-	if !strings.Contains(out, "--- a/.claude/settings.json\n+++ /dev/null\n") || !strings.Contains(out, "-    \"coord\": {") {
+	if !strings.Contains(out, "--- a/.claude/settings.json\n+++ /dev/null\n") || !strings.Contains(out, "-        \"coord\": {") {
 		t.Fatalf("dry run of --remove:\n%s", out)
 	}
 }
@@ -364,7 +362,8 @@ func TestSetupDryRun(t *testing.T) {
 func TestSetupRefuses(t *testing.T) {
 	for _, c := range []struct{ agent, rel, data, want string }{
 		{"claude", claudeMCP, `{"mcpServers": {"coord": {"command": "python", "args": ["other.py"]}}}`, "does not run coord mcp"},
-		{"gemini", geminiSettings, "{\n  // my theme\n  \"theme\": \"x\"\n}\n", "has comments"},
+		{"claude", claudeSettings, "{\n  // my theme\n  \"theme\": \"x\"\n}\n", "has comments"},
+		{"gemini", geminiSettings, "{\n  /* never closed\n  \"theme\": \"x\"\n}\n", "unterminated comment"},
 		{"claude", claudeSettings, `{"hooks": {}, "hooks": {}}`, "duplicate key"},
 		{"claude", claudeSettings, `[1, 2]`, "not a JSON object"},
 		{"codex", codexConfig, "model = \n", "not valid TOML"},
@@ -428,7 +427,83 @@ func TestUnifiedDiff(t *testing.T) {
 	if got != want {
 		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
 	}
-	if got := unifiedDiff("f", nil, []byte("x\n"), false, true); got != "--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+x\n" {
+	if got := unifiedDiff("f", nil, []byte("x\n"), false, true); got != "--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n+x\n" {
 		t.Fatalf("new file diff:\n%s", got)
+	}
+	if got := unifiedDiff("f", []byte("x\n"), nil, true, false); got != "--- a/f\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-x\n" {
+		t.Fatalf("removed file diff:\n%s", got)
+	}
+}
+
+// TestUnifiedDiffFinalNewline: a change that only adds the final newline
+// is shown as one (the hand-written diff split lines after trimming the
+// last newline and printed a header with no hunk: a dry run said a file
+// changed and showed nothing).
+func TestUnifiedDiffFinalNewline(t *testing.T) {
+	got := unifiedDiff("f", []byte("a\nb"), []byte("a\nb\n"), true, true)
+	want := "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"
+	if got != want {
+		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestCodexNoFeatureFlag: setup writes no [features] flag (Codex's hooks
+// are on by default; codex_hooks prints a deprecation on every run). The
+// codex_hooks lines an earlier setup wrote go, whether it appended its
+// own [features] table or put the line into the user's; the user's own
+// flags stay, with a note when they are deprecated or turn hooks off.
+func TestCodexNoFeatureFlag(t *testing.T) {
+	const block = "[mcp_servers.coord] # coord setup\ncommand = \"coord\"\nargs = [\"mcp\"]\ntool_timeout_sec = 660\nenv_vars = [\"COORD_AGENT\", \"COORD_AGENT_CAPS\", \"COORD_ROOT\", \"COORD_BACKEND\", \"ROTD_AGENT_ID\", \"ROTD_AGENT_CAPS\"]\n"
+	for _, c := range []struct {
+		name, before, after, note string
+	}{
+		{"an earlier setup's own table",
+			"model = \"o3\"\n\n" + block + "\n[features] # coord setup\ncodex_hooks = true # coord setup\n",
+			"model = \"o3\"\n\n" + block, "took out [features] codex_hooks"},
+		{"an earlier setup's line in the user's table",
+			"[features]\ncodex_hooks = true # coord setup\nweb_search = true\n\n" + block,
+			"[features]\nweb_search = true\n\n" + block, "took out [features] codex_hooks"},
+		{"the user's own deprecated flag",
+			"[features]\ncodex_hooks = true\n",
+			"[features]\ncodex_hooks = true\n\n" + block, "rename it to hooks"},
+		{"hooks turned off",
+			"[features]\nhooks = false\n",
+			"[features]\nhooks = false\n\n" + block, "turned off"},
+		{"TOML hooks as well",
+			"[[hooks.Stop]]\nhooks = [{ type = \"command\", command = \"say\" }]\n",
+			"[[hooks.Stop]]\nhooks = [{ type = \"command\", command = \"say\" }]\n\n" + block, "Codex warns"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, codexConfig, c.before)
+			out := mustRun(t, dir, "codex", false, false)
+			if got := snapshot(t, dir)[codexConfig]; got != c.after {
+				t.Fatalf("config.toml:\n%s\nwant\n%s", got, c.after)
+			}
+			if !strings.Contains(out, c.note) {
+				t.Fatalf("output lacks %q:\n%s", c.note, out)
+			}
+		})
+	}
+}
+
+// TestNextStep: setup ends by saying the one step each agent still needs
+// before it runs coord; --remove does not.
+func TestNextStep(t *testing.T) {
+	for agent, want := range map[string]string{
+		"claude": `"enabledMcpjsonServers": ["coord"]`,
+		"codex":  `"Trust all and continue"`,
+		"gemini": `"Trust folder"`,
+	} {
+		dir := t.TempDir()
+		out := mustRun(t, dir, agent, false, false)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		last := lines[len(lines)-1]
+		if !strings.HasPrefix(last, "next: start "+agent+" in "+dir) || !strings.Contains(last, want) {
+			t.Errorf("%s: last line %q", agent, last)
+		}
+		if out := mustRun(t, dir, agent, false, true); strings.Contains(out, "next:") {
+			t.Errorf("%s --remove: %q", agent, out)
+		}
 	}
 }

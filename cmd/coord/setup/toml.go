@@ -145,19 +145,31 @@ var codexEnvVars = []string{"COORD_AGENT", "COORD_AGENT_CAPS", "COORD_ROOT", "CO
 
 // codexServerBlock is the [mcp_servers.coord] table setup writes.
 func (s *setup) codexServerBlock() string {
-	var vars []string
+	var vars, args []string
 	for _, v := range codexEnvVars {
 		vars = append(vars, tomlString(v))
 	}
+	for _, a := range s.mcpArgs() {
+		args = append(args, tomlString(a.(string)))
+	}
 	return "[mcp_servers.coord] " + marker + "\n" +
 		"command = " + tomlString(s.opt.Command) + "\n" +
-		`args = ["mcp"]` + "\n" +
+		"args = [" + strings.Join(args, ", ") + "]\n" +
 		fmt.Sprintf("tool_timeout_sec = %d", toolTimeoutSec) + "\n" +
 		"env_vars = [" + strings.Join(vars, ", ") + "]\n"
 }
 
-// editCodexConfig adds (or with remove takes out) coord's MCP server and
-// the hooks feature flag in .codex/config.toml.
+// editCodexConfig adds (or with remove takes out) coord's MCP server in
+// .codex/config.toml. Codex's hooks need no feature flag (hooks are a
+// stable feature, on by default, in Codex 0.171; the old
+// [features] codex_hooks prints a deprecation warning on every run), so
+// setup writes none, and takes out the codex_hooks lines an earlier coord
+// setup wrote.
+//
+// The block is appended after one blank line, and removal takes out the
+// block with that blank line, so setup then setup --remove gives the
+// file back byte for byte; a file without a final newline gets the block
+// without one too, and removal gives that back as well.
 func (s *setup) editCodexConfig(old []byte, remove bool) ([]byte, error) {
 	var doc map[string]any
 	if err := toml.Unmarshal(old, &doc); err != nil {
@@ -169,7 +181,13 @@ func (s *setup) editCodexConfig(old []byte, remove bool) ([]byte, error) {
 		return nil, err
 	}
 	secs := sections(exprs)
-	out := string(old)
+	// The file's newline, as its last line ends (or, without a final
+	// newline, as any line does): a file written with CRLF gets CRLF.
+	nl := "\n"
+	if bytes.HasSuffix(old, []byte("\r\n")) || !bytes.HasSuffix(old, []byte("\n")) && bytes.Contains(old, []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	block := strings.ReplaceAll(s.codexServerBlock(), "\n", nl)
 
 	// The server: every table at or under mcp_servers.coord.
 	servers, _ := doc["mcp_servers"].(map[string]any)
@@ -188,70 +206,67 @@ func (s *setup) editCodexConfig(old []byte, remove bool) ([]byte, error) {
 		return nil, coord.Errorf(coord.CodeConflict, "%s defines mcp_servers.coord inline or with dotted keys; coord setup edits only a [mcp_servers.coord] table", codexConfig).
 			WithHint("turn it into a [mcp_servers.coord] table, or edit it by hand")
 	}
-	// Apply edits from the end of the file backwards so offsets stay valid.
-	type edit struct {
-		start, end int
-		text       string
-	}
-	var edits []edit
-	for i, sec := range coordSecs {
-		text := ""
-		start := sec.start
-		if i > 0 || remove {
-			start = withBlankBefore(old, start)
-		}
-		if i == 0 && !remove {
-			text = s.codexServerBlock()
+	var edits []textEdit
+	appendText := ""
+	for _, sec := range coordSecs {
+		switch {
+		case remove:
+			edits = append(edits, textEdit{blockStart(old, sec), sec.end, ""})
+		case len(sec.key) == 2: // [mcp_servers.coord] itself; its sub-tables (env) stay
+			text := block
 			if !strings.HasPrefix(string(old[sec.start:sec.end]), "[mcp_servers.coord] "+marker) {
 				// The user's own table for coord's server: keep its other
 				// keys, set coord's.
-				text = s.mergeServerSection(old, sec)
+				text = s.mergeServerSection(old, sec, block)
 			}
+			if sec.end == len(old) && !bytes.HasSuffix(old, []byte("\n")) {
+				text = strings.TrimSuffix(text, nl)
+			}
+			edits = append(edits, textEdit{sec.start, sec.end, text})
 		}
-		edits = append(edits, edit{start, sec.end, text})
 	}
-	appendText := ""
 	if !remove && len(coordSecs) == 0 {
-		appendText += s.codexServerBlock()
+		appendText = block
 	}
 
-	// The hooks feature flag.
-	features, hasFeatures := doc["features"].(map[string]any)
-	_, flagHooks := features["hooks"]
-	_, flagCodex := features["codex_hooks"]
+	// The hooks feature flag: never written any more; the lines an
+	// earlier coord setup marked as its own go.
+	features, _ := doc["features"].(map[string]any)
 	var featSec *section
 	for i := range secs {
 		if len(secs[i].key) == 1 && secs[i].key[0] == "features" {
 			featSec = &secs[i]
 		}
 	}
-	if remove {
-		if featSec != nil {
-			own := 0
-			for _, kv := range featSec.keys {
-				if line := string(old[kv.start:kv.end]); strings.Contains(line, marker) {
-					edits = append(edits, edit{kv.start, kv.end, ""})
-					own++
-				}
-			}
-			header := string(old[featSec.start:lineEnd(old, featSec.start)])
-			if own == len(featSec.keys) && strings.Contains(header, marker) {
-				edits = append(edits, edit{withBlankBefore(old, featSec.start), lineEnd(old, featSec.start), ""})
+	cleaned := false
+	if featSec != nil {
+		own := 0
+		for _, kv := range featSec.keys {
+			if strings.Contains(string(old[kv.start:kv.end]), marker) {
+				edits = append(edits, textEdit{kv.start, kv.end, ""})
+				own++
 			}
 		}
-	} else {
-		switch {
-		case flagHooks || flagCodex:
-			if features["hooks"] == false || features["codex_hooks"] == false {
-				s.note("Codex hooks are turned off in %s ([features]); coord's hooks will not run until you turn them on", codexConfig)
+		header := string(old[featSec.start:lineEnd(old, featSec.start)])
+		if own == len(featSec.keys) && strings.Contains(header, marker) {
+			edits = append(edits, textEdit{withBlankBefore(old, featSec.start), lineEnd(old, featSec.start), ""})
+		}
+		cleaned = own > 0
+	}
+	if !remove {
+		if cleaned {
+			s.note("took out [features] codex_hooks, which an earlier coord setup wrote to %s: Codex hooks need no feature flag, and the old key prints a deprecation warning on every run", codexConfig)
+		}
+		for _, k := range []string{"hooks", "codex_hooks"} {
+			if v, ok := features[k]; ok && v == false {
+				s.note("Codex hooks are turned off in %s ([features] %s = false): coord's hooks will not run until you remove that line", codexConfig, k)
 			}
-		case featSec != nil:
-			at := lineEnd(old, featSec.start)
-			edits = append(edits, edit{at, at, "codex_hooks = true " + marker + "\n"})
-		case hasFeatures:
-			s.note("%s sets features without a [features] table; add codex_hooks = true there by hand if your Codex needs it", codexConfig)
-		default:
-			appendText += "\n[features] " + marker + "\ncodex_hooks = true " + marker + "\n"
+		}
+		if _, ok := features["codex_hooks"]; ok && !cleaned {
+			s.note("%s sets [features] codex_hooks, which Codex deprecates (a warning on every run): rename it to hooks, or drop it (hooks are on by default)", codexConfig)
+		}
+		if _, ok := doc["hooks"]; ok {
+			s.note("%s also defines hooks ([hooks]); Codex warns when a project has hooks in both config.toml and %s, where coord's are", codexConfig, codexHooks)
 		}
 	}
 	// Edits never overlap: apply them last first.
@@ -262,20 +277,18 @@ func (s *setup) editCodexConfig(old []byte, remove bool) ([]byte, error) {
 			}
 		}
 	}
+	out := string(old)
 	for _, e := range edits {
 		out = out[:e.start] + e.text + out[e.end:]
 	}
-	if appendText != "" {
-		if out != "" && !strings.HasSuffix(out, "\n") {
-			out += "\n"
-		}
-		if out != "" && !strings.HasSuffix(out, "\n\n") {
-			out += "\n"
-		}
-		out += strings.TrimPrefix(appendText, "\n")
-	}
-	if len(edits) > 0 || appendText != "" {
-		out = tidyBlankLines(out)
+	switch {
+	case appendText == "":
+	case out == "":
+		out = appendText
+	case strings.HasSuffix(out, "\n"):
+		out += nl + appendText
+	default:
+		out += nl + nl + strings.TrimSuffix(appendText, nl)
 	}
 	var check map[string]any
 	if err := toml.Unmarshal([]byte(out), &check); err != nil {
@@ -284,12 +297,30 @@ func (s *setup) editCodexConfig(old []byte, remove bool) ([]byte, error) {
 	return []byte(out), nil
 }
 
+// blockStart is where the removal of a block setup appended starts: with
+// the blank line setup put before it, and, for a block that ends the
+// file without a final newline, with the newline setup added to the line
+// before (see editCodexConfig).
+func blockStart(data []byte, sec section) int {
+	start := sec.start
+	if sec.end == len(data) && !bytes.HasSuffix(data, []byte("\n")) {
+		nl := "\n"
+		if bytes.HasSuffix(data[:start], []byte("\r\n")) {
+			nl = "\r\n"
+		}
+		if bytes.HasSuffix(data[:start], []byte(nl+nl)) {
+			return start - 2*len(nl)
+		}
+	}
+	return withBlankBefore(data, start)
+}
+
 // mergeServerSection rewrites the user's own [mcp_servers.coord] table:
 // coord's keys set, the others kept, the header marked.
-func (s *setup) mergeServerSection(old []byte, sec section) string {
+func (s *setup) mergeServerSection(old []byte, sec section, block string) string {
 	ours := map[string]bool{"command": true, "args": true, "tool_timeout_sec": true, "env_vars": true}
 	var b strings.Builder
-	b.WriteString(s.codexServerBlock())
+	b.WriteString(block)
 	for _, kv := range sec.keys {
 		if len(kv.key) == 1 && ours[kv.key[0]] {
 			continue
@@ -300,23 +331,16 @@ func (s *setup) mergeServerSection(old []byte, sec section) string {
 }
 
 // withBlankBefore extends a block removed at start over the blank line
-// before it (the one setup put there when it appended the block).
+// before it (the one setup put there when it appended the block), LF or
+// CRLF.
 func withBlankBefore(data []byte, start int) int {
-	if start >= 2 && data[start-1] == '\n' && data[start-2] == '\n' {
+	switch before := data[:start]; {
+	case bytes.HasSuffix(before, []byte("\n\r\n")):
+		return start - 2
+	case bytes.HasSuffix(before, []byte("\n\n")):
 		return start - 1
 	}
 	return start
-}
-
-// tidyBlankLines drops blank lines at the start and the end of a
-// document (never inside it: a multi-line string may hold them).
-func tidyBlankLines(s string) string {
-	s = strings.TrimLeft(s, "\n")
-	s = strings.TrimRight(s, "\n")
-	if strings.TrimSpace(s) == "" {
-		return ""
-	}
-	return s + "\n"
 }
 
 func oneLine(err error) string { return coord.OneLine(err.Error()) }

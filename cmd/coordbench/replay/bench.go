@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rotd/coord/cmd/coord/gitlog"
 	"github.com/rotd/coord/coord/plan"
-	"github.com/rotd/coord/gitlog"
 )
 
-// Histories are the four histories of ../shared/data/histories.
+// Histories are the four histories of the data set (make bench-plan's
+// PLAN_DATA; not in this repository: docs/BENCHMARKS.md says where).
 var Histories = []string{"fzf", "ripgrep", "flask", "litestream"}
 
 // BenchOptions say what Bench replays.

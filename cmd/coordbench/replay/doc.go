@@ -1,6 +1,7 @@
 // Package replay measures coord's planner (coord/plan) on real histories
 // replayed as work (issue 26): the commit metadata of public repositories
-// (../shared/data/histories: subject, body, date, paths, hunk ranges; no
+// (the histories data set outside this repository, PLAN_DATA: subject,
+// body, date, paths, hunk ranges; no
 // contents), each history's last commits seeded as tasks (title = subject,
 // description = body) in commit order, and drained by N simulated agents.
 //

@@ -13,7 +13,7 @@ import (
 )
 
 // A FileChange is what one commit of a history did to one file, with the
-// changed ranges (../shared/data/histories/README.md).
+// changed ranges, as the data set describes them.
 type FileChange struct {
 	Path   string `json:"path"`
 	From   string `json:"from,omitempty"`

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rotd/coord/cmd/coord/gitlog"
 	"github.com/rotd/coord/coord/plan"
-	"github.com/rotd/coord/gitlog"
 )
 
 func mod(path string, hunks ...[2]int) FileChange {

@@ -4,7 +4,9 @@
 // acknowledged writes lost under NATS's default of syncing every two
 // minutes), data kept in one directory across restarts, and with a
 // cluster name and routes one node of a cluster whose namespaces are
-// replicated three times.
+// replicated three times. One directory serves one hub: a running hub
+// holds the flock of DIR/hub.lock (LockFile), and a second hub on the
+// same directory is refused at once, naming the first one's pid.
 //
 // It is its own package so that only 'coord hub' and tests link the
 // server; the engine (package registry/nats) is a client only.
@@ -13,10 +15,13 @@
 // network, or run nats-server with a configuration of yours and point
 // coord at it); don't add or remove cluster nodes while agents run
 // (Jepsen lost acknowledged writes on membership changes during
-// partitions).
+// partitions). The directory lock is a flock: it excludes hubs on one
+// machine's local file system, not hubs on two machines sharing a
+// network file system.
 package hub
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -28,6 +33,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +41,7 @@ import (
 	gonats "github.com/nats-io/nats.go"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
 )
 
 // InfoSubject is where the hub answers with Info as JSON (the engine's
@@ -88,10 +95,56 @@ type Options struct {
 
 // Hub is a running server.
 type Hub struct {
-	s    *server.Server
-	nc   *gonats.Conn
-	opts Options
-	url  string
+	s      *server.Server
+	nc     *gonats.Conn
+	opts   Options
+	url    string
+	dir    *fsops.Tree
+	unlock func() // lets LockFile go
+	once   sync.Once
+}
+
+// LockFile is the file in a hub's directory whose exclusive flock the
+// running hub holds for its whole life, so that a second hub on the same
+// directory (two servers writing one store would grant one task to two
+// agents at one epoch) is refused at once, naming the holder. The lock
+// goes with the process, however it ends.
+const LockFile = "hub.lock"
+
+// holder is what a hub writes into LockFile for a second one to name.
+type holder struct {
+	PID   int    `json:"pid"`
+	Host  string `json:"host"`
+	Since string `json:"since"`
+}
+
+// lockDir takes the exclusive lock of the hub directory dir, or refuses
+// (exit 2) naming the hub that holds it.
+func lockDir(dir string) (*fsops.Tree, func(), error) {
+	t, err := fsops.OpenTree(dir)
+	if err != nil {
+		return nil, nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
+	}
+	host, _ := os.Hostname()
+	me, _ := json.Marshal(holder{PID: os.Getpid(), Host: host, Since: coord.FormatTime(time.Now())})
+	unlock, err := t.Lock(context.Background(), LockFile, 0, me)
+	var lt *fsops.LockTimeoutError
+	switch {
+	case errors.As(err, &lt):
+		t.Close()
+		var h holder
+		who := "another hub"
+		if json.Unmarshal([]byte(lt.Holder), &h) == nil && h.PID > 0 {
+			who = fmt.Sprintf("another hub (pid %d on %s, since %s)", h.PID, h.Host, h.Since)
+		}
+		return nil, nil, coord.Errorf(coord.CodeIO, "hub: %s is in use by %s", dir, who).
+			WithHint("one directory serves one hub: stop that hub first, or give this one another --dir")
+	case err != nil:
+		t.Close()
+		return nil, nil, coord.Errorf(coord.CodeIO, "hub: cannot lock %s: %v", t.Path(LockFile), err).
+			WithHint("check that %s is a writable directory of this machine", dir)
+	}
+	return t, unlock, nil
 }
 
 // Start starts a hub and returns once it accepts connections.
@@ -121,8 +174,19 @@ func Start(o Options) (*Hub, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
 	}
+	t, unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			unlock()
+			t.Close()
+		}
+	}()
 	if o.Name == "" {
-		if o.Name, err = nodeName(dir); err != nil {
+		if o.Name, err = nodeName(t); err != nil {
 			return nil, err
 		}
 	}
@@ -178,7 +242,7 @@ func Start(o Options) (*Hub, error) {
 		return nil, err
 	}
 	lg.started.Store(true)
-	h := &Hub{s: s, opts: o}
+	h := &Hub{s: s, opts: o, dir: t, unlock: unlock}
 	h.url = "nats://" + advertised(host, s.Addr())
 	nc, err := gonats.Connect("", gonats.InProcessServer(s), gonats.Name("coord hub"), gonats.MaxReconnects(-1))
 	if err != nil {
@@ -192,9 +256,11 @@ func Start(o Options) (*Hub, error) {
 	}
 	info, _ := json.Marshal(Info{Version: server.VERSION, SyncAlways: true, Cluster: o.Cluster, Nodes: nodes, StoreDir: dir})
 	if _, err := nc.Subscribe(InfoSubject, func(m *gonats.Msg) { m.Respond(info) }); err != nil {
+		started = true // h.Shutdown lets the directory go
 		h.Shutdown()
 		return nil, coord.Errorf(coord.CodeIO, "hub: %v", err)
 	}
+	started = true // Shutdown lets the directory go from now on
 	return h, nil
 }
 
@@ -214,13 +280,18 @@ func (h *Hub) ClusterURL() string {
 // Server is the embedded server (tests find stream leaders through it).
 func (h *Hub) Server() *server.Server { return h.s }
 
-// Shutdown stops the server cleanly: every stream is flushed and closed.
+// Shutdown stops the server cleanly: every stream is flushed and closed;
+// then the directory's lock is let go. It is safe to call more than once.
 func (h *Hub) Shutdown() {
 	if h.nc != nil {
 		h.nc.Close()
 	}
 	h.s.Shutdown()
 	h.s.WaitForShutdown()
+	h.once.Do(func() {
+		h.unlock()
+		h.dir.Close()
+	})
 }
 
 // WaitJetStream waits up to d for JetStream to take requests (a cluster
@@ -273,9 +344,9 @@ func advertised(host string, addr net.Addr) string {
 }
 
 // nodeName reads DIR/server_name, making one up the first time.
-func nodeName(dir string) (string, error) {
-	p := filepath.Join(dir, "server_name")
-	data, err := os.ReadFile(p)
+func nodeName(t *fsops.Tree) (string, error) {
+	const p = "server_name"
+	data, err := t.ReadFile(p, 4096)
 	if err == nil {
 		if n := strings.TrimSpace(string(data)); n != "" {
 			return n, nil
@@ -293,7 +364,7 @@ func nodeName(dir string) (string, error) {
 		return '-'
 	}, host)
 	name := "coord-" + host + "-" + hex.EncodeToString(r[:])
-	if err := os.WriteFile(p, []byte(name+"\n"), 0o644); err != nil {
+	if err := t.WriteFile(p, []byte(name+"\n"), 0o644); err != nil {
 		return "", coord.Errorf(coord.CodeIO, "hub: %v", err)
 	}
 	return name, nil

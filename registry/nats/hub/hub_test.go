@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -72,4 +73,35 @@ func TestStoreUnusable(t *testing.T) {
 	if data, err := os.ReadFile(store); err != nil || string(data) != "mine" {
 		t.Fatalf("the file in the way: %q %v", data, err)
 	}
+}
+
+// One directory serves one hub: a second hub on it is refused at once
+// (exit 2) naming the first one's pid and host, and starts once the
+// first has stopped. (The CLI's two-process case: TestHubDirLocked in
+// cmd/coord.)
+func TestOneHubPerDir(t *testing.T) {
+	dir := t.TempDir()
+	first, err := hub.Start(hub.Options{Dir: dir, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := hub.Start(hub.Options{Dir: dir, Listen: "127.0.0.1:0"})
+	if err == nil {
+		second.Shutdown()
+		first.Shutdown()
+		t.Fatal("a second hub started on the same directory")
+	}
+	msg := err.Error()
+	host, _ := os.Hostname()
+	if coord.CodeOf(err) != coord.CodeIO || strings.ContainsAny(msg, "\n\r") || !strings.Contains(msg, dir) ||
+		!strings.Contains(msg, fmt.Sprintf("pid %d on %s", os.Getpid(), host)) {
+		t.Fatalf("exit %d, %q: want one line naming %s and pid %d", coord.CodeOf(err), msg, dir, os.Getpid())
+	}
+	first.Shutdown()
+	first.Shutdown() // safe twice
+	again, err := hub.Start(hub.Options{Dir: dir, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatalf("after the first hub stopped: %v", err)
+	}
+	again.Shutdown()
 }

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/rotd/coord/cmd/coord/dashboard"
+	"github.com/rotd/coord/coord"
+)
+
+// dashboardCommand is `coord dashboard` (contract §7).
+func dashboardCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "dashboard", Usage: "serve a read-only live web page of the project: agents, ready queue, blocked, review, locks, log, throughput, alerts",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7777", Usage: "HOST:PORT to listen on; an address that is not loopback needs --token (port 0 picks a free one)"},
+			&cli.StringFlag{Name: "token", Usage: "require this token (Authorization: Bearer T, or ?token=T) (env COORD_DASHBOARD_TOKEN)"},
+			&cli.StringFlag{Name: "timeout", Usage: "count an agent silent this long as stale (default: the project's stale_after, followed as it changes)"},
+			&cli.StringFlag{Name: "doctor-every", Value: "1m", Usage: "run the doctor check for the alerts this often; 0 never (it holds the registry lock while it checks)"},
+			&cli.IntFlag{Name: "rows", Value: 15, Usage: "rows shown in each list on the page (the rest: /tasks)"},
+		}, Action: e.cmdDashboard}
+}
+
+// cmdDashboard serves the dashboard until a signal (exit 130). The first
+// line on stdout is the page's address, once it answers.
+func (e *env) cmdDashboard(_ context.Context, c *cli.Command) error {
+	if c.NArg() > 0 {
+		return strErr("dashboard takes no arguments")
+	}
+	token := c.String("token")
+	if !c.IsSet("token") {
+		token = os.Getenv("COORD_DASHBOARD_TOKEN")
+	}
+	addr := c.String("addr")
+	if err := dashboard.CheckAddr(addr, token); err != nil {
+		return err
+	}
+	// Without --timeout the dashboard has no timeout of its own: 0 makes
+	// every build judge by the project's stale_after as it is then.
+	var timeout time.Duration
+	if c.IsSet("timeout") {
+		t, err := e.staleTimeout(c)
+		if err != nil {
+			return err
+		}
+		timeout = t
+	}
+	// 0 (in any spelling) is never; anything else is an interval.
+	var every time.Duration
+	if v := c.String("doctor-every"); !isZeroDuration(v) {
+		var err error
+		if every, err = coord.ParseInterval("--doctor-every", v); err != nil {
+			if ce, ok := err.(*coord.Error); ok {
+				ce.WithHint("give e.g. 1m, or 0: never")
+			}
+			return err
+		}
+	}
+	rows := c.Int("rows")
+	if rows < 1 || rows > 1000 {
+		return strErr("--rows must be 1 to 1000")
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return coord.Wrap(coord.CodeIO, err, "dashboard: cannot listen on %s", addr).WithHint("choose another --addr (port 0 picks a free one)")
+	}
+	defer ln.Close()
+	if err := dashboard.CheckListener(ln, token); err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	err = dashboard.Serve(e.ctx, ln, dashboard.Options{
+		Reader:      s.Reader(),
+		TaskJSON:    s.TaskJSON,
+		Token:       token,
+		Timeout:     timeout,
+		DoctorEvery: every,
+		Rows:        rows,
+		Started: func() {
+			fmt.Fprintln(e.stdout, url)
+			fmt.Fprintf(e.stderr, "coord: dashboard of %s at %s (read-only; Ctrl-C stops)\n", coord.OneLine(s.Reader().Where()), url)
+			markWaiting()
+		},
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(e.stderr, "coord: dashboard: %s\n", coord.OneLine(fmt.Sprintf(format, args...)))
+		},
+	})
+	if e.ctx.Err() != nil {
+		return interrupted(e.ctx)
+	}
+	return err
+}
+
+// isZeroDuration reports whether v spells a duration of 0 ("0", "0s").
+func isZeroDuration(v string) bool {
+	d, err := coord.ParseDuration(v)
+	return err == nil && d == 0
+}

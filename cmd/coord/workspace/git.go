@@ -1,0 +1,96 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+// gitTimeout bounds every git command coord runs.
+const gitTimeout = 10 * time.Second
+
+// git runs git in dir with a timeout and returns its stdout; a failure
+// carries git's first line of stderr.
+func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...).Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if msg, _, _ := strings.Cut(strings.TrimSpace(string(ee.Stderr)), "\n"); msg != "" {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+	}
+	return out, err
+}
+
+// Staged lists the project paths of the caller's staged change:
+// every path the commit would add, change or delete (renames as both
+// names), from the caller's worktree, whatever its subdirectory. Paths
+// outside the project (the root being a subdirectory of the repository)
+// cannot be locked and are left out.
+func Staged(ctx context.Context, cwd string, m *Paths) ([]string, error) {
+	out, err := git(ctx, cwd, "rev-parse", "--show-toplevel")
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, coord.Errorf(coord.CodeIO, "guard: %v", err).WithHint("guard reads the staged change with git: install git or put it on PATH")
+	}
+	if err != nil {
+		return nil, coord.Errorf(coord.CodeIO, "guard: git rev-parse --show-toplevel in %s failed: %v", cwd, err).WithHint("run guard inside a git work tree")
+	}
+	top := strings.TrimSuffix(string(out), "\n")
+	// --relative= (empty) names paths from the top even where the user's
+	// config sets diff.relative; --no-renames lists a renamed file's old
+	// name too (a locked file moved away is still a locked file changed).
+	out, err = git(ctx, top, "diff", "--cached", "--name-only", "-z", "--no-renames", "--relative=")
+	if err != nil {
+		return nil, coord.Errorf(coord.CodeIO, "guard: git diff --cached in %s failed: %v", top, err).WithHint("run guard inside a git work tree")
+	}
+	var staged []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p == "" {
+			continue
+		}
+		// An entry is itself: git never stages a path beyond a symbolic
+		// link, and a changed link to a folder is a change of the link.
+		rp, err := m.repoPath(filepath.Join(top, filepath.FromSlash(p)), false)
+		if err != nil {
+			continue
+		}
+		staged = append(staged, rp)
+	}
+	return staged, nil
+}
+
+// Summary is a one-line `git diff --shortstat` of the work tree at
+// top (the caller's own worktree: pathMap.WorkTop), or "" outside git (or
+// if git is missing or slow).
+func Summary(ctx context.Context, top string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "-C", top, "diff", "--shortstat", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	s := strings.TrimSpace(string(out))
+	if s == "" {
+		return "no changes"
+	}
+	return s
+}
+
+// Branch is the branch checked out in the worktree at top (what `agents
+// register` records by default), or "" outside git, on a detached HEAD,
+// or if git is missing or slow.
+func Branch(ctx context.Context, top string) string {
+	out, err := git(ctx, top, "symbolic-ref", "--short", "-q", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}

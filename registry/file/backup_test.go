@@ -1,0 +1,265 @@
+package file
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
+)
+
+// claimRelease commits twice: free claimed by a, then released.
+func claimRelease(t *testing.T, s *Backend) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.update(ctx, func(tx *coord.Txn) error {
+		_, err := tx.Claim(coord.Agent{ID: "a"}, coord.ClaimOptions{TaskID: "free"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.update(ctx, func(tx *coord.Txn) error {
+		_, err := tx.Release("a", "free", coord.NoEpoch, "", false)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func inode(t *testing.T, s *Backend, name string) uint64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(s.tree.Path(name), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// wantRepairHint: every command on the registry refuses with exit 2 and
+// names 'coord doctor --repair'.
+func wantRepairHint(t *testing.T, s *Backend) {
+	t.Helper()
+	ctx := context.Background()
+	for what, err := range map[string]error{
+		"view":   s.view(ctx, func(*coord.Txn) error { return nil }),
+		"update": s.update(ctx, func(*coord.Txn) error { return nil }),
+	} {
+		if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), "coord doctor --repair") {
+			t.Errorf("%s on a damaged registry: %v (code %d), want exit 2 naming coord doctor --repair", what, err, coord.CodeOf(err))
+		}
+	}
+}
+
+// TestRestoreWrittenInPlace: a registry written over in place (the
+// backup .0 is the same file, so it is damaged too) is restored from .1,
+// the registry before the last commit; the damaged one is kept aside, the
+// log says what was done, .0 is the registry again, and commits go on.
+func TestRestoreWrittenInPlace(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	claimRelease(t, s)
+	if inode(t, s, RegistryFile) != inode(t, s, BackupName(0)) {
+		t.Fatalf("%s is not the registry", BackupName(0))
+	}
+	// Truncated where it stands, as '>' or a crashed tool leaves it.
+	data, _ := os.ReadFile(s.tree.Path(RegistryFile))
+	if err := os.WriteFile(s.tree.Path(RegistryFile), data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRepairHint(t, s)
+	ctx := context.Background()
+	probs, err := s.Doctor(ctx, true)
+	restored := false
+	for _, p := range probs {
+		restored = restored || strings.Contains(p.What, BackupName(1))
+		if !p.Fixed {
+			err = errFixed(p.What)
+		}
+	}
+	// The restored registry's claim gets its lock back in the same run.
+	if err != nil || !restored {
+		t.Fatalf("doctor --repair: %+v, %v", probs, err)
+	}
+	var got string
+	if err := s.view(ctx, func(tx *coord.Txn) error {
+		got = string(tx.Task("free").Status) + " by " + tx.Task("free").ClaimedBy
+		return nil
+	}); err != nil {
+		t.Fatalf("after the repair: %v", err)
+	}
+	if got != "claimed by a" {
+		t.Fatalf("restored: free %s, want the registry before the last commit (claimed by a)", got)
+	}
+	aside, _ := filepath.Glob(s.tree.Path(RegistryFile + AsideMark + "*"))
+	if len(aside) != 1 {
+		t.Fatalf("the damaged registry was not kept aside: %v", aside)
+	}
+	if kept, _ := os.ReadFile(aside[0]); string(kept) != string(data[:len(data)/2]) {
+		t.Fatalf("what was kept aside is not the damaged registry")
+	}
+	if inode(t, s, RegistryFile) != inode(t, s, BackupName(0)) {
+		t.Fatalf("%s is not the restored registry", BackupName(0))
+	}
+	log, _ := os.ReadFile(s.tree.Path(LogFile))
+	if !strings.Contains(string(log), "coordinator ▶ repaired: ") || !strings.Contains(string(log), "restored it from "+BackupName(1)) {
+		t.Fatalf("the log does not say the registry was restored:\n%s", log)
+	}
+	if err := s.update(ctx, func(tx *coord.Txn) error {
+		_, err := tx.Release("a", "free", coord.NoEpoch, "", false)
+		return err
+	}); err != nil {
+		t.Fatalf("a commit after the restore: %v", err)
+	}
+	if probs, err := s.Doctor(ctx, false); err != nil || len(probs) != 0 {
+		t.Fatalf("doctor after the restore and a commit: %+v, %v", probs, err)
+	}
+}
+
+// TestRegistryTooLargeNamesRepair: the field report's registry, larger
+// than any reader takes: every command names 'coord doctor --repair',
+// which puts back the last good one (.0: the file was replaced, not
+// written in place).
+func TestRegistryTooLargeNamesRepair(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	claimRelease(t, s)
+	big := s.tree.Path(RegistryFile + ".big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(MaxRegistrySize + 1) // sparse: nothing is read, the size is refused
+	f.Close()
+	if err := os.Rename(big, s.tree.Path(RegistryFile)); err != nil {
+		t.Fatal(err)
+	}
+	wantRepairHint(t, s)
+	if _, err := s.Doctor(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.view(context.Background(), func(tx *coord.Txn) error {
+		if task := tx.Task("free"); task.Status != coord.Done {
+			t.Errorf("restored: free is %s, want done (the last good registry)", task.Status)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("after the repair: %v", err)
+	}
+}
+
+// TestOldTreeWithoutBackups: a tree made before .backup/ existed works:
+// doctor does not miss the directory, the first commit makes it, and
+// backups are not taken for temp leftovers.
+func TestOldTreeWithoutBackups(t *testing.T) {
+	s := freshStore(t, crashSeed)
+	ctx := context.Background()
+	s.update(ctx, func(*coord.Txn) error { return nil }) // the lock of "held"
+	if err := os.RemoveAll(s.tree.Path(BackupDir)); err != nil {
+		t.Fatal(err)
+	}
+	if probs, err := s.Doctor(ctx, false); err != nil || len(probs) != 0 {
+		t.Fatalf("doctor on a tree without %s: %+v, %v", BackupDir, probs, err)
+	}
+	claimRelease(t, s)
+	for n := 0; n <= 2; n++ {
+		if _, err := os.Stat(s.tree.Path(BackupName(n))); err != nil {
+			t.Errorf("backup %d: %v", n, err)
+		}
+	}
+	if probs, err := s.Doctor(ctx, false); err != nil || len(probs) != 0 {
+		t.Fatalf("doctor with backups: %+v, %v", probs, err)
+	}
+}
+
+type errFixed string
+
+func (e errFixed) Error() string { return "not fixed: " + string(e) }
+
+// TestCrashKeepsBackupsOlder: a crash at any step of a commit that keeps
+// backups leaves every backup a whole registry that was in place before
+// or is in place now: none is torn, and none is newer than the registry.
+func TestCrashKeepsBackupsOlder(t *testing.T) {
+	ctx := context.Background()
+	warm := func(s *Backend) {
+		s.update(ctx, func(*coord.Txn) error { return nil })
+		if err := s.update(ctx, func(tx *coord.Txn) error { _, err := tx.Progress("old", "held", coord.NoEpoch, 10, ""); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Count the steps of the commit under test.
+	s := freshStore(t, crashSeed)
+	warm(s)
+	steps := 0
+	fsops.SetFaultHook(func(fsops.Op, string) error { steps++; return nil })
+	err := s.update(ctx, claimAndRelease)
+	fsops.SetFaultHook(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range steps {
+		s := freshStore(t, crashSeed)
+		seed, _ := os.ReadFile(s.tree.Path(RegistryFile))
+		warm(s)
+		warmed, _ := os.ReadFile(s.tree.Path(RegistryFile))
+		n := 0
+		fsops.SetFaultHook(func(fsops.Op, string) error {
+			if n++; n > k {
+				return errCrash
+			}
+			return nil
+		})
+		s.update(ctx, claimAndRelease)
+		fsops.SetFaultHook(nil)
+		reg, err := os.ReadFile(s.tree.Path(RegistryFile))
+		if err != nil {
+			t.Fatalf("crash before step %d: %v", k, err)
+		}
+		// Allowed: the registries in place before (the seed, the warmed
+		// one) and the registry as it is now, whichever it is; the new
+		// registry of a commit the crash stopped is not allowed.
+		for b := 0; b <= Backups; b++ {
+			data, err := os.ReadFile(s.tree.Path(BackupName(b)))
+			if os.IsNotExist(err) {
+				continue
+			}
+			if got := string(data); got != string(seed) && got != string(warmed) && got != string(reg) {
+				t.Errorf("crash before step %d: backup %d is neither an earlier registry nor the registry", k, b)
+			}
+		}
+	}
+}
+
+// TestRestoreKeepsEpochs: the registry restored from before the last
+// commit, a claim, does not know that claim's epoch; the next claim still
+// gets a greater one (the epoch mark and the claim's lock file keep it).
+func TestRestoreKeepsEpochs(t *testing.T) {
+	ctx := context.Background()
+	s := freshStore(t, `{"version":1,"tasks":[{"id":"x"},{"id":"y"}]}`)
+	claim := func(id string) int64 {
+		t.Helper()
+		var epoch int64
+		if err := s.update(ctx, func(tx *coord.Txn) error {
+			task, err := tx.Claim(coord.Agent{ID: "a"}, coord.ClaimOptions{TaskID: id})
+			if err == nil {
+				epoch = task.Epoch
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return epoch
+	}
+	issued := claim("x")
+	data, _ := os.ReadFile(s.tree.Path(RegistryFile))
+	if err := os.WriteFile(s.tree.Path(RegistryFile), data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Doctor(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim("y"); got <= issued {
+		t.Fatalf("after the restore a claim got epoch %d; %d was issued before", got, issued)
+	}
+}

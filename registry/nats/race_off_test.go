@@ -1,5 +1,0 @@
-//go:build !race
-
-package nats_test
-
-const raceEnabled = false
