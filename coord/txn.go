@@ -308,6 +308,7 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.AssignedTo = "" // the assignee's claim consumes its assignment
 	pick.AssignedAt = ""
 	pick.ReviewStartedAt = ""
+	pick.clearWork()
 	pick.Dirty = true
 	tx.Log(a.ID, "claimed task %s (epoch %d)", pick.ID, pick.Epoch)
 	return pick, nil
