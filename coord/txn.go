@@ -48,6 +48,11 @@ type Txn struct {
 	Outbox []*Task
 	Now    time.Time
 	Events []Event
+	// WriteClaims is the project's write_claims setting: how the rules
+	// that meet another task's write claims (eligibility, LockPaths,
+	// Guard, WriteClaim) treat them. The application sets it on every
+	// transaction; the zero value is exclusive.
+	WriteClaims ClaimMode
 
 	index map[string]int
 }
