@@ -252,3 +252,13 @@ func (s *Service) WriteClaim(ctx context.Context, agent string, paths []string) 
 	}
 	return plan, refusal
 }
+
+// WriteClaims lists the write claims in force (coord.Txn.WriteClaimsInForce).
+func (s *Service) WriteClaims(ctx context.Context) ([]coord.WriteClaimRow, error) {
+	var out []coord.WriteClaimRow
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		out = tx.WriteClaimsInForce()
+		return nil
+	})
+	return nonNil(out), interrupted(ctx, err)
+}
