@@ -164,3 +164,21 @@ func TestLandedBySquashFreesClaims(t *testing.T) {
 		t.Fatalf("archived %v, %v", moved, err)
 	}
 }
+
+// inbox records where the work lives, as claim does.
+func TestInboxRecordsBranch(t *testing.T) {
+	ctx := context.Background()
+	g := newGit(t)
+	p := gitProject(t, g, `{"id":"t1"}`+"\n")
+	s := p.Service
+	if _, err := s.Register(ctx, app.RegisterRequest{Agent: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Schedule(ctx, app.ScheduleRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := s.Inbox(ctx, app.InboxRequest{Agent: "b"})
+	if err != nil || in.Task == nil || in.Task.Branch != "work" || in.Task.Base != g.run("rev-parse", "main") {
+		t.Fatalf("inbox: %+v, %v", in.Task, err)
+	}
+}
