@@ -82,14 +82,30 @@ func (s *Service) warnTarget(ctx context.Context, err error) {
 	s.warnf(fmt.Errorf("cannot find where this branch meets %s: %w", s.cfg.Target, err))
 }
 
-// workDone is what a release records of the caller's work: its branch
-// tip (head), when the branch has commits of its own against the
-// target, and the paths those commits changed.
-func (s *Service) workDone(ctx context.Context) (head string, changed []string) {
+// workDone is what a release of task id records of its work: the tip
+// of the branch recorded at its claim (else of the caller's HEAD) as its
+// head, when that branch has commits of its own against the target, and
+// the paths those commits changed. Releasing from another worktree of
+// the same repository records the same.
+func (s *Service) workDone(ctx context.Context, id string) (head string, changed []string) {
 	if s.repo == nil {
 		return "", nil
 	}
-	head, err := s.repo.Head(ctx, "HEAD")
+	ref := "HEAD"
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		if t := tx.Task(id); t != nil && t.Branch != "" {
+			ref = t.Branch
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil // the release itself will say what is wrong
+	}
+	head, err = s.repo.Head(ctx, ref)
+	if err != nil && ref != "HEAD" {
+		ref = "HEAD" // the branch is gone, or lives in another clone
+		head, err = s.repo.Head(ctx, ref)
+	}
 	if err != nil {
 		s.warnf(fmt.Errorf("cannot read the commit released: %w", err))
 		return "", nil

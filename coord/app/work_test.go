@@ -182,3 +182,24 @@ func TestInboxRecordsBranch(t *testing.T) {
 		t.Fatalf("inbox: %+v, %v", in.Task, err)
 	}
 }
+
+// A release made from another worktree records the task's branch, not
+// the branch checked out where the release runs.
+func TestReleaseFromElsewhere(t *testing.T) {
+	ctx := context.Background()
+	g := newGit(t)
+	p := gitProject(t, g, `{"id":"t1"}`+"\n")
+	s := p.Service
+	if _, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	g.commit("x.go", "x")
+	tip := g.run("rev-parse", "work")
+	g.run("checkout", "-q", "main")
+	if _, err := s.Release(ctx, app.TaskRef{Agent: coord.Agent{ID: "a"}, TaskID: "t1", Epoch: coord.NoEpoch}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if t1 := snapshotTask(t, s, "t1"); t1.Head != tip || !slices.Equal(t1.TouchedFiles, []string{"x.go"}) {
+		t.Fatalf("released from main: %+v, want head %s", t1, tip)
+	}
+}
