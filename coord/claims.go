@@ -121,6 +121,9 @@ func (tx *Txn) PlanWriteClaim(agent string, paths []string) WriteClaimPlan {
 		return p
 	}
 	for _, path := range paths {
+		if !Claimable(path) {
+			continue
+		}
 		if _, found := slices.BinarySearch(p.Task.TouchedFiles, path); !found && !slices.Contains(p.New, path) {
 			p.New = append(p.New, path)
 		}

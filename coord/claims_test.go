@@ -244,3 +244,20 @@ func TestScheduleRespectsWriteClaims(t *testing.T) {
 		t.Fatalf("assigned %+v, want next to a (its own claim)", r.Assigned)
 	}
 }
+
+// Paths under .rotd/ (coord's tree, ROTD's shared artifacts) are never
+// claimed, at a write or from a commit.
+func TestRotdNeverClaimed(t *testing.T) {
+	tx := twoAgents(t)
+	p, err := tx.WriteClaim("a", []string{".rotd/session_state.json", "x.go"})
+	if err != nil || !slices.Equal(p.New, []string{"x.go"}) {
+		t.Fatalf("plan %+v, %v", p, err)
+	}
+	tx.Task("ta").RecordWork("abcd", []string{".rotd/tasks.jsonl", "y.go"})
+	if got := tx.Task("ta").TouchedFiles; !slices.Equal(got, []string{"x.go", "y.go"}) {
+		t.Fatalf("touched %v", got)
+	}
+	if _, err := tx.WriteClaim("b", []string{".rotd/session_state.json"}); err != nil {
+		t.Fatal(err)
+	}
+}

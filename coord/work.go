@@ -62,11 +62,23 @@ func (t *Task) RecordWork(head string, changed []string) {
 	t.Dirty = true
 }
 
+// Claimable reports whether a write claim can hold path (a clean
+// repository path): every path but those under .rotd/, where coord keeps
+// its tree and ROTD its shared artifacts, which agents share by design
+// (coord artifact writes them under a lock).
+func Claimable(path string) bool {
+	return path != ".rotd" && !strings.HasPrefix(path, ".rotd/")
+}
+
 // Touch adds paths (clean repository paths) to t's touched files, which
-// stay sorted, each once. It reports whether any was new.
+// stay sorted, each once; paths no write claim can hold (Claimable) are
+// left out. It reports whether any was new.
 func (t *Task) Touch(paths []string) bool {
 	added := false
 	for _, p := range paths {
+		if !Claimable(p) {
+			continue
+		}
 		i, found := slices.BinarySearch(t.TouchedFiles, p)
 		if found {
 			continue

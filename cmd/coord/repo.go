@@ -9,10 +9,12 @@ import (
 // newProjectRepo is the caller's git repository as the application asks
 // for it (app.Repo): git runs where the caller stands, and the paths it
 // names become project paths (paths: the caller's mapping, asked for
-// only when needed). nil when cwd is in no git working tree (read from
-// the files git keeps: no process).
-func newProjectRepo(cwd string, paths func() *workspace.Paths) app.Repo {
-	if top, _ := workspace.GitTop(cwd); top == "" {
+// only when needed). nil when cwd is in no git working tree, or in
+// another repository than the project root's (a caller naming a project
+// elsewhere with --root: its own checkout says nothing of that
+// project's work). Decided from the files git keeps: no process.
+func newProjectRepo(cwd, root string, paths func() *workspace.Paths) app.Repo {
+	if !workspace.SameRepository(cwd, root) {
 		return nil
 	}
 	return gitrepo.ForProject(cwd, func(top string, list []string) []string { return paths().FromGit(top, list) })

@@ -1,6 +1,11 @@
 package workspace
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
 
 // TestProjectDir: where a session stands, by the variables its agent
 // sets; the hooks (which know their agent) and the MCP server (which does
@@ -28,6 +33,46 @@ func TestProjectDir(t *testing.T) {
 	for _, r := range rows {
 		if got := ProjectDir(r.agent, func(k string) string { return r.env[k] }); got != r.want {
 			t.Errorf("agent %q, %v: %q, want %q", r.agent, r.env, got, r.want)
+		}
+	}
+}
+
+// SameRepository: two worktrees of one repository are the same; another
+// repository, or a directory in none, is not.
+func TestSameRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	base := t.TempDir()
+	run := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	one, other, none := filepath.Join(base, "one"), filepath.Join(base, "other"), filepath.Join(base, "none")
+	for _, d := range []string{one, other, none} {
+		os.MkdirAll(filepath.Join(d, "sub"), 0o755)
+	}
+	run(one, "init", "-q")
+	run(one, "commit", "-q", "--allow-empty", "-m", "x")
+	run(one, "worktree", "add", "-q", filepath.Join(base, "linked"))
+	run(other, "init", "-q")
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{one, filepath.Join(one, "sub"), true},
+		{filepath.Join(base, "linked"), one, true},
+		{one, other, false},
+		{none, none, false},
+		{one, none, false},
+	} {
+		if got := SameRepository(c.a, c.b); got != c.want {
+			t.Errorf("SameRepository(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }

@@ -92,6 +92,27 @@ func GitTop(dir string) (top, main string) {
 	}
 }
 
+// SameRepository reports whether a and b lie in working trees of one
+// git repository (the same worktree, or two worktrees sharing it), read
+// from the files git keeps: false when either is in none.
+func SameRepository(a, b string) bool {
+	repo := func(d string) string {
+		top, main := GitTop(d)
+		if main != "" {
+			top = main
+		}
+		if top == "" {
+			return ""
+		}
+		if r, err := filepath.EvalSymlinks(top); err == nil {
+			return r
+		}
+		return top
+	}
+	ra := repo(a)
+	return ra != "" && ra == repo(b)
+}
+
 // gitLayout is what the files git keeps say about one worktree.
 type gitLayout struct {
 	top    string // the worktree's top directory
