@@ -40,6 +40,13 @@ type Config struct {
 	// owner (max_rejections, default 3, at least 1): a reviewer and an
 	// implementer that disagree for good stop at a person, not in a loop.
 	MaxRejections int
+	// Supervisors, when set, are the only agents that may act on work
+	// they do not hold (supervisors: requeue, assign, unblock another's
+	// task, approve for a human, decide a review routed to another
+	// reviewer; contract §11). Unset, any agent may: the acts are logged
+	// with who asked, and a project that wants them kept to people says
+	// so.
+	Supervisors []string
 }
 
 // DefaultMaxRejections is max_rejections when config.json does not say.

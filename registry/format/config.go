@@ -99,6 +99,14 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 				err = d.errf(`"max_rejections" must be a whole number from 1 (block at the first rejection) up, found %d`, n)
 			}
 			c.MaxRejections = int(n)
+		case "supervisors":
+			unset := d.PeekKind() == 'n'
+			c.Supervisors, err = d.strs(`"supervisors"`)
+			if err == nil && !unset {
+				if cerr := coord.CheckSupervisors(c.Supervisors); cerr != nil {
+					err = d.errf(`"supervisors" must list agent ids, like ["alice","lead-agent"] (%v)`, cerr)
+				}
+			}
 		case "quota_daily_tokens":
 			c.Quota.Tokens, err = d.integer(`"quota_daily_tokens"`, false)
 		case "quota_daily_requests":
