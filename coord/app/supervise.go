@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/rotd/coord/coord"
@@ -55,13 +56,23 @@ func (a Act) check() error {
 }
 
 // supervisors is the project's list of supervisors as it stands now (nil:
-// anyone may act).
+// anyone may act), read from the stored settings for every act: an engine
+// whose Config keeps what it read when opened (a hub's namespace) would
+// let a long-running front end (the dashboard) miss a change.
 func (s *Service) supervisors(ctx context.Context) ([]string, error) {
-	cfg, err := s.b.Config(ctx)
+	if s.formats == nil {
+		cfg, err := s.b.Config(ctx)
+		return cfg.Supervisors, interrupted(ctx, err)
+	}
+	st, err := s.Setting(ctx, "supervisors")
 	if err != nil {
 		return nil, interrupted(ctx, err)
 	}
-	return cfg.Supervisors, nil
+	var list []string
+	if err := json.Unmarshal(st.Value, &list); err != nil {
+		return nil, coord.Wrap(coord.CodeIO, err, "%s: the stored \"supervisors\" does not read", s.b.Where())
+	}
+	return list, nil
 }
 
 // Requeue takes a claimed or blocked task back to unclaimed, whoever
@@ -118,7 +129,11 @@ func (v Supervisor) Assign(ctx context.Context, a Act) (ActResult, error) {
 	if err != nil {
 		return ActResult{}, interrupted(ctx, err)
 	}
-	if err := coord.CheckSupervisor(cfg.Supervisors, a.By, "assign task "+a.TaskID); err != nil {
+	list, err := v.s.supervisors(ctx)
+	if err != nil {
+		return ActResult{}, err
+	}
+	if err := coord.CheckSupervisor(list, a.By, "assign task "+a.TaskID); err != nil {
 		return ActResult{}, err
 	}
 	seen, now, err := v.s.b.Beats().LastSeen(ctx, []string{a.To})

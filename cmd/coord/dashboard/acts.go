@@ -147,6 +147,12 @@ func (s *Server) serveAct(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.opt.Logf("%s: %s", s.opt.User, res.Message)
+	// The page shows the act at once: a snapshot with it is published
+	// (the event stream carries it) before the answer, so a page that
+	// reloads on it (the task page) finds it too.
+	if err := s.Build(r.Context()); err != nil {
+		s.opt.Logf("cannot read the state after %s: %v", r.PathValue("action"), err)
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Message string          `json:"message"`
 		Task    json.RawMessage `json:"task"`

@@ -55,7 +55,7 @@ type receiptRow struct {
 
 // fieldsShown are the registry's members the page shows in its own way
 // (the rest are listed as they are).
-var fieldsShown = map[string]bool{"id": true, "title": true, "description": true, "status": true, "blocked_reason": true,
+var fieldsShown = map[string]bool{"id": true, "title": true, "description": true, "status": true, "priority": true, "blocked_reason": true,
 	"review_notes": true, "rejections": true, "receipts": true, "deps": true, "dirty": true}
 
 func (s *Server) serveTask(w http.ResponseWriter, r *http.Request) {
@@ -133,13 +133,16 @@ func (s *Server) serveTask(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
-	p.LogNote = fmt.Sprintf("the lines that name it, newest first, from the last %d of the log", taskLogLines)
+	p.LogNote = fmt.Sprintf("The lines that name it, newest first, from the last %d lines of the log (UTC).", taskLogLines)
 	if err != nil {
 		p.LogNote = "the log could not be read: " + coord.OneLine(err.Error())
 	}
 	for i := len(lines) - 1; i >= 0 && len(p.Log) < taskLogShown; i-- {
 		e, _ := coord.ParseLogLine(lines[i])
 		row := logRow{Time: e.Timestamp, Full: e.Timestamp, Agent: e.AgentID, Msg: e.Message, Kind: logKind(e.EventType)}
+		if at, err := coord.ParseTime(e.Timestamp); err == nil {
+			row.Time = at.UTC().Format("Jan 2 15:04:05")
+		}
 		p.Log = append(p.Log, row)
 	}
 

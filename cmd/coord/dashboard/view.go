@@ -73,13 +73,16 @@ type agentRow struct {
 	Silent          string
 	SilentS, StaleS int64
 	Heard           bool
-	Status          string // the heartbeat's: working, idle, blocked
-	Role            string
-	Where           string // worktree · branch
-	Inbox           int
-	InboxIDs        string
-	Held            []heldRow
-	Attn            bool // stale and still holding work
+	// Low and High are where the meter turns amber (half of stale_after:
+	// a holder's own keeper fences its task there) and red.
+	Low, High int64
+	Status    string // the heartbeat's: working, idle, blocked
+	Role      string
+	Where     string // worktree · branch
+	Inbox     int
+	InboxIDs  string
+	Held      []heldRow
+	Attn      bool // stale and still holding work
 }
 
 type heldRow struct {
@@ -257,7 +260,7 @@ func digest(st *app.State, doc doctorResult, o renderOptions) *view {
 			v.Alive++
 		}
 		r.Beat = "no heartbeat"
-		r.StaleS = st.StaleAfter
+		r.StaleS, r.Low, r.High = st.StaleAfter, st.StaleAfter/2, st.StaleAfter*9/10
 		if a.AgeS != nil {
 			r.Beat = "beat " + ago(time.Duration(*a.AgeS)*time.Second)
 			r.Heard, r.SilentS = true, *a.AgeS
@@ -388,6 +391,8 @@ func logKind(t string) string {
 		return "warn"
 	case "task_review":
 		return "review"
+	case "task_released": // a supervisor's requeue
+		return "warn"
 	}
 	return "other"
 }
