@@ -261,3 +261,19 @@ func TestRotdNeverClaimed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A supervisor's requeue takes the task from its holder with its write
+// claims.
+func TestRequeueFreesClaims(t *testing.T) {
+	tx := twoAgents(t)
+	tx.WriteClaim("a", []string{"go.mod"})
+	if _, _, err := tx.Requeue("lead", "ta", "stuck"); err != nil {
+		t.Fatal(err)
+	}
+	if tx.Task("ta").TouchedFiles != nil {
+		t.Fatal("requeued with its claims")
+	}
+	if _, err := tx.WriteClaim("b", []string{"go.mod"}); err != nil {
+		t.Fatal(err)
+	}
+}

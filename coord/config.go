@@ -51,6 +51,13 @@ type Config struct {
 	// meets at another task's write claim (write_claims_untasked: guard,
 	// warn, off; default guard).
 	WriteClaimsUntasked UntaskedMode
+	// Supervisors, when set, are the only agents that may act on work
+	// they do not hold (supervisors: requeue, assign, unblock another's
+	// task, approve for a human, decide a review routed to another
+	// reviewer; contract §11). Unset, any agent may: the acts are logged
+	// with who asked, and a project that wants them kept to people says
+	// so.
+	Supervisors []string
 }
 
 // DefaultMaxRejections is max_rejections when config.json does not say.

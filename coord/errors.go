@@ -40,6 +40,17 @@ var ExitCodes = []ExitCode{
 	{CodeInterrupted, "interrupted", "stopped by a signal before it changed anything"},
 }
 
+// Name is the code's name in the table ("conflict", "lost"; "io" for a
+// code not in it).
+func (c Code) Name() string {
+	for _, e := range ExitCodes {
+		if e.Code == c {
+			return e.Name
+		}
+	}
+	return "io"
+}
+
 // Error is an error with an exit code and, optionally, a hint telling the
 // user what to do about it.
 type Error struct {

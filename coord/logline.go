@@ -157,6 +157,7 @@ func classify(msg string) (string, *string, map[string]any) {
 		{"rejected task ", "task_review"},
 		{"archived task ", "task_completed"},
 		{"freed stale lock task ", "lock_stale"},
+		{"requeued task ", "task_released"},
 	} {
 		if strings.HasPrefix(msg, k.prefix) {
 			var meta map[string]any
@@ -194,6 +195,34 @@ func classify(msg string) (string, *string, map[string]any) {
 		}
 	}
 	return "message", nil, nil
+}
+
+// NamesTask reports whether a log message is about task id: coord's own
+// events name a task as "task <id>" (claimed task 4.2, assigned task 4.2
+// to b, alert: task 4.2 waits …), followed by the end of the message, a
+// blank or punctuation, never by more of an id ("task 4.2" is not about
+// 4.21).
+func NamesTask(msg, id string) bool {
+	if id == "" {
+		return false
+	}
+	word := "task " + id
+	for i := 0; ; {
+		j := strings.Index(msg[i:], word)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(word)
+		if end == len(msg) || !idByte(msg[end]) || (msg[end] == '.' && (end+1 == len(msg) || !idByte(msg[end+1]))) {
+			return true
+		}
+		i = end
+	}
+}
+
+// idByte reports whether c may stand inside a task id.
+func idByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
 // ClaimedEpoch returns the epoch a claim line records ("claimed task 4.2

@@ -553,6 +553,10 @@ func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 		return nil, err
 	}
 	t := tx.Task(id)
+	if t != nil && t.Status == Blocked && t.ClaimedBy != "" && t.ClaimedBy != agent {
+		return nil, Errorf(CodeLost, "task %q is held by %s, not by %s (status blocked)", id, t.ClaimedBy, agent).
+			WithHint("to let %s resume, a supervisor unblocks it with a reason: coord unblock %s --reason TEXT", t.ClaimedBy, id).WithHolder(t.ClaimedBy)
+	}
 	if t != nil && t.Status == Blocked && t.ClaimedBy == "" {
 		t.Status = Unclaimed
 		t.BlockedReason = ""
@@ -606,21 +610,26 @@ func (tx *Txn) Progress(agent, id string, epoch int64, pct int, note string) (*T
 // approves, recorded as its reviewer. The reviewer must not be the agent
 // that claimed it.
 func (tx *Txn) Approve(reviewer, id string) (*Task, error) {
-	return tx.approve(reviewer, reviewer, "agent", id)
+	return tx.approve(reviewer, reviewer, "agent", id, "")
 }
 
 // ApproveForHuman records a human's decision to approve a task in review,
-// relayed by agent: human is recorded as the reviewer with reviewer_kind
-// "human", and the log line, under agent's name, says so. The human must
-// not be the agent that claimed the task.
-func (tx *Txn) ApproveForHuman(agent, human, id string) (*Task, error) {
+// relayed by agent (or made by the human itself, agent == human: a person
+// at the dashboard): human is recorded as the reviewer with reviewer_kind
+// "human", and the log line, under agent's name, says so, with the note
+// when there is one. The human must not be the agent that claimed the
+// task.
+func (tx *Txn) ApproveForHuman(agent, human, id, note string) (*Task, error) {
 	if err := ValidActingAgent(agent); err != nil {
 		return nil, err
 	}
-	return tx.approve(agent, human, "human", id)
+	return tx.approve(agent, human, "human", id, note)
 }
 
-func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
+func (tx *Txn) approve(agent, reviewer, kind, id, note string) (*Task, error) {
+	if err := CheckNote("note", note); err != nil {
+		return nil, err
+	}
 	if err := ValidActingAgent(reviewer); err != nil {
 		return nil, err
 	}
@@ -639,10 +648,13 @@ func (tx *Txn) approve(agent, reviewer, kind, id string) (*Task, error) {
 	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // the review is over, whoever it was routed to
 	t.ReviewAlertAt = ""
 	t.Dirty = true
-	if kind == "human" {
-		tx.Log(agent, "approved task %s for human reviewer %s", id, reviewer)
-	} else {
-		tx.Log(agent, "approved task %s", id)
+	switch {
+	case kind == "human" && agent == reviewer:
+		tx.Log(agent, "approved task %s as its human reviewer%s", id, suffix(note))
+	case kind == "human":
+		tx.Log(agent, "approved task %s for human reviewer %s%s", id, reviewer, suffix(note))
+	default:
+		tx.Log(agent, "approved task %s%s", id, suffix(note))
 	}
 	return t, nil
 }

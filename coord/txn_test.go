@@ -228,8 +228,8 @@ func TestCoordinatorIsNobody(t *testing.T) {
 		"release":  func() error { _, err := tx.Release(CoordinatorID, "t", NoEpoch, "", false); return err },
 		"unblock":  func() error { _, err := tx.Unblock(CoordinatorID, "t", NoEpoch); return err },
 		"approve":  func() error { _, err := tx.Approve(CoordinatorID, "r"); return err },
-		"human":    func() error { _, err := tx.ApproveForHuman("b", CoordinatorID, "r"); return err },
-		"relay":    func() error { _, err := tx.ApproveForHuman(CoordinatorID, "alice", "r"); return err },
+		"human":    func() error { _, err := tx.ApproveForHuman("b", CoordinatorID, "r", ""); return err },
+		"relay":    func() error { _, err := tx.ApproveForHuman(CoordinatorID, "alice", "r", ""); return err },
 		"reject":   func() error { _, err := tx.Reject(CoordinatorID, "r", "no", DefaultMaxRejections); return err },
 		"progress": func() error { _, err := tx.Progress(CoordinatorID, "t", NoEpoch, 5, ""); return err },
 	}
@@ -250,10 +250,10 @@ func TestApproveForHuman(t *testing.T) {
 	tx := newTxn(&Task{ID: "t"})
 	task, _ := tx.Claim(Agent{ID: "a"}, ClaimOptions{})
 	tx.Release("a", "t", task.Epoch, "", true)
-	if _, err := tx.ApproveForHuman("b", "a", "t"); CodeOf(err) != CodeConflict {
+	if _, err := tx.ApproveForHuman("b", "a", "t", ""); CodeOf(err) != CodeConflict {
 		t.Fatalf("the claimer as the human: %v, want conflict", err)
 	}
-	if _, err := tx.ApproveForHuman("a", "alice", "t"); err != nil {
+	if _, err := tx.ApproveForHuman("a", "alice", "t", ""); err != nil {
 		t.Fatal(err)
 	}
 	if task.Status != Done || task.ReviewerID != "alice" || task.ReviewerKind != "human" {

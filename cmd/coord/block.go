@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/rotd/coord/coord/app"
 )
 
 func blockCommand(e *env) *cli.Command {
@@ -15,7 +17,9 @@ func blockCommand(e *env) *cli.Command {
 
 func unblockCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "unblock", Usage: "return a blocked task to its previous state", ArgsUsage: "TASK",
-		Flags: []cli.Flag{newEpochFlag()}, Action: e.cmdUnblock}
+		Flags: []cli.Flag{newEpochFlag(),
+			&cli.StringFlag{Name: "reason", Usage: "unblock a task another agent holds, as a supervisor: it resumes it (the reason is logged)"}},
+		Action: e.cmdUnblock}
 }
 
 func (e *env) cmdBlock(_ context.Context, c *cli.Command) error {
@@ -34,7 +38,16 @@ func (e *env) cmdBlock(_ context.Context, c *cli.Command) error {
 	return e.printTask(t, false, "blocked "+t.ID)
 }
 
+// cmdUnblock is the holder's unblock, or with --reason a supervisor's
+// (app.Supervisor.Unblock): another agent's blocked task goes back to it.
 func (e *env) cmdUnblock(_ context.Context, c *cli.Command) error {
+	if c.IsSet("reason") {
+		if c.IsSet("epoch") {
+			return strErr("unblock --reason is a supervisor's, for a task another agent holds; --epoch is the holder's own (give one or the other)")
+		}
+		return e.act(c, func(v app.Supervisor, a app.Act) (app.ActResult, error) { return v.Unblock(e.ctx, a) },
+			app.Act{Reason: c.String("reason")})
+	}
 	a, err := e.args(c, "TASK")
 	if err != nil {
 		return err

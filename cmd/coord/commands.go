@@ -14,6 +14,8 @@ func commands(e *env) []*cli.Command {
 		progressCommand(e),
 		approveCommand(e),
 		rejectCommand(e),
+		requeueCommand(e),
+		assignCommand(e),
 		lsCommand(e),
 		msgCommand(e),
 		logCommand(e),

@@ -10,15 +10,19 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coord/cmd/coord/dashboard"
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 )
 
 // dashboardCommand is `coord dashboard` (contract §7).
 func dashboardCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "dashboard", Usage: "serve a read-only live web page of the project: agents, ready queue, blocked, review, locks, log, throughput, alerts",
+	return &cli.Command{Name: "dashboard", Usage: "serve a live web page of the project: agents, ready queue, blocked, review, locks, log, throughput, alerts; with a token, its actions",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7777", Usage: "HOST:PORT to listen on; an address that is not loopback needs --token (port 0 picks a free one)"},
-			&cli.StringFlag{Name: "token", Usage: "require this token (Authorization: Bearer T, or ?token=T) (env COORD_DASHBOARD_TOKEN)"},
+			&cli.StringFlag{Name: "token", Usage: "require this token (Authorization: Bearer T, or ?token=T for reads) and let the page act: requeue, assign, unblock, approve, reject (env COORD_DASHBOARD_TOKEN)"},
+			&cli.BoolFlag{Name: "allow-actions", Usage: "on a loopback address without --token: let the page act, with a fresh token printed in the page's address"},
+			&cli.BoolFlag{Name: "read-only", Usage: "never act, even with a token (every POST is 405)"},
+			&cli.StringFlag{Name: "user", Value: dashboard.DefaultUser, Usage: "the name the log gives the person acting through the page (an agent id)"},
 			&cli.StringFlag{Name: "timeout", Usage: "count an agent silent this long as stale (default: the project's stale_after, followed as it changes)"},
 			&cli.StringFlag{Name: "doctor-every", Value: "1m", Usage: "run the doctor check for the alerts this often; 0 never (it holds the registry lock while it checks)"},
 			&cli.IntFlag{Name: "rows", Value: 15, Usage: "rows shown in each list on the page (the rest: /tasks)"},
@@ -38,6 +42,21 @@ func (e *env) cmdDashboard(_ context.Context, c *cli.Command) error {
 	addr := c.String("addr")
 	if err := dashboard.CheckAddr(addr, token); err != nil {
 		return err
+	}
+	allow, readOnly := c.Bool("allow-actions"), c.Bool("read-only")
+	if allow && readOnly {
+		return strErr("--allow-actions and --read-only contradict each other: give one")
+	}
+	user := c.String("user")
+	if err := workspace.CheckAgent("--user", user); err != nil {
+		return err
+	}
+	// --allow-actions without a token: a fresh one, known to this process
+	// and to whoever reads its output, and the loopback rule kept for
+	// every request (CheckAddr refused any other address above).
+	fresh := allow && token == ""
+	if fresh {
+		token = dashboard.NewToken()
 	}
 	// Without --timeout the dashboard has no timeout of its own: 0 makes
 	// every build judge by the project's stale_after as it is then.
@@ -73,26 +92,41 @@ func (e *env) cmdDashboard(_ context.Context, c *cli.Command) error {
 		return coord.Wrap(coord.CodeIO, err, "dashboard: cannot listen on %s", addr).WithHint("choose another --addr (port 0 picks a free one)")
 	}
 	defer ln.Close()
-	if err := dashboard.CheckListener(ln, token); err != nil {
+	checkToken := token
+	if fresh {
+		checkToken = "" // a made-up token is for loopback only
+	}
+	if err := dashboard.CheckListener(ln, checkToken); err != nil {
 		return err
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	err = dashboard.Serve(e.ctx, ln, dashboard.Options{
-		Reader:      s.Reader(),
-		TaskJSON:    s.TaskJSON,
-		Token:       token,
-		Timeout:     timeout,
-		DoctorEvery: every,
-		Rows:        rows,
-		Started: func() {
-			fmt.Fprintln(e.stdout, url)
-			fmt.Fprintf(e.stderr, "coord: dashboard of %s at %s (read-only; Ctrl-C stops)\n", coord.OneLine(s.Reader().Where()), url)
-			markWaiting()
-		},
-		Logf: func(format string, args ...any) {
-			fmt.Fprintf(e.stderr, "coord: dashboard: %s\n", coord.OneLine(fmt.Sprintf(format, args...)))
-		},
-	})
+	if fresh {
+		url += "?token=" + token
+	}
+	opt := dashboard.Options{
+		Reader:       s.Reader(),
+		TaskJSON:     s.TaskJSON,
+		Token:        token,
+		User:         user,
+		LoopbackOnly: fresh,
+		Timeout:      timeout,
+		DoctorEvery:  every,
+		Rows:         rows,
+	}
+	mode := "read-only"
+	if token != "" && !readOnly {
+		opt.Acts = s.Supervisor()
+		mode = "actions on, logged as " + user
+	}
+	opt.Started = func() {
+		fmt.Fprintln(e.stdout, url)
+		fmt.Fprintf(e.stderr, "coord: dashboard of %s at %s (%s; Ctrl-C stops)\n", coord.OneLine(s.Reader().Where()), url, mode)
+		markWaiting()
+	}
+	opt.Logf = func(format string, args ...any) {
+		fmt.Fprintf(e.stderr, "coord: dashboard: %s\n", coord.OneLine(fmt.Sprintf(format, args...)))
+	}
+	err = dashboard.Serve(e.ctx, ln, opt)
 	if e.ctx.Err() != nil {
 		return interrupted(e.ctx)
 	}

@@ -28,6 +28,12 @@
 // git-aware is recorded, and a write claim lasts until its task is
 // released.
 //
+// A front end that must not reach every write is given a narrow part of
+// the Service instead: a Reader (reads only: the dashboard without a
+// token) or a Supervisor (the acts on work the caller does not hold,
+// contract §11: requeue, assign, unblock, approve and reject as a
+// person), each act checked against the project's supervisors.
+//
 // Two pieces hold state across calls: a Worker (what an agent looping
 // over tasks takes next, and when it waits) and a Keeper (the claims a
 // holder works on, kept alive in the background and fenced when they no

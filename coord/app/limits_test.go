@@ -52,6 +52,26 @@ func TestBoundedTextBeforeAnyStore(t *testing.T) {
 		"reject":    func() error { _, err := s.Reject(ctx, "r", "t1", over); return err },
 		"give back": func() error { _, err := s.GiveBack(ctx, "a", "t1", over); return err },
 		"msg":       func() error { return s.Msg(ctx, "a", over) },
+		"requeue": func() error {
+			_, err := s.Supervisor().Requeue(ctx, app.Act{By: "p", TaskID: "t1", Reason: over})
+			return err
+		},
+		"assign": func() error {
+			_, err := s.Supervisor().Assign(ctx, app.Act{By: "p", TaskID: "t1", To: "b", Reason: over})
+			return err
+		},
+		"supervisor's unblock": func() error {
+			_, err := s.Supervisor().Unblock(ctx, app.Act{By: "p", TaskID: "t1", Reason: over})
+			return err
+		},
+		"supervisor's approve": func() error {
+			_, err := s.Supervisor().Approve(ctx, app.Act{By: "p", TaskID: "t1", Reason: over})
+			return err
+		},
+		"supervisor's reject": func() error {
+			_, err := s.Supervisor().Reject(ctx, app.Act{By: "p", TaskID: "t1", Reason: over})
+			return err
+		},
 		"seed title": func() error {
 			return seed(&coord.Task{Title: strings.Repeat("x", coord.MaxTitle+1)})
 		},
@@ -87,6 +107,14 @@ func TestRulesBeforeAnyStore(t *testing.T) {
 	}{
 		{"block without a reason", "block needs a reason", func() error { _, err := s.Block(ctx, ref, " \n"); return err }},
 		{"reject without a reason", "reject needs a reason", func() error { _, err := s.Reject(ctx, "r", "t1", ""); return err }},
+		{"requeue without a reason", "requeue needs a reason", func() error {
+			_, err := s.Supervisor().Requeue(ctx, app.Act{By: "p", TaskID: "t1", Reason: " "})
+			return err
+		}},
+		{"assign without an agent", "assign needs the agent it goes to; give --to AGENT", func() error {
+			_, err := s.Supervisor().Assign(ctx, app.Act{By: "p", TaskID: "t1"})
+			return err
+		}},
 		{"progress 101", "progress 101 is outside 0..100", func() error { _, err := s.Progress(ctx, ref, 101, ""); return err }},
 		{"progress -1", "progress -1 is outside 0..100", func() error { _, err := s.Progress(ctx, ref, -1, ""); return err }},
 		{"kv value that is not JSON", "value is not JSON", func() error {

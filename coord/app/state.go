@@ -140,6 +140,11 @@ func (r Reader) State(ctx context.Context, req StateRequest) (State, error) {
 	return r.s.State(ctx, req)
 }
 
+// LogRead is Service.LogRead: the last n log lines, oldest first.
+func (r Reader) LogRead(ctx context.Context, n int, fn func(line string) error) (int, error) {
+	return r.s.LogRead(ctx, n, fn)
+}
+
 // Until is Service.Until: check after every change the backend notifies
 // (coalesced over settle) and at least every PollInterval.
 func (r Reader) Until(ctx context.Context, timeout, settle time.Duration, check func() (bool, error)) error {

@@ -418,9 +418,23 @@ func (s *Service) Block(ctx context.Context, r TaskRef, reason string) (*coord.T
 }
 
 // Unblock returns a blocked task to claimed (its owner still holds it) or
-// to unclaimed (the sweep cleared its owner; then anyone may).
+// to unclaimed (the sweep cleared its owner; then any agent may, or, when
+// the project names its supervisors, any of them: work the caller does
+// not hold).
 func (s *Service) Unblock(ctx context.Context, r TaskRef) (*coord.Task, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	list, err := s.supervisors(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return s.held(ctx, r, "", "", func(tx *coord.Txn) (*coord.Task, error) {
+		if t := tx.Task(r.TaskID); t != nil && t.Status == coord.Blocked && t.ClaimedBy == "" {
+			if err := coord.CheckSupervisor(list, r.Agent.ID, "unblock task "+r.TaskID); err != nil {
+				return nil, err
+			}
+		}
 		return tx.Unblock(r.Agent.ID, r.TaskID, r.Epoch)
 	})
 }
@@ -451,16 +465,34 @@ type ApproveRequest struct {
 	Agent  string // the caller, recorded as reviewer
 	TaskID string
 	Human  string // a human reviewer the caller approves for ("" : none)
+	Note   string // logged with the approval ("" : none)
 }
 
 // Approve turns a task in review into done; the reviewer is never the
-// agent that claimed it.
+// agent that claimed it. Approving for a human, or a review routed to
+// another reviewer, is a supervisor's act: when the project names its
+// supervisors, only they may.
 func (s *Service) Approve(ctx context.Context, r ApproveRequest) (*coord.Task, error) {
+	if err := coord.CheckNote("note", r.Note); err != nil {
+		return nil, err
+	}
+	list, err := s.supervisors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Human != "" {
+		if err := coord.CheckSupervisor(list, r.Agent, "approve task "+r.TaskID+" for a human"); err != nil {
+			return nil, err
+		}
+	}
 	var got *coord.Task
-	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
+		if err := reviewAct(list, tx, r.Agent, r.TaskID, "approve"); err != nil {
+			return err
+		}
 		var err error
 		if r.Human != "" {
-			got, err = tx.ApproveForHuman(r.Agent, r.Human, r.TaskID)
+			got, err = tx.ApproveForHuman(r.Agent, r.Human, r.TaskID, r.Note)
 		} else {
 			got, err = tx.Approve(r.Agent, r.TaskID)
 		}
@@ -471,13 +503,21 @@ func (s *Service) Approve(ctx context.Context, r ApproveRequest) (*coord.Task, e
 
 // Reject hands a task in review back to its owner as claimed, the reason
 // becoming its review notes; the rejection that reaches max_rejections
-// blocks it instead (coord.Txn.Reject).
+// blocks it instead (coord.Txn.Reject). Rejecting a review routed to
+// another reviewer is a supervisor's act.
 func (s *Service) Reject(ctx context.Context, agent, taskID, reason string) (*coord.Task, error) {
 	if err := coord.CheckReason("reject", reason); err != nil {
 		return nil, err
 	}
+	list, err := s.supervisors(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var got *coord.Task
-	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
+		if err := reviewAct(list, tx, agent, taskID, "reject"); err != nil {
+			return err
+		}
 		var err error
 		got, err = tx.Reject(agent, taskID, reason, s.cfg.MaxRejections)
 		return err

@@ -120,6 +120,14 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 			if err == nil && !c.WriteClaimsUntasked.Valid() {
 				err = d.errf(`"write_claims_untasked" must be "guard", "warn" or "off", found %q`, s)
 			}
+		case "supervisors":
+			unset := d.PeekKind() == 'n'
+			c.Supervisors, err = d.strs(`"supervisors"`)
+			if err == nil && !unset {
+				if cerr := coord.CheckSupervisors(c.Supervisors); cerr != nil {
+					err = d.errf(`"supervisors" must list agent ids, like ["alice","lead-agent"] (%v)`, cerr)
+				}
+			}
 		case "quota_daily_tokens":
 			c.Quota.Tokens, err = d.integer(`"quota_daily_tokens"`, false)
 		case "quota_daily_requests":

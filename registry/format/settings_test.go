@@ -136,6 +136,10 @@ func TestSettingValue(t *testing.T) {
 		{"on_stale", "bogus", "", `found "bogus"`},
 		{"backend", "nats://h:4222/p", `"nats://h:4222/p"`, ""},
 		{"colour", "blue", "", `"colour" is not a setting`},
+		{"supervisors", `["alice", "lead-1"]`, `["alice","lead-1"]`, ""},
+		{"supervisors", "alice", "", `"supervisors" must be an array`},
+		{"supervisors", "[]", "", `"supervisors" is empty`},
+		{"supervisors", `["a.b"]`, "", `invalid agent id "a.b"`},
 	} {
 		got, err := SettingValue(c.key, c.text)
 		if c.errHas != "" {

@@ -1,10 +1,12 @@
-// Package dashboard is `coord dashboard`: a read-only web page of one
-// project for the people overseeing its agents, served by the coord
-// binary (contract §7).
+// Package dashboard is `coord dashboard`: a web page of one project for
+// the people overseeing its agents, served by the coord binary (contract
+// §7), read-only unless it has a token and something to act with
+// (contract §11).
 //
 // It is a front end like the CLI: it holds no rule. Everything it shows
-// comes from app.Reader, the read-only part of the application, so it
-// cannot change anything (the type has no method that writes). Routes:
+// comes from app.Reader, the read-only part of the application; the only
+// writes it can make are app.Supervisor's five acts (Options.Acts), and
+// only with a token. Routes:
 //
 //	/                the page: every panel, rendered on the server
 //	/events          server-sent events: the panels that changed, as
@@ -16,6 +18,10 @@
 //	                 matching --json outputs
 //	/tasks           every task of one list (?list=ready|waiting|blocked|
 //	                 review|claimed|unclaimed|done|all), 200 a page (&page=N)
+//	/task            one task (?id=ID): why it waits, what the reviewer
+//	                 last said, its fields, receipts and log lines
+//	POST /api/tasks/ID/{requeue,assign,unblock,approve,reject}
+//	                 an act, as Options.User (acts.go says what guards it)
 //	/static/…        the style sheet and the few lines of JavaScript
 //
 // Promises:
@@ -55,8 +61,15 @@
 //     "Authorization: Bearer T" or "?token=T" on every route but the
 //     static files (401 otherwise); without a token, a request whose Host
 //     is not a loopback name is refused (403), so a web page elsewhere
-//     cannot read the dashboard through DNS rebinding; only GET and HEAD
-//     are answered;
+//     cannot read the dashboard through DNS rebinding (with
+//     Options.LoopbackOnly, with a token too); only GET and HEAD are
+//     answered, and POST to the acts when the page may act;
+//   - writes held to the standard of the reads (acts.go): the token from
+//     the Authorization header only (never a cookie or the query), no
+//     foreign Origin (403), JSON bodies only (415), each act logged
+//     under Options.User; without a token every POST is 405 and the page
+//     shows no button. Every text a page shows is escaped by html/template
+//     or set with textContent;
 //   - size: the page shows counts per status and the first Options.Rows
 //     of each list with a link to the paginated /tasks; its cost does not
 //     grow with the number of tasks beyond building the snapshot.

@@ -13,6 +13,23 @@ import (
 	"github.com/rotd/coord/coord"
 )
 
+// pageHead is what the document's start shows: the title's tail, and, on a
+// page that may act, the token its actions send and who they act as.
+type pageHead struct {
+	Title, Token, User string
+}
+
+// head is the head of a page titled title. Every request that gets a
+// page carried the token (guard), so handing it back tells it nothing
+// new; the page's script needs it for the Authorization header of its
+// writes, which take it from nowhere else.
+func (s *Server) head(title string) pageHead {
+	if !s.actions() {
+		return pageHead{Title: title}
+	}
+	return pageHead{Title: title, Token: s.opt.Token, User: s.opt.User}
+}
+
 // servePage renders the page around the current snapshot's panels.
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	snap := s.current()
@@ -22,9 +39,10 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	}
 	var b bytes.Buffer
 	if err := tmpl().ExecuteTemplate(&b, "page", struct {
-		V *view
-		P map[string]template.HTML
-	}{snap.view, p}); err != nil {
+		V    *view
+		P    map[string]template.HTML
+		Head pageHead
+	}{snap.view, p, s.head(snap.view.Where)}); err != nil {
 		http.Error(w, "500 cannot render the page: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -237,6 +255,7 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) {
 	to := min(from+pageSize, n)
 	data := struct {
 		V           *view
+		Head        pageHead
 		Title, List string
 		Lists       []string
 		Rows        []listRow
@@ -249,6 +268,7 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	data.Title = map[string]string{"ready": "Ready to claim", "waiting": "Waiting", "blocked": "Blocked", "review": "In review",
 		"claimed": "Claimed", "unclaimed": "Unclaimed", "done": "Done", "all": "Every task"}[name]
+	data.Head = pageHead{Title: data.Title} // a list acts on nothing: no token
 	for _, t := range rows[from:to] {
 		data.Rows = append(data.Rows, listRow{ID: t.ID, Status: string(t.Status), Priority: priority(t), Title: coord.OneLine(t.Title), Extra: extra[t]})
 	}

@@ -216,3 +216,89 @@ func TestBackendDownNATS(t *testing.T) {
 		return ok && strings.Contains(a, "found nothing")
 	})
 }
+
+// TestActsNATS is the page's writes on a NATS hub: a requeue posted to a
+// dashboard over one client fences the holder (another client's release
+// at its epoch is lost), an assignment lands in the assignee's inbox, the
+// log names the dashboard's user, the event stream carries the change;
+// the write protections refuse as on files (no token, a query token, a
+// foreign origin), and a supervisors list set on the hub refuses the user.
+func TestActsNATS(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url := hubtest.Start(t) + "/acts"
+	if _, _, err := backend.Init(ctx, backend.Options{URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	agents, _ := openNATS(t, url)
+	var batch []coord.SeedLine
+	for i, task := range sample() {
+		task.Status = coord.Unclaimed
+		batch = append(batch, coord.SeedLine{Line: i + 1, Task: task})
+	}
+	if _, err := agents.Seed(ctx, app.SeedRequest{Name: "test", Batch: batch}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := agents.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "alice"}, TaskID: "1.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := res.Task
+	if _, err := agents.Register(ctx, app.RegisterRequest{Agent: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+
+	page, _ := openNATS(t, url)
+	d := dashboard.New(dashboard.Options{Reader: page.Reader(), TaskJSON: page.TaskJSON, Acts: page.Supervisor(), Token: token, User: "pat"})
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	srv := httptest.NewServer(d.Handler())
+	defer func() { srv.CloseClientConnections(); srv.Close(); cancel(); <-done }()
+	f := &fixture{t: t, ctx: ctx, s: agents, srv: srv}
+	backendtest.Wait(t, "the first snapshot", func() bool {
+		r, _ := f.get("GET", "/api/state.json?token="+token)
+		return r.StatusCode == 200
+	})
+	frames := openEventsPath(t, ctx, srv, "/events?token="+token)
+	waitFrame(t, frames, "the first frame", func(map[string]string) bool { return true })
+
+	for _, c := range []struct {
+		name, path string
+		header     []string
+	}{
+		{"no token", "", []string{"Content-Type", "application/json"}},
+		{"query token", "?token=" + token, []string{"Content-Type", "application/json"}},
+		{"foreign origin", "", []string{"Content-Type", "application/json", "Authorization", "Bearer " + token, "Origin", "http://evil.example"}},
+	} {
+		if r, _ := f.post("POST", "/api/tasks/1.1/requeue"+c.path, `{"reason":"x"}`, c.header...); r.StatusCode != 401 && r.StatusCode != 403 {
+			t.Errorf("%s: %d, want 401 or 403", c.name, r.StatusCode)
+		}
+	}
+	if code, msg := f.act("1.1", "requeue", `{"reason":"alice is stuck"}`); code != 200 || msg != "requeued 1.1 (taken from alice, epoch 1: its next write is refused)" {
+		t.Fatalf("requeue on the hub: %d %q", code, msg)
+	}
+	waitFrame(t, frames, "the requeue on the page", func(p map[string]string) bool { return strings.Contains(p["p-log"], "requeued task 1.1") })
+	if _, err := agents.Release(ctx, app.TaskRef{Agent: coord.Agent{ID: "alice"}, TaskID: "1.1", Epoch: held.Epoch}, "done"); coord.CodeOf(err) != coord.CodeLost {
+		t.Fatalf("alice's release after the requeue: %v, want lost", err)
+	}
+	if code, msg := f.act("1.1", "assign", `{"to":"bob"}`); code != 200 || msg != "assigned 1.1 to bob" {
+		t.Fatalf("assign on the hub: %d %q", code, msg)
+	}
+	in, err := agents.Inbox(ctx, app.InboxRequest{Agent: "bob"})
+	if err != nil || in.Task == nil || in.Task.ID != "1.1" {
+		t.Fatalf("bob's inbox: %+v %v", in, err)
+	}
+	var log strings.Builder
+	agents.LogRead(ctx, 0, func(l string) error { log.WriteString(l + "\n"); return nil })
+	for _, want := range []string{"pat ▶ requeued task 1.1 from alice (epoch 1): alice is stuck", "pat ▶ assigned task 1.1 to bob"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the hub's log lacks %q", want)
+		}
+	}
+	if err := agents.SetConfigText(ctx, "supervisors", `["lead"]`); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := f.act("1.1", "requeue", `{"reason":"x"}`); code != 403 {
+		t.Fatalf("a user the hub's supervisors list leaves out: %d, want 403", code)
+	}
+}

@@ -25,8 +25,21 @@ type Options struct {
 	// prints for it).
 	TaskJSON func(*coord.Task) []byte
 	// Token, when set, is required on every request but the static
-	// files (Authorization: Bearer T, or ?token=T).
+	// files (Authorization: Bearer T, or ?token=T; a write takes it from
+	// the Authorization header only).
 	Token string
+	// Acts, with a Token, lets the page act on tasks (contract §11):
+	// POST /api/tasks/ID/ACTION. Without either, every POST is 405 and
+	// the page shows no buttons.
+	Acts Actor
+	// User names the person acting through the page in the log (an
+	// agent id; "" is DefaultUser).
+	User string
+	// LoopbackOnly refuses, token or not, a request whose Host is not a
+	// loopback name: a token this process made for a loopback page
+	// (--allow-actions) is then still no use to a page that reaches the
+	// dashboard through DNS rebinding.
+	LoopbackOnly bool
 	// Timeout is how long an agent may stay silent before it counts as
 	// stale (0: the project's stale_after, read again at every build, so
 	// the page judges as the sweep does even after a change).
@@ -48,6 +61,19 @@ type Options struct {
 	// Logf receives what the server has to say (a failed read, a failed
 	// doctor); nil discards it.
 	Logf func(format string, args ...any)
+}
+
+// DefaultUser is the name the log gives a person acting through the
+// page when Options.User does not say.
+const DefaultUser = "human"
+
+// Actor is what the page's actions call: app.Supervisor.
+type Actor interface {
+	Requeue(context.Context, app.Act) (app.ActResult, error)
+	Assign(context.Context, app.Act) (app.ActResult, error)
+	Unblock(context.Context, app.Act) (app.ActResult, error)
+	Approve(context.Context, app.Act) (app.ActResult, error)
+	Reject(context.Context, app.Act) (app.ActResult, error)
 }
 
 // Settle is how long the builder lets a burst of changes gather before
@@ -121,6 +147,9 @@ func New(opt Options) *Server {
 	if opt.TaskJSON == nil {
 		panic("dashboard: Options.TaskJSON is nil")
 	}
+	if opt.User == "" {
+		opt.User = DefaultUser
+	}
 	return &Server{opt: opt, clients: map[*client]struct{}{}, ready: make(chan struct{}), kick: make(chan struct{}, 1),
 		doc: doctorResult{off: opt.DoctorEvery <= 0}}
 }
@@ -173,8 +202,12 @@ func (s *Server) Build(ctx context.Context) error {
 
 // render renders a state with the doctor's result and the read error.
 func (s *Server) render(st *app.State, doc doctorResult, readErr string) (*snapshot, error) {
-	return render(0, st, doc, renderOptions{rows: s.opt.Rows, token: s.opt.Token, readErr: readErr, ownTimeout: s.opt.Timeout > 0}, s.opt.TaskJSON)
+	return render(0, st, doc, renderOptions{rows: s.opt.Rows, token: s.opt.Token, actions: s.actions(), readErr: readErr, ownTimeout: s.opt.Timeout > 0}, s.opt.TaskJSON)
 }
+
+// actions reports whether the page may act: a token, and something to
+// act with.
+func (s *Server) actions() bool { return s.opt.Token != "" && s.opt.Acts != nil }
 
 // watchReads marks the page as not live once a read of the state has gone
 // unanswered for Options.StallAfter, without waiting for the read to give
@@ -350,11 +383,16 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /events", s.guard(http.HandlerFunc(s.serveEvents)))
 	mux.Handle("GET /api/state.json", s.guard(http.HandlerFunc(s.serveState)))
 	mux.Handle("GET /tasks", s.guard(http.HandlerFunc(s.serveTasks)))
+	mux.Handle("GET /task", s.guard(http.HandlerFunc(s.serveTask)))
+	if s.actions() {
+		mux.Handle("POST /api/tasks/{id}/{action}", http.HandlerFunc(s.serveAct))
+	}
 	return s.headers(mux)
 }
 
-// headers sets what every answer carries and refuses methods that are
-// not reads.
+// headers sets what every answer carries and refuses the methods the
+// dashboard does not answer: everything but GET and HEAD, and POST too
+// when the page may act.
 func (s *Server) headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -362,9 +400,16 @@ func (s *Server) headers(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		switch {
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		case r.Method == http.MethodPost && s.actions():
+		case s.actions():
+			h.Set("Allow", "GET, HEAD, POST")
+			http.Error(w, "405 method not allowed: GET, or POST to /api/tasks/ID/ACTION", http.StatusMethodNotAllowed)
+			return
+		default:
 			h.Set("Allow", "GET, HEAD")
-			http.Error(w, "the dashboard is read-only: GET only", http.StatusMethodNotAllowed)
+			http.Error(w, "405 the dashboard is read-only: GET only (it acts only when started with --token or --allow-actions)", http.StatusMethodNotAllowed)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -376,7 +421,7 @@ func (s *Server) headers(next http.Handler) http.Handler {
 func (s *Server) staticOnly(files http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case "style.css", "app.js", "icon.svg":
+		case "style.css", "app.js", "acts.js", "icon.svg":
 			w.Header().Set("Cache-Control", "no-cache")
 			files.ServeHTTP(w, r)
 		default:
@@ -403,7 +448,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				http.Error(w, "401 unauthorized: send the dashboard's token as 'Authorization: Bearer T' or '?token=T'", http.StatusUnauthorized)
 				return
 			}
-		} else if !LoopbackHost(r.Host) {
+		}
+		if (s.opt.Token == "" || s.opt.LoopbackOnly) && !LoopbackHost(r.Host) {
 			http.Error(w, "403 forbidden: this dashboard answers only to a loopback host name (localhost, 127.0.0.1, [::1])", http.StatusForbidden)
 			return
 		}

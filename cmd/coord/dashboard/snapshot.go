@@ -56,6 +56,7 @@ type doctorResult struct {
 type renderOptions struct {
 	rows       int
 	token      string
+	actions    bool   // the page may act: buttons beside the tasks
 	readErr    string // why the backend cannot be read now ("" when it can)
 	ownTimeout bool   // stale after the dashboard's --timeout, not stale_after
 }

@@ -45,6 +45,9 @@ type view struct {
 	Thru thru
 
 	Links links
+	// Actions: the page may act (a token and Options.Acts): buttons
+	// beside the tasks each action applies to.
+	Actions bool
 }
 
 type count struct {
@@ -54,20 +57,32 @@ type count struct {
 
 type alertRow struct {
 	Kind, Word, Text string
+	// Tasks are the tasks a stale agent holds (stale_holder), each with
+	// the buttons that take it back.
+	Tasks []string
 }
 
 type agentRow struct {
-	ID       string
-	Alive    bool
-	State    string // "alive" or "stale"
-	Beat     string // "12s ago", "no heartbeat"
-	Status   string // the heartbeat's: working, idle, blocked
-	Role     string
-	Where    string // worktree · branch
-	Inbox    int
-	InboxIDs string
-	Held     []heldRow
-	Attn     bool // stale and still holding work
+	ID    string
+	Alive bool
+	State string // "alive" or "stale"
+	Beat  string // "12s ago", "no heartbeat"
+	// Silent is how long it has been silent against the silence that
+	// makes it stale ("silent 4m of 15m"); SilentS and StaleS the same in
+	// seconds (a meter), Heard false when it never beat.
+	Silent          string
+	SilentS, StaleS int64
+	Heard           bool
+	// Low and High are where the meter turns amber (half of stale_after:
+	// a holder's own keeper fences its task there) and red.
+	Low, High int64
+	Status    string // the heartbeat's: working, idle, blocked
+	Role      string
+	Where     string // worktree · branch
+	Inbox     int
+	InboxIDs  string
+	Held      []heldRow
+	Attn      bool // stale and still holding work
 }
 
 type heldRow struct {
@@ -75,6 +90,8 @@ type heldRow struct {
 	Progress          int
 	Since             string // age of the claim
 	Reviewing         bool
+	Holder            string // the agent whose card shows it
+	Notes             string // what a reviewer last said (a rejected task's review notes)
 }
 
 type taskRow struct {
@@ -84,6 +101,8 @@ type taskRow struct {
 	Owner               string
 	Age                 string
 	Reviewer            string
+	Notes               string // what a reviewer last said
+	Rejections          int
 }
 
 type lockRow struct {
@@ -137,6 +156,15 @@ func (l links) Page(name string, page int) string {
 	return "tasks?" + v.Encode()
 }
 
+// Task is the link to one task's page.
+func (l links) Task(id string) string {
+	v := url.Values{"id": {id}}
+	if l.token != "" {
+		v.Set("token", l.token)
+	}
+	return "task?" + v.Encode()
+}
+
 // Home is the link back to the page.
 func (l links) Home() string {
 	if l.token == "" {
@@ -166,6 +194,7 @@ func digest(st *app.State, doc doctorResult, o renderOptions) *view {
 		NowFull:    st.Now,
 		Err:        o.readErr,
 		Links:      links{o.token},
+		Actions:    o.actions,
 		StaleAfter: span(time.Duration(st.StaleAfter) * time.Second),
 		StaleFrom:  "the project's stale_after",
 	}
@@ -189,8 +218,16 @@ func digest(st *app.State, doc doctorResult, o renderOptions) *view {
 		alerts = append(alerts, alertRow{Kind: "backend", Word: "not live",
 			Text: "cannot read the project: " + o.readErr + "; the page shows it as of " + v.Now})
 	}
+	held := make(map[string][]string, len(st.Agents))
+	for _, a := range st.Agents {
+		held[a.Agent] = a.Tasks
+	}
 	for _, a := range st.Alerts {
-		alerts = append(alerts, alertRow{Kind: a.Kind, Word: alertWord(a.Kind), Text: a.Text})
+		r := alertRow{Kind: a.Kind, Word: alertWord(a.Kind), Text: a.Text}
+		if a.Kind == "stale_holder" {
+			r.Tasks = held[a.Agent]
+		}
+		alerts = append(alerts, r)
 	}
 	for _, p := range doc.problems {
 		alerts = append(alerts, alertRow{Kind: "doctor", Word: "doctor", Text: coord.OneLine(p.What)})
@@ -223,16 +260,20 @@ func digest(st *app.State, doc doctorResult, o renderOptions) *view {
 			v.Alive++
 		}
 		r.Beat = "no heartbeat"
+		r.StaleS, r.Low, r.High = st.StaleAfter, st.StaleAfter/2, st.StaleAfter*9/10
 		if a.AgeS != nil {
 			r.Beat = "beat " + ago(time.Duration(*a.AgeS)*time.Second)
+			r.Heard, r.SilentS = true, *a.AgeS
+			r.Silent = "silent " + span(time.Duration(*a.AgeS)*time.Second) + " of " + v.StaleAfter
 		}
 		r.Where = strings.Trim(coord.OneLine(a.Worktree)+" · "+coord.OneLine(a.Branch), " ·")
 		r.InboxIDs = strings.Join(a.Inbox, ", ")
 		v.Pool = v.Pool || a.Role != ""
 		for _, id := range a.Tasks {
-			h := heldRow{ID: id}
+			h := heldRow{ID: id, Holder: a.Agent}
 			if t := byID[id]; t != nil {
 				h.Title, h.Status, h.Progress = coord.OneLine(t.Title), string(t.Status), t.Progress
+				h.Notes = coord.OneLine(t.ReviewNotes)
 				if at, err := coord.ParseTime(t.ClaimedAt); err == nil {
 					h.Since = ago(now.Sub(at))
 				}
@@ -350,6 +391,8 @@ func logKind(t string) string {
 		return "warn"
 	case "task_review":
 		return "review"
+	case "task_released": // a supervisor's requeue
+		return "warn"
 	}
 	return "other"
 }
@@ -376,7 +419,8 @@ func blockedRow(t *coord.Task, now time.Time) taskRow {
 }
 
 func reviewRow(t *coord.Task, now time.Time) taskRow {
-	r := taskRow{ID: t.ID, Title: coord.OneLine(t.Title), Priority: priority(t), Owner: t.ClaimedBy, Reviewer: t.AssignedTo, Age: "–"}
+	r := taskRow{ID: t.ID, Title: coord.OneLine(t.Title), Priority: priority(t), Owner: t.ClaimedBy, Reviewer: t.AssignedTo, Age: "–",
+		Notes: coord.OneLine(t.ReviewNotes), Rejections: t.Rejections}
 	if at, ok := reviewSince(t); ok {
 		r.Age = ago(now.Sub(at))
 	}
