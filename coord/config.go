@@ -40,6 +40,17 @@ type Config struct {
 	// owner (max_rejections, default 3, at least 1): a reviewer and an
 	// implementer that disagree for good stop at a person, not in a loop.
 	MaxRejections int
+	// Target is the branch work lands on (target, default "main"):
+	// a task's base is its branch's merge base with it, and a task's
+	// work has landed once its head is reachable from it.
+	Target string
+	// WriteClaims is what the edit hooks do at a task's first write to a
+	// path (write_claims: exclusive, warn, off; default exclusive).
+	WriteClaims ClaimMode
+	// WriteClaimsUntasked is what a write by an agent holding no task
+	// meets at another task's write claim (write_claims_untasked: guard,
+	// warn, off; default guard).
+	WriteClaimsUntasked UntaskedMode
 }
 
 // DefaultMaxRejections is max_rejections when config.json does not say.
@@ -69,6 +80,10 @@ func DefaultConfig() Config {
 		LeaseTTL:     DefaultLeaseTTL,
 
 		MaxRejections: DefaultMaxRejections,
+
+		Target:              DefaultTarget,
+		WriteClaims:         ClaimsExclusive,
+		WriteClaimsUntasked: UntaskedGuard,
 	}
 }
 

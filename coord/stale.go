@@ -75,6 +75,7 @@ func (tx *Txn) ownerLeaves(t *Task, why string, policy StalePolicy) {
 	}
 	t.ClaimedBy = ""
 	t.ClaimedAt = ""
+	t.freeClaims()
 	t.Dirty = true
 }
 

@@ -137,12 +137,48 @@ type Task struct {
 	// reviewer while its reviewer lives.
 	ReviewStartedAt string
 
+	// Where the task's work lives (contract §10). Branch is the caller's
+	// branch when it claimed ("" outside git or on a detached HEAD); Base
+	// the commit that branch stood on against the target branch (their
+	// merge base) at the claim.
+	Branch string
+	Base   string
+	// TouchedFiles are the repository paths the task has written: taken
+	// by the edit hooks at the first write (write claims) and, at
+	// release, the paths its commits changed. Sorted, each once, clean
+	// repository paths with no glob meaning. While the task is in flight
+	// (InFlight) they are its write claims.
+	TouchedFiles []string
+	// Head is the branch tip at release: what the work is ("" when
+	// released outside git, or with no commit of its own).
+	Head string
+	// LandedCommit and LandedAt say the work reached the target branch:
+	// the target's tip when it was found there (or the lander's commit),
+	// and when (RFC 3339 UTC). Until then a done task with a head is in
+	// flight.
+	LandedCommit string
+	LandedAt     string
+	// Conflicts are the in-flight conflicts last found for the task
+	// (coord conflicts, watch, schedule).
+	Conflicts []Conflict
+
 	// Dirty is set by every operation that changes the task; the backend
 	// re-encodes only dirty tasks.
 	Dirty bool
 	// Raw is the backend's original encoding of the task (unknown fields
 	// included); the domain never reads it.
 	Raw []byte
+}
+
+// Conflict is one in-flight conflict of a task: merging its branch with
+// With (the target branch's name, or another in-flight task's id) would
+// conflict in Files. Since is when it was first found (RFC 3339 UTC);
+// Told, that the task's agent has been told.
+type Conflict struct {
+	With  string   `json:"with"`
+	Files []string `json:"files"`
+	Since string   `json:"since,omitempty"`
+	Told  bool     `json:"told,omitempty"`
 }
 
 // HoldsLock reports whether the task must be backed by exactly one lock
@@ -199,6 +235,36 @@ func (t *Task) Check() error {
 	for _, f := range t.Files {
 		if f == "" || strings.ContainsRune(f, 0) {
 			return Errorf(CodeUsage, "task %q: files: empty or NUL-containing pattern", t.ID)
+		}
+	}
+	return t.checkWork()
+}
+
+// checkWork validates the fields that say where the task's work lives.
+func (t *Task) checkWork() error {
+	if t.Branch != "" {
+		if err := ValidBranch(t.Branch); err != nil {
+			return Errorf(CodeUsage, "task %q: branch: %v", t.ID, err)
+		}
+	}
+	for _, c := range []struct{ name, v string }{{"base", t.Base}, {"head", t.Head}, {"landed_commit", t.LandedCommit}} {
+		if c.v != "" && !ValidCommit(c.v) {
+			return Errorf(CodeUsage, "task %q: %s %q is not a commit id (4 to 64 hexadecimal digits)", t.ID, c.name, clip(c.v))
+		}
+	}
+	for _, p := range t.TouchedFiles {
+		if cp, err := CleanRepoPath(p); err != nil || cp != p {
+			return Errorf(CodeUsage, "task %q: touched_files: %q is not a clean repository path", t.ID, clip(p))
+		}
+	}
+	for _, c := range t.Conflicts {
+		if c.With == "" || strings.ContainsRune(c.With, 0) {
+			return Errorf(CodeUsage, "task %q: conflicts: empty or NUL-containing \"with\"", t.ID)
+		}
+		for _, f := range c.Files {
+			if f == "" || strings.ContainsRune(f, 0) {
+				return Errorf(CodeUsage, "task %q: conflicts: empty or NUL-containing file", t.ID)
+			}
 		}
 	}
 	return nil

@@ -48,6 +48,11 @@ type Txn struct {
 	Outbox []*Task
 	Now    time.Time
 	Events []Event
+	// WriteClaims is the project's write_claims setting: how the rules
+	// that meet another task's write claims (eligibility, LockPaths,
+	// Guard, WriteClaim) treat them. The application sets it on every
+	// transaction; the zero value is exclusive.
+	WriteClaims ClaimMode
 
 	index map[string]int
 }
@@ -308,6 +313,7 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.AssignedTo = "" // the assignee's claim consumes its assignment
 	pick.AssignedAt = ""
 	pick.ReviewStartedAt = ""
+	pick.clearWork()
 	pick.Dirty = true
 	tx.Log(a.ID, "claimed task %s (epoch %d)", pick.ID, pick.Epoch)
 	return pick, nil

@@ -29,7 +29,7 @@ func (s *Service) Agents(ctx context.Context, timeout time.Duration) ([]coord.Ag
 		return nil, interrupted(ctx, err)
 	}
 	var out []coord.AgentView
-	err = s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		out = tx.Liveness(beats, now, timeout)
 		return nil
 	})
@@ -54,7 +54,7 @@ func (s *Service) Sweep(ctx context.Context, r SweepRequest) ([]coord.Stale, err
 		timeout = s.cfg.StaleAfter
 	}
 	var cands []coord.Stale
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		holders := tx.LockHolders()
 		if len(holders) == 0 {
 			return nil
@@ -70,7 +70,7 @@ func (s *Service) Sweep(ctx context.Context, r SweepRequest) ([]coord.Stale, err
 		return nonNil(cands), interrupted(ctx, err)
 	}
 	var freed []coord.Stale
-	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		freed = freed[:0]
 		agents := make([]string, 0, len(cands))
 		for _, c := range cands {
@@ -104,7 +104,7 @@ func (s *Service) NextDue(ctx context.Context, timeout time.Duration) (due, now 
 	if timeout <= 0 {
 		timeout = s.cfg.StaleAfter
 	}
-	err = s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		holders := tx.LockHolders()
 		if len(holders) == 0 {
 			now = s.clock()
@@ -201,7 +201,7 @@ func (s *Service) Maintain(ctx context.Context, r MaintainRequest) (MaintainResu
 // exclusion only when there is one.
 func (s *Service) dropExpiredPathLocks(ctx context.Context) ([]string, error) {
 	any := false
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		for _, l := range tx.PathLocks {
 			any = any || l.Expired(tx.Now)
 		}
@@ -211,7 +211,7 @@ func (s *Service) dropExpiredPathLocks(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var gone []string
-	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		gone = tx.DropExpiredPathLocks()
 		return nil
 	})

@@ -18,6 +18,7 @@ type Service struct {
 	warn    func(string)
 	formats Formats
 	getenv  func(string) string
+	repo    Repo
 }
 
 // Options tune a Service.
@@ -40,6 +41,10 @@ type Options struct {
 	// front end of one process shares the Service, so they all honour the
 	// same ones.
 	Getenv func(string) string
+	// Repo is the caller's git repository (nil: the caller stands in no
+	// repository, and nothing git-aware is recorded or checked: no
+	// branch at a claim, no head at a release, no landing found).
+	Repo Repo
 }
 
 // New opens the application on b, reading the project's configuration.
@@ -48,7 +53,7 @@ func New(ctx context.Context, b coord.Backend, opt Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats, getenv: opt.Getenv}
+	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats, getenv: opt.Getenv, repo: opt.Repo}
 	if s.clock == nil {
 		s.clock = coord.SystemClock
 	}

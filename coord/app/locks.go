@@ -39,7 +39,7 @@ func (s *Service) LockPaths(ctx context.Context, agent string, paths []string, t
 	if ttl < 0 {
 		return nil, coord.Errorf(coord.CodeUsage, "a path lock's TTL must not be negative")
 	}
-	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		return tx.LockPaths(agent, paths, ttl)
 	})
 	return paths, interrupted(ctx, err)
@@ -52,7 +52,7 @@ func (s *Service) UnlockPaths(ctx context.Context, agent string, paths []string)
 		return nil, err
 	}
 	var gone []string
-	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		gone, err = tx.UnlockPaths(agent, paths)
 		return err
 	})
@@ -62,7 +62,7 @@ func (s *Service) UnlockPaths(ctx context.Context, agent string, paths []string)
 // PathLocks returns the path locks in force, by path.
 func (s *Service) PathLocks(ctx context.Context) ([]coord.PathLock, error) {
 	var out []coord.PathLock
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		out = tx.LivePathLocks()
 		return nil
 	})
@@ -74,7 +74,7 @@ func (s *Service) PathLocks(ctx context.Context) ([]coord.PathLock, error) {
 // and an edit hook refuse.
 func (s *Service) Guard(ctx context.Context, agent string, paths []string) ([]coord.GuardHit, error) {
 	var hits []coord.GuardHit
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		hits = tx.Guard(agent, paths)
 		return nil
 	})

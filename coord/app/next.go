@@ -142,7 +142,7 @@ func (w *Worker) timedOut() error {
 // as parked, and beats for the agent (it holds the task: since is when
 // that beat began).
 func (w *Worker) own(ctx context.Context) (t *coord.Task, since time.Time, err error) {
-	err = w.s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err = w.s.tasks().View(ctx, func(tx *coord.Txn) error {
 		t = w.ownIn(tx)
 		return nil
 	})

@@ -72,7 +72,7 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (AgentRecord,
 	}
 	var got coord.PoolAgent
 	var held []*coord.Task
-	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		var live map[string]bool
 		if tx.Member(r.Agent) != nil {
 			seen, now, err := s.b.Beats().LastSeen(ctx, []string{r.Agent})
@@ -110,7 +110,7 @@ func (s *Service) Deregister(ctx context.Context, agent string) (DeregisterResul
 		return DeregisterResult{}, err
 	}
 	res := DeregisterResult{Agent: agent}
-	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		back, err := tx.Deregister(agent)
 		res.Returned, res.Held = nonNil(back), []string{}
 		for _, t := range tx.HeldBy(agent) {
@@ -177,7 +177,7 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 	}
 	worth := false
 	var plan ScheduleResult
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		var err error
 		plan, err = round(tx.Clone())
 		worth = plan.changed()
@@ -192,7 +192,7 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 		return res, interrupted(ctx, err)
 	}
 	var res ScheduleResult
-	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		var err error
 		res, err = round(tx)
 		return err
@@ -261,7 +261,7 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 	var lastBeat time.Time
 	check := func() (bool, error) {
 		some, drained := false, false
-		err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+		err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 			if tx.Member(r.Agent) == nil {
 				return coord.NotRegistered(r.Agent)
 			}
@@ -311,7 +311,7 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 	var since time.Time
 	early := s.seenEarly(ctx)
 	defer early.stop()
-	err = s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx, early, agent); err != nil {
 			return err
 		}
@@ -347,7 +347,7 @@ func (s *Service) GiveBack(ctx context.Context, agent, taskID, why string) (*coo
 		return nil, err
 	}
 	var got *coord.Task
-	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		var err error
 		got, err = tx.GiveBack(agent, taskID, why)
 		return err

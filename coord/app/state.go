@@ -74,7 +74,7 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 	if err != nil {
 		return st, interrupted(ctx, err)
 	}
-	err = s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		st.Tasks = tx.Tasks
 		for _, t := range tx.Tasks {
 			st.Counts[string(t.Status)]++

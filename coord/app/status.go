@@ -27,7 +27,7 @@ func (s *Service) Status(ctx context.Context, agent string) (StatusView, error) 
 	for _, st := range coord.Statuses {
 		v.Counts[st] = 0
 	}
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		v.Holding = tx.HeldBy(agent)
 		for _, l := range tx.LivePathLocks() {
 			if l.Holder == agent {

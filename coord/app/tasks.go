@@ -85,9 +85,9 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 	}
 	var err error
 	if r.Validate {
-		err = s.b.Tasks().View(ctx, check)
+		err = s.tasks().View(ctx, check)
 	} else {
-		err = s.b.Tasks().Update(ctx, check)
+		err = s.tasks().Update(ctx, check)
 	}
 	if err != nil {
 		return SeedResult{}, interrupted(ctx, err)
@@ -168,7 +168,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 	}
 	early := s.seenEarly(ctx)
 	defer early.stop()
-	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx, early, r.Agent.ID); err != nil {
 			return err
 		}
@@ -192,7 +192,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 // does): what a running command's keeper checks on every beat.
 func (s *Service) Holds(ctx context.Context, r TaskRef) (string, error) {
 	why := ""
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		t := tx.Task(r.TaskID)
 		switch {
 		case t == nil:
@@ -367,7 +367,7 @@ func (s *Service) held(ctx context.Context, r TaskRef, what, text string, op fun
 	}
 	var got *coord.Task
 	var still []*coord.Task
-	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		t, err := op(tx)
 		got = t
 		still = tx.HeldBy(r.Agent.ID)
@@ -441,7 +441,7 @@ type ApproveRequest struct {
 // agent that claimed it.
 func (s *Service) Approve(ctx context.Context, r ApproveRequest) (*coord.Task, error) {
 	var got *coord.Task
-	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		var err error
 		if r.Human != "" {
 			got, err = tx.ApproveForHuman(r.Agent, r.Human, r.TaskID)
@@ -461,7 +461,7 @@ func (s *Service) Reject(ctx context.Context, agent, taskID, reason string) (*co
 		return nil, err
 	}
 	var got *coord.Task
-	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		var err error
 		got, err = tx.Reject(agent, taskID, reason, s.cfg.MaxRejections)
 		return err
@@ -487,14 +487,14 @@ func (s *Service) Tasks(ctx context.Context, r ListRequest) ([]*coord.Task, erro
 		want[st] = true
 	}
 	var list []*coord.Task
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		for _, t := range tx.Tasks {
 			if len(want) == 0 || want[t.Status] {
 				list = append(list, t)
 			}
 		}
 		if r.All && (len(want) == 0 || want[coord.Done]) {
-			arch, err := s.b.Tasks().ArchivedTasks(ctx)
+			arch, err := s.tasks().ArchivedTasks(ctx)
 			if err != nil {
 				return err
 			}
@@ -544,7 +544,7 @@ type ReadyRow struct {
 // Ready lists what agent could claim now, in the order claim takes it,
 // and every other task with why not.
 func (s *Service) Ready(ctx context.Context, a coord.Agent) (ready, not []ReadyRow, err error) {
-	err = s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		yes, no, why := tx.Ready(a)
 		for _, t := range yes {
 			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title})
@@ -582,7 +582,7 @@ type DepGraph struct {
 // Deps returns the merged dependency graph, sorted by id.
 func (s *Service) Deps(ctx context.Context) (DepGraph, error) {
 	var g DepGraph
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		graph := map[string][]string{}
 		seen := map[string]bool{}
 		for _, t := range tx.Tasks {
@@ -623,7 +623,7 @@ func (s *Service) Deps(ctx context.Context) (DepGraph, error) {
 // the active registry into the archive; it returns the ids moved.
 func (s *Service) Archive(ctx context.Context, cutoff time.Time) ([]string, error) {
 	var moved []string
-	err := s.b.Tasks().Update(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		moved = tx.ArchiveDone(cutoff)
 		return nil
 	})
@@ -633,7 +633,7 @@ func (s *Service) Archive(ctx context.Context, cutoff time.Time) ([]string, erro
 // Snapshot returns the registry's tasks for a read-only front end.
 func (s *Service) Snapshot(ctx context.Context) ([]*coord.Task, error) {
 	var out []*coord.Task
-	err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		out = tx.Tasks
 		return nil
 	})

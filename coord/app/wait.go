@@ -124,7 +124,7 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 	check := func() (bool, error) {
 		stale := false
 		done := false
-		err := s.b.Tasks().View(ctx, func(tx *coord.Txn) error {
+		err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 			if r.TaskID != "" {
 				t := tx.Task(r.TaskID)
 				if t == nil {

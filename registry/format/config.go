@@ -99,6 +99,27 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 				err = d.errf(`"max_rejections" must be a whole number from 1 (block at the first rejection) up, found %d`, n)
 			}
 			c.MaxRejections = int(n)
+		case "target":
+			c.Target, err = d.str(`"target"`, false)
+			if err == nil {
+				if verr := coord.ValidBranch(c.Target); verr != nil {
+					err = d.errf(`"target" must name a branch: %v`, verr)
+				}
+			}
+		case "write_claims":
+			var s string
+			s, err = d.str(`"write_claims"`, false)
+			c.WriteClaims = coord.ClaimMode(s)
+			if err == nil && !c.WriteClaims.Valid() {
+				err = d.errf(`"write_claims" must be "exclusive", "warn" or "off", found %q`, s)
+			}
+		case "write_claims_untasked":
+			var s string
+			s, err = d.str(`"write_claims_untasked"`, false)
+			c.WriteClaimsUntasked = coord.UntaskedMode(s)
+			if err == nil && !c.WriteClaimsUntasked.Valid() {
+				err = d.errf(`"write_claims_untasked" must be "guard", "warn" or "off", found %q`, s)
+			}
 		case "quota_daily_tokens":
 			c.Quota.Tokens, err = d.integer(`"quota_daily_tokens"`, false)
 		case "quota_daily_requests":

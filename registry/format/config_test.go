@@ -13,13 +13,15 @@ import (
 func TestParseConfig(t *testing.T) {
 	c, err := ParseConfig("config.json", []byte(`{"stale_after":"90","beat_interval":"30s","lock_wait":"5s","review_gate":true,
 		"on_stale":"block-if-progress","quota_daily_tokens":100,"quota_daily_requests":7,"archive_after":"24h",
-		"lease_roster":{"daily":["a","b"]},"sweep_on_claim":false,"scheduling":"push","max_rejections":5,"lease_ttl":"30m","a later feature":{"x":[1]}}`))
+		"lease_roster":{"daily":["a","b"]},"sweep_on_claim":false,"scheduling":"push","max_rejections":5,"lease_ttl":"30m","a later feature":{"x":[1]},
+		"target":"trunk","write_claims":"warn","write_claims_untasked":"off"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := coord.Config{StaleAfter: 90 * time.Second, BeatInterval: 30 * time.Second, LockWait: 5 * time.Second, ReviewGate: true,
 		OnStale: coord.BlockIfProgress, Quota: coord.QuotaLimits{Tokens: 100, Requests: 7}, ArchiveAfter: 24 * time.Hour,
-		Roster: map[string][]string{"daily": {"a", "b"}}, SweepOnClaim: false, Scheduling: coord.Push, MaxRejections: 5, LeaseTTL: 30 * time.Minute}
+		Roster: map[string][]string{"daily": {"a", "b"}}, SweepOnClaim: false, Scheduling: coord.Push, MaxRejections: 5, LeaseTTL: 30 * time.Minute,
+		Target: "trunk", WriteClaims: coord.WarnClaims, WriteClaimsUntasked: coord.UntaskedOff}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("config %+v\nwant   %+v", c, want)
 	}
@@ -29,7 +31,9 @@ func TestParseConfig(t *testing.T) {
 	for _, bad := range []string{`{"sweep_on_claim":"yes"}`, `{"stale_after":"soon"}`, `{"on_stale":"drop"}`, `{"lock_wait":"0s"}`, `{"lease_ttl":"0"}`,
 		`{"scheduling":"Push"}`, `{"scheduling":null}`,
 		`{"review_gate":true,"Review_gate":false}`, `{"quota_daily_tokens":-1}`, `[]`, `{"x":1} {}`,
-		`{"max_rejections":0}`, `{"max_rejections":-1}`, `{"max_rejections":1.5}`, `{"max_rejections":"3"}`, `{"max_rejections":null}`} {
+		`{"max_rejections":0}`, `{"max_rejections":-1}`, `{"max_rejections":1.5}`, `{"max_rejections":"3"}`, `{"max_rejections":null}`,
+		`{"target":""}`, `{"target":"a..b"}`, `{"target":"-x"}`, `{"target":"x.lock"}`, `{"target":null}`, `{"target":"a b"}`,
+		`{"write_claims":"Exclusive"}`, `{"write_claims":true}`, `{"write_claims_untasked":"exclusive"}`, `{"write_claims_untasked":null}`} {
 		if _, err := ParseConfig("config.json", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "config.json: ") {
 			t.Errorf("%s: %v, want an error naming config.json", bad, err)
 		}

@@ -71,6 +71,7 @@ var taskFieldOrder = []string{
 	"epoch", "progress", "blocked_reason", "reviewer_id", "review_notes",
 	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
 	"blocked_at", "description", "rejections", "review_alert_at",
+	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -417,6 +418,21 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.BlockedAt, err = s.strVal(name, true)
 	case fDescription:
 		t.Description, err = s.strVal(name, true)
+	case fBranch:
+		t.Branch, err = s.strVal(name, true)
+	case fBase:
+		t.Base, err = s.strVal(name, true)
+	case fTouchedFiles:
+		t.TouchedFiles, err = s.strsVal(name)
+		t.TouchedFiles = coord.NormalizeTouched(t.TouchedFiles)
+	case fHead:
+		t.Head, err = s.strVal(name, true)
+	case fLandedCommit:
+		t.LandedCommit, err = s.strVal(name, true)
+	case fLandedAt:
+		t.LandedAt, err = s.strVal(name, true)
+	case fConflicts:
+		t.Conflicts, err = parseConflicts(s, name)
 	default:
 		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -453,6 +469,13 @@ const (
 	fDescription
 	fRejections
 	fReviewAlertAt
+	fBranch
+	fBase
+	fTouchedFiles
+	fHead
+	fLandedCommit
+	fLandedAt
+	fConflicts
 	fLegacyRejectReason // in taskFieldsRead only
 )
 
@@ -509,8 +532,22 @@ func taskFieldIndex(name string) int {
 		return 23
 	case "review_alert_at":
 		return 24
-	case legacyRejectReason:
+	case "branch":
 		return 25
+	case "base":
+		return 26
+	case "touched_files":
+		return 27
+	case "head":
+		return 28
+	case "landed_commit":
+		return 29
+	case "landed_at":
+		return 30
+	case "conflicts":
+		return 31
+	case legacyRejectReason:
+		return 32
 	}
 	return -1
 }
@@ -912,6 +949,20 @@ func wantField(t *coord.Task, name string) bool {
 		return t.BlockedAt != ""
 	case "description":
 		return t.Description != ""
+	case "branch":
+		return t.Branch != ""
+	case "base":
+		return t.Base != ""
+	case "touched_files":
+		return len(t.TouchedFiles) > 0
+	case "head":
+		return t.Head != ""
+	case "landed_commit":
+		return t.LandedCommit != ""
+	case "landed_at":
+		return t.LandedAt != ""
+	case "conflicts":
+		return len(t.Conflicts) > 0
 	}
 	return true
 }
@@ -978,8 +1029,107 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.BlockedAt)
 	case "description":
 		return nullable(t.Description)
+	case "branch":
+		return nullable(t.Branch)
+	case "base":
+		return nullable(t.Base)
+	case "touched_files":
+		return appendStrings(b, t.TouchedFiles)
+	case "head":
+		return nullable(t.Head)
+	case "landed_commit":
+		return nullable(t.LandedCommit)
+	case "landed_at":
+		return nullable(t.LandedAt)
+	case "conflicts":
+		return appendConflicts(b, t.Conflicts)
 	}
 	return append(b, "null"...)
+}
+
+// conflictFields are the members of one of a task's conflicts, in the
+// order written.
+var conflictFields = []string{"with", "files", "since", "told"}
+
+func conflictFieldIndex(name string) int {
+	for i, f := range conflictFields {
+		if f == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// parseConflicts reads a task's "conflicts": null or an array of
+// {"with", "files", "since", "told"} objects (other members are
+// validated and skipped).
+func parseConflicts(s *scanner, what string) ([]coord.Conflict, error) {
+	if s.peek() == 'n' {
+		return nil, s.literal("null")
+	}
+	if s.peek() != '[' {
+		return nil, s.errf("%s must be an array, found %s", what, s.kindName())
+	}
+	var out []coord.Conflict
+	err := s.array(func() error {
+		if s.peek() != '{' {
+			return s.errf("%s element must be an object, found %s", what, s.kindName())
+		}
+		var c coord.Conflict
+		err := s.objectKnown(conflictFields, conflictFieldIndex, func(name string, k int) error {
+			var err error
+			switch k {
+			case 0:
+				c.With, err = s.strVal(what+" with", false)
+			case 1:
+				c.Files, err = s.strsVal(what + " files")
+			case 2:
+				c.Since, err = s.strVal(what+" since", true)
+			case 3:
+				switch s.peek() {
+				case 't':
+					c.Told, err = true, s.literal("true")
+				case 'f':
+					err = s.literal("false")
+				case 'n':
+					err = s.literal("null")
+				default:
+					err = s.errf("%s told must be a boolean, found %s", what, s.kindName())
+				}
+			default:
+				if k := caseTwin(name, conflictFields); k != "" {
+					return s.errf("%s: %q is not a field; names are case-sensitive (did you mean %q?)", what, name, k)
+				}
+				err = s.value()
+			}
+			return err
+		})
+		out = append(out, c)
+		return err
+	})
+	return out, err
+}
+
+func appendConflicts(b []byte, cs []coord.Conflict) []byte {
+	b = append(b, '[')
+	for i, c := range cs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"with":`...)
+		b = appendString(b, c.With)
+		b = append(b, `,"files":`...)
+		b = appendStrings(b, c.Files)
+		if c.Since != "" {
+			b = append(b, `,"since":`...)
+			b = appendString(b, c.Since)
+		}
+		if c.Told {
+			b = append(b, `,"told":true`...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 func appendStrings(b []byte, ss []string) []byte {

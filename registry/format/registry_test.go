@@ -215,6 +215,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"tasks":[{"id":"a","description":"d\n"},{"id":"b","description":{"x":1}}]}`))
 	f.Add([]byte(`{"tasks":[],"path_locks":[{"path":"src/x","holder":"a","since":"2026-01-01T00:00:00Z","task_id":"t","expires":""}]}`))
 	f.Add([]byte(`{"tasks":[{"id":"t","assigned_to":"a","assigned_at":"2026-01-01T00:00:00Z","review_started_at":null,"blocked_at":"2026-01-01T00:00:00Z"}],"agents":[{"id":"a","role":"reviewer","capabilities":["go"],"skill_level":">=entry","worktree":"/w","branch":"b","registered_at":"2026-01-01T00:00:00Z","x":[1]}]}`))
+	f.Add([]byte(`{"tasks":[{"id":"t","status":"done","branch":"coord/a","base":"abcd","touched_files":["b","a"],"head":"beef","landed_commit":null,"landed_at":"2026-01-01T00:00:00Z","conflicts":[{"with":"main","files":["a"],"since":"2026-01-01T00:00:00Z","told":true}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reg, err := Parse("fuzz", data)
 		if err != nil {
@@ -479,5 +480,56 @@ func TestEncodeReadsBack(t *testing.T) {
 	out := mustEncode(t, f)
 	if g, err := Parse("r", out); err != nil || len(g.Tasks) != 3 || len(g.PathLocks) != 1 || len(g.Agents) != 1 {
 		t.Fatalf("read back: %v\n%s", err, out)
+	}
+}
+
+// The fields of where a task's work lives (contract §10) read and write
+// back; touched_files is kept sorted, each path once, however a hand
+// wrote it; a registry without them reads as before.
+func TestWorkFields(t *testing.T) {
+	in := `{"version":1,"tasks":[
+{"id":"a","status":"done","claimed_by":"x","epoch":1,"branch":"coord/x","base":"abcd1234","touched_files":["z.txt","go.mod","z.txt"],"head":"beef0123","landed_commit":null,"landed_at":null,"conflicts":[{"with":"main","files":["go.mod"],"since":"2026-01-01T00:00:00Z","told":true,"later":1},{"with":"b","files":[]}]},
+{"id":"b","status":"unclaimed"}
+]}`
+	f, err := Parse("r", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.Tasks[0]
+	want := coord.Task{ID: "a", Status: coord.Done, ClaimedBy: "x", Epoch: 1, Branch: "coord/x", Base: "abcd1234",
+		TouchedFiles: []string{"go.mod", "z.txt"}, Head: "beef0123",
+		Conflicts: []coord.Conflict{{With: "main", Files: []string{"go.mod"}, Since: "2026-01-01T00:00:00Z", Told: true}, {With: "b", Files: nil}}}
+	got := *a
+	got.Raw = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("read %+v\nwant %+v", got, want)
+	}
+	b := f.Tasks[1]
+	b.Branch, b.Base, b.TouchedFiles, b.Head, b.Dirty = "main", "0123abcd", []string{"README.md"}, "", true
+	b.LandedCommit, b.LandedAt = "0123abcd", "2026-01-02T00:00:00Z"
+	b.Conflicts = []coord.Conflict{{With: "a", Files: []string{"README.md"}, Since: "2026-01-02T00:00:00Z"}}
+	a.Dirty = true
+	out := mustEncode(t, f)
+	if !strings.Contains(string(out), `"touched_files":["go.mod","z.txt"]`) ||
+		!strings.Contains(string(out), `"conflicts":[{"with":"a","files":["README.md"],"since":"2026-01-02T00:00:00Z"}]`) {
+		t.Fatalf("encoded:\n%s", out)
+	}
+	again, err := Parse("again", out)
+	if err != nil || !sameTasks(f.Tasks, again.Tasks) {
+		t.Fatalf("round trip: %v\n%s", err, out)
+	}
+	for _, bad := range []string{
+		`{"tasks":[{"id":"a","touched_files":["../x"]}]}`,
+		`{"tasks":[{"id":"a","touched_files":"x"}]}`,
+		`{"tasks":[{"id":"a","base":"HEAD"}]}`,
+		`{"tasks":[{"id":"a","branch":"a..b"}]}`,
+		`{"tasks":[{"id":"a","conflicts":{}}]}`,
+		`{"tasks":[{"id":"a","conflicts":[{"files":["x"]}]}]}`,
+		`{"tasks":[{"id":"a","conflicts":[{"with":"main","told":"yes"}]}]}`,
+		`{"tasks":[{"id":"a","conflicts":[{"with":"main","With":"b"}]}]}`,
+	} {
+		if _, err := Parse("r", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "r: ") {
+			t.Errorf("%s: %v, want an error naming the file", bad, err)
+		}
 	}
 }

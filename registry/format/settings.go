@@ -22,6 +22,7 @@ var ConfigKeys = []string{
 	"stale_after", "beat_interval", "lock_wait", "review_gate", "max_rejections",
 	"on_stale", "sweep_on_claim", "scheduling", "archive_after", "lease_ttl", "lease_roster",
 	"quota_daily_tokens", "quota_daily_requests", "backend",
+	"target", "write_claims", "write_claims_untasked",
 }
 
 // SettingKey checks that key is a setting (CodeUsage naming the nearest
@@ -268,6 +269,7 @@ func defaultSettings() map[string]json.RawMessage {
 		"review_gate": js(c.ReviewGate), "max_rejections": num(int64(c.MaxRejections)), "on_stale": str(string(c.OnStale)), "sweep_on_claim": js(c.SweepOnClaim),
 		"scheduling": str(string(c.Scheduling)), "archive_after": dur(c.ArchiveAfter), "lease_ttl": dur(c.LeaseTTL), "lease_roster": roster,
 		"quota_daily_tokens": num(c.Quota.Tokens), "quota_daily_requests": num(c.Quota.Requests), "backend": str(c.Backend),
+		"target": str(c.Target), "write_claims": str(string(c.WriteClaims)), "write_claims_untasked": str(string(c.WriteClaimsUntasked)),
 	}
 }
 

@@ -66,7 +66,8 @@ func TestConfigKeysAreParsed(t *testing.T) {
 		t.Fatalf("the defaults do not read: %v\n%s", err, b)
 	}
 	if want := coord.DefaultConfig(); c.StaleAfter != want.StaleAfter || c.BeatInterval != want.BeatInterval ||
-		c.LockWait != want.LockWait || c.OnStale != want.OnStale || c.SweepOnClaim != want.SweepOnClaim || c.Scheduling != want.Scheduling {
+		c.LockWait != want.LockWait || c.OnStale != want.OnStale || c.SweepOnClaim != want.SweepOnClaim || c.Scheduling != want.Scheduling ||
+		c.Target != want.Target || c.WriteClaims != want.WriteClaims || c.WriteClaimsUntasked != want.WriteClaimsUntasked {
 		t.Fatalf("defaults read as %+v, want %+v", c, want)
 	}
 }

@@ -1,0 +1,275 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+// Timeout bounds one git run. The operations here read refs, the index
+// or a diff of names: well under a second on any sane repository.
+const Timeout = 10 * time.Second
+
+// ErrNotRepo is what a method returns when the directory is not inside a
+// git working tree.
+var ErrNotRepo = errors.New("gitrepo: not a git repository")
+
+// ErrNoRef is what Head returns for a name that resolves to no commit.
+var ErrNoRef = errors.New("gitrepo: no such commit")
+
+// Repo is the git repository around one directory.
+type Repo struct {
+	dir string
+	// Timeout bounds each git run (0: Timeout).
+	Timeout time.Duration
+}
+
+// New returns the repository around dir. It runs nothing.
+func New(dir string) *Repo { return &Repo{dir: dir} }
+
+// Dir is the directory the Repo was made from.
+func (r *Repo) Dir() string { return r.dir }
+
+// Error is a git run that failed: the command, where, and git's first
+// line of stderr (or why it did not answer).
+type Error struct {
+	Args   []string
+	Dir    string
+	Code   int    // git's exit status; -1 when it did not exit by itself
+	Stderr string // git's first line of stderr
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("git %s in %s: %v", strings.Join(e.Args, " "), e.Dir, e.Err)
+	if e.Stderr != "" {
+		msg += ": " + e.Stderr
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// gitEnv keeps git from prompting, from taking optional locks and from
+// translating what coord reads.
+var gitEnv = []string{"GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "LANGUAGE="}
+
+// run runs git in dir with args and returns its stdout.
+func (r *Repo) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	full := append([]string{"-C", dir, "-c", "core.quotePath=false", "--no-pager"}, args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Env = append(os.Environ(), gitEnv...)
+	cmd.WaitDelay = time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err == nil {
+		return out, nil
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, coord.Wrap(coord.CodeIO, err, "git is not installed or not on PATH").
+			WithHint("coord reads where work lives with git: install git or put it on PATH")
+	}
+	ge := &Error{Args: args, Dir: dir, Code: -1, Err: err}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ge.Code = ee.ExitCode()
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		ge.Err = fmt.Errorf("no answer within %v", timeout)
+		return nil, ge
+	}
+	if ctx.Err() != nil {
+		ge.Err = ctx.Err()
+		return nil, ge
+	}
+	ge.Stderr, _, _ = strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+	if strings.Contains(ge.Stderr, "not a git repository") {
+		ge.Err = ErrNotRepo
+	}
+	return nil, ge
+}
+
+// exitCode is git's exit status in err (-1: not an exit of git's).
+func exitCode(err error) int {
+	var ge *Error
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return -1
+}
+
+func line(out []byte) string { return strings.TrimSpace(string(out)) }
+
+// nulList splits -z output into its non-empty entries.
+func nulList(out []byte) []string {
+	var list []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			list = append(list, p)
+		}
+	}
+	return list
+}
+
+// Top is the top directory of the working tree around the Repo's
+// directory (its own worktree, for a linked one).
+func (r *Repo) Top(ctx context.Context) (string, error) {
+	out, err := r.run(ctx, r.dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", err
+	}
+	return line(out), nil
+}
+
+// CommonDir is the repository's common git directory (shared by all its
+// worktrees), absolute.
+func (r *Repo) CommonDir(ctx context.Context) (string, error) {
+	out, err := r.run(ctx, r.dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	return line(out), nil
+}
+
+// Branch is the branch checked out in the Repo's worktree (its short
+// name), or "" on a detached HEAD.
+func (r *Repo) Branch(ctx context.Context) (string, error) {
+	out, err := r.run(ctx, r.dir, "symbolic-ref", "--short", "-q", "HEAD")
+	if err != nil {
+		if exitCode(err) == 1 { // not a symbolic ref: detached
+			return "", nil
+		}
+		return "", err
+	}
+	return line(out), nil
+}
+
+// Head returns the commit id ref names (a branch, a tag, HEAD, an id),
+// or ErrNoRef when it names none (an unborn branch, a branch that does
+// not exist).
+func (r *Repo) Head(ctx context.Context, ref string) (string, error) {
+	if ref == "" || strings.HasPrefix(ref, "-") {
+		return "", fmt.Errorf("%w: %q", ErrNoRef, ref)
+	}
+	out, err := r.run(ctx, r.dir, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		if exitCode(err) == 1 {
+			return "", fmt.Errorf("%w: %q", ErrNoRef, ref)
+		}
+		return "", err
+	}
+	return line(out), nil
+}
+
+// MergeBase returns the best common ancestor of a and b, or "" when they
+// have none.
+func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
+	out, err := r.run(ctx, r.dir, "merge-base", "--end-of-options", a, b)
+	if err != nil {
+		if exitCode(err) == 1 { // no common ancestor
+			return "", nil
+		}
+		return "", err
+	}
+	return line(out), nil
+}
+
+// IsAncestor reports whether commit a is an ancestor of b (or b itself).
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := r.run(ctx, r.dir, "merge-base", "--is-ancestor", "--end-of-options", a, b)
+	switch {
+	case err == nil:
+		return true, nil
+	case exitCode(err) == 1:
+		return false, nil
+	}
+	return false, err
+}
+
+// ChangedPaths returns the paths the commits from base to head changed
+// (git diff base...head: from their merge base), sorted, each once; a
+// renamed file counts under both names.
+func (r *Repo) ChangedPaths(ctx context.Context, base, head string) ([]string, error) {
+	out, err := r.run(ctx, r.dir, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+		"--relative=", "--end-of-options", base+"..."+head, "--")
+	if err != nil {
+		return nil, err
+	}
+	return coord.NormalizeTouched(nulList(out)), nil
+}
+
+// Dirty lists what the Repo's worktree holds that no commit does:
+// every path with a staged or unstaged change, and every untracked file
+// (ignored files aside), as git status names them.
+func (r *Repo) Dirty(ctx context.Context) ([]string, error) {
+	out, err := r.run(ctx, r.dir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
+	if err != nil {
+		return nil, err
+	}
+	return parseStatus(out), nil
+}
+
+// parseStatus reads git status --porcelain=v1 -z: "XY path", and for a
+// rename or copy the original path as the next entry.
+func parseStatus(out []byte) []string {
+	var paths []string
+	entries := strings.Split(string(out), "\x00")
+	for i := 0; i < len(entries); i++ {
+		e := entries[i]
+		if len(e) < 4 {
+			continue
+		}
+		paths = append(paths, e[3:])
+		if e[0] == 'R' || e[0] == 'C' {
+			i++ // the original name
+		}
+	}
+	return paths
+}
+
+// Unmerged returns the commits reachable from branch and not from target
+// (the work that exists only on branch), newest first, at most max of
+// them (0: all), each as "<short id> <subject>".
+func (r *Repo) Unmerged(ctx context.Context, branch, target string, max int) ([]string, error) {
+	args := []string{"log", "--format=%h %s", "--no-color"}
+	if max > 0 {
+		args = append(args, fmt.Sprintf("--max-count=%d", max))
+	}
+	args = append(args, "--end-of-options", branch, "^"+target, "--")
+	out, err := r.run(ctx, r.dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	var commits []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			commits = append(commits, l)
+		}
+	}
+	return commits, nil
+}
+
+// DeleteBranch deletes branch when it is merged into HEAD or its
+// upstream (git branch -d); force deletes it anyway.
+func (r *Repo) DeleteBranch(ctx context.Context, branch string, force bool) error {
+	flag := "-d"
+	if force {
+		flag = "-D"
+	}
+	_, err := r.run(ctx, r.dir, "branch", flag, "--end-of-options", branch)
+	return err
+}

@@ -1,0 +1,76 @@
+package app
+
+import (
+	"context"
+
+	"github.com/rotd/coord/coord"
+)
+
+// Repo is the caller's git repository, as the application needs it for
+// work in flight (contract §10): where a task's work lives, what it
+// changed, whether it landed, and linked worktrees. The application never
+// runs git itself: the front end passes one (Options.Repo), made from the
+// directory the caller stands in. Paths it returns are the project's
+// repository paths (relative to the project root, which may lie below the
+// repository's top; paths outside the project left out); worktree paths
+// are absolute directories. Every method is bounded in time.
+type Repo interface {
+	// Branch is the branch checked out ("" on a detached HEAD).
+	Branch(ctx context.Context) (string, error)
+	// Head is the commit ref names; an error when it names none.
+	Head(ctx context.Context, ref string) (string, error)
+	// MergeBase is the best common ancestor of a and b ("" for none).
+	MergeBase(ctx context.Context, a, b string) (string, error)
+	// IsAncestor reports whether a is an ancestor of b (or b itself).
+	IsAncestor(ctx context.Context, a, b string) (bool, error)
+	// ChangedPaths are the paths the commits base...head changed.
+	ChangedPaths(ctx context.Context, base, head string) ([]string, error)
+	// Worktrees lists the repository's working trees, the main one first.
+	Worktrees(ctx context.Context) ([]Worktree, error)
+	// AddWorktree makes a linked worktree at path on a new branch from
+	// start.
+	AddWorktree(ctx context.Context, path, branch, start string) error
+	// RemoveWorktree removes the linked worktree at path (force: with
+	// its changes).
+	RemoveWorktree(ctx context.Context, path string, force bool) error
+	// Dirty lists what the worktree at path holds that no commit does
+	// (changes, untracked files).
+	Dirty(ctx context.Context, path string) ([]string, error)
+	// Unmerged lists the commits of branch that target lacks (at most
+	// max; 0: all), each "<short id> <subject>".
+	Unmerged(ctx context.Context, branch, target string, max int) ([]string, error)
+	// DeleteBranch deletes a branch (force: even unmerged).
+	DeleteBranch(ctx context.Context, branch string, force bool) error
+}
+
+// Worktree is one working tree of the caller's repository.
+type Worktree struct {
+	Path   string // absolute
+	Branch string // "" when detached
+	Head   string
+}
+
+// tasks is the registry store, every transaction of which follows the
+// project's write_claims setting (coord.Txn.WriteClaims).
+func (s *Service) tasks() coord.TaskStore {
+	return claimStore{s.b.Tasks(), s.cfg.WriteClaims}
+}
+
+type claimStore struct {
+	coord.TaskStore
+	mode coord.ClaimMode
+}
+
+func (c claimStore) Update(ctx context.Context, fn func(*coord.Txn) error) error {
+	return c.TaskStore.Update(ctx, func(tx *coord.Txn) error {
+		tx.WriteClaims = c.mode
+		return fn(tx)
+	})
+}
+
+func (c claimStore) View(ctx context.Context, fn func(*coord.Txn) error) error {
+	return c.TaskStore.View(ctx, func(tx *coord.Txn) error {
+		tx.WriteClaims = c.mode
+		return fn(tx)
+	})
+}

@@ -1,0 +1,180 @@
+package coord
+
+import (
+	"slices"
+	"strings"
+)
+
+// Where a task's work lives and when it is finished with (contract §10).
+// A task's work is in flight from its claim until it has landed on the
+// target branch: while it is, the paths it touched are its write claims,
+// which no other task's agent may write, lock or commit.
+
+// DefaultTarget is the target branch when config.json names none.
+const DefaultTarget = "main"
+
+// InFlight reports whether t's work is under way or finished but not yet
+// landed: claimed, blocked with an owner, in review, or done with a head
+// (its commits) not yet found on the target. A task handed back or swept
+// (unclaimed, or blocked without an owner) is not, and neither is a done
+// task released without commits of its own (nothing can land).
+func (t *Task) InFlight() bool {
+	switch t.Status {
+	case Claimed, Review:
+		return true
+	case Blocked:
+		return t.ClaimedBy != ""
+	case Done:
+		return t.Head != "" && t.LandedAt == ""
+	}
+	return false
+}
+
+// WriteClaims returns the paths t holds by write claim: its touched
+// files while it is in flight, else none.
+func (t *Task) WriteClaims() []string {
+	if !t.InFlight() {
+		return nil
+	}
+	return t.TouchedFiles
+}
+
+// freeClaims drops what would claim paths for t's next holder: its
+// touched files, its head and its conflicts (the task was handed back or
+// swept; where its work stood stays in branch and base).
+func (t *Task) freeClaims() {
+	t.TouchedFiles, t.Head, t.Conflicts = nil, "", nil
+}
+
+// clearWork starts a new claim's record of where the work lives (the
+// application then records the claimer's branch and base).
+func (t *Task) clearWork() {
+	t.freeClaims()
+	t.Branch, t.Base, t.LandedCommit, t.LandedAt = "", "", "", ""
+}
+
+// Touch adds paths (clean repository paths) to t's touched files, which
+// stay sorted, each once. It reports whether any was new.
+func (t *Task) Touch(paths []string) bool {
+	added := false
+	for _, p := range paths {
+		i, found := slices.BinarySearch(t.TouchedFiles, p)
+		if found {
+			continue
+		}
+		t.TouchedFiles = slices.Insert(t.TouchedFiles, i, p)
+		added = true
+	}
+	if added {
+		t.Dirty = true
+	}
+	return added
+}
+
+// NormalizeTouched sorts paths and drops repeats (how touched_files is
+// kept), in place.
+func NormalizeTouched(paths []string) []string {
+	slices.Sort(paths)
+	return slices.Compact(paths)
+}
+
+// ClaimMode is config.json's "write_claims": what the edit hooks do with
+// a path at the first write of a task's agent.
+type ClaimMode string
+
+// The write-claim modes. The zero value means ClaimsExclusive.
+const (
+	// ClaimsExclusive (default): the path is claimed for the task, and a write,
+	// lock, commit or claim of another task that meets another in-flight
+	// task's claim is refused.
+	ClaimsExclusive ClaimMode = "exclusive"
+	// WarnClaims: claims are recorded and the other holder named, but
+	// nothing is refused for them.
+	WarnClaims ClaimMode = "warn"
+	// ClaimsOff: no path is claimed at a write and touched files claim
+	// nothing (they are still recorded at release, for planning).
+	ClaimsOff ClaimMode = "off"
+)
+
+// Valid reports whether m is one of the three modes ("" is not: a stored
+// setting names one).
+func (m ClaimMode) Valid() bool { return m == ClaimsExclusive || m == WarnClaims || m == ClaimsOff }
+
+// Enforced reports whether claims refuse (exclusive, or the zero value).
+func (m ClaimMode) Enforced() bool { return m == ClaimsExclusive || m == "" }
+
+// Recorded reports whether the edit hooks record claims (not off).
+func (m ClaimMode) Recorded() bool { return m != ClaimsOff }
+
+// UntaskedMode is config.json's "write_claims_untasked": what a write by
+// an agent that holds no task (a person, an agent between tasks) meets at
+// another in-flight task's write claim. Nothing is claimed for it either
+// way: a claim belongs to a task.
+type UntaskedMode string
+
+// The modes for writes without a task.
+const (
+	// UntaskedGuard (default): refused, as a task's agent would be.
+	UntaskedGuard UntaskedMode = "guard"
+	// UntaskedWarn: the write goes ahead; the holder is named.
+	UntaskedWarn UntaskedMode = "warn"
+	// UntaskedOff: write claims do not apply to it.
+	UntaskedOff UntaskedMode = "off"
+)
+
+// Valid reports whether m is one of the three modes.
+func (m UntaskedMode) Valid() bool {
+	return m == UntaskedGuard || m == UntaskedWarn || m == UntaskedOff
+}
+
+// ValidCommit reports whether s looks like a git object id: 4 to 64
+// lower-case hexadecimal digits (an abbreviation, SHA-1 or SHA-256).
+func ValidCommit(s string) bool {
+	if len(s) < 4 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidBranch checks a branch name by git's rules for one
+// (git check-ref-format --branch), as the target setting and a task's
+// branch must satisfy: no empty component, none starting with '.' or
+// ending with ".lock", no "..", no "@{", no space, control character or
+// any of ~^:?*[\, not "@", not starting with '-', not ending with '/' or
+// '.', at most 255 bytes.
+func ValidBranch(name string) error {
+	bad := func(why string) error {
+		return Errorf(CodeUsage, "invalid branch name %q: %s", clip(name), why)
+	}
+	switch {
+	case name == "":
+		return bad("empty")
+	case len(name) > 255:
+		return bad("longer than 255 bytes")
+	case name == "@":
+		return bad(`"@" names no branch`)
+	case strings.HasPrefix(name, "-"):
+		return bad("must not start with '-'")
+	case strings.HasSuffix(name, "/"), strings.HasSuffix(name, "."):
+		return bad("must not end with '/' or '.'")
+	case strings.Contains(name, ".."), strings.Contains(name, "@{"):
+		return bad(`must not hold ".." or "@{"`)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return bad("must not hold spaces, control characters or any of ~^:?*[\\")
+		}
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return bad(`no component may be empty, start with '.' or end with ".lock"`)
+		}
+	}
+	return nil
+}
