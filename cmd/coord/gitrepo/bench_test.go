@@ -57,7 +57,7 @@ func BenchmarkMergeTrees16(b *testing.B) {
 	ctx := context.Background()
 	dir, tips, pairs := inFlight16(b)
 	conflicts := 0
-	if rs, err := MergeTrees(ctx, dir, pairs, nil); err != nil {
+	if rs, err := New(dir).MergeTrees(ctx, pairs, nil); err != nil {
 		b.Fatal(err)
 	} else {
 		for _, r := range rs {
@@ -74,7 +74,7 @@ func BenchmarkMergeTrees16(b *testing.B) {
 	}
 	b.Run("Full", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := MergeTrees(ctx, dir, pairs, nil); err != nil {
+			if _, err := New(dir).MergeTrees(ctx, pairs, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -82,19 +82,19 @@ func BenchmarkMergeTrees16(b *testing.B) {
 	b.Run("FullOnePerPair", func(b *testing.B) {
 		for b.Loop() {
 			for _, p := range pairs {
-				if r := mergeOne(ctx, dir, p); r.Err != nil {
+				if r := New(dir).mergeOne(ctx, p); r.Err != nil {
 					b.Fatal(r.Err)
 				}
 			}
 		}
 	})
 	b.Run("OneMoved", func(b *testing.B) {
-		common, err := CommonDir(ctx, dir)
+		common, err := New(dir).CommonDir(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
 		c, _ := LoadMergeCache(common, nil)
-		if _, err := MergeTrees(ctx, dir, pairs, c); err != nil {
+		if _, err := New(dir).MergeTrees(ctx, pairs, c); err != nil {
 			b.Fatal(err)
 		}
 		if err := c.Save(ctx); err != nil {
@@ -124,7 +124,7 @@ func BenchmarkMergeTrees16(b *testing.B) {
 			}
 			b.StartTimer()
 			c, _ := LoadMergeCache(common, nil)
-			rs, err := MergeTrees(ctx, dir, ps, c)
+			rs, err := New(dir).MergeTrees(ctx, ps, c)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -145,10 +145,10 @@ func BenchmarkMergeTrees16(b *testing.B) {
 		}
 	})
 	b.Run("NoneMoved", func(b *testing.B) {
-		common, _ := CommonDir(ctx, dir)
+		common, _ := New(dir).CommonDir(ctx)
 		for b.Loop() {
 			c, _ := LoadMergeCache(common, nil)
-			if _, err := MergeTrees(ctx, dir, pairs, c); err != nil {
+			if _, err := New(dir).MergeTrees(ctx, pairs, c); err != nil {
 				b.Fatal(err)
 			}
 		}

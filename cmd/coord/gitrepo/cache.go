@@ -221,16 +221,3 @@ func trimCache(m map[string]*cacheEntry, max int) {
 		delete(m, k)
 	}
 }
-
-// CommonDir is the absolute path of the git directory every worktree of
-// the repository at dir shares (where the merge cache lives).
-func CommonDir(ctx context.Context, dir string) (string, error) {
-	run, err := execGit(ctx, mergeTimeout, dir, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return "", err
-	}
-	if run.code != 0 {
-		return "", errors.New("gitrepo: " + dir + " is not in a git repository: " + run.msg)
-	}
-	return strings.TrimSpace(string(run.stdout)), nil
-}

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rotd/coord/coord"
 )
 
 // Trial merges (contract §10, "conflicts found while work is in
@@ -65,8 +68,7 @@ var ErrOldGit = errors.New("gitrepo: git is too old for merge-tree --write-tree"
 type OldGitError struct{ Version string }
 
 func (e *OldGitError) Error() string {
-	return fmt.Sprintf("gitrepo: git %s has no 'merge-tree --write-tree' (trial merges need git %d.%d or later)",
-		e.Version, MinMergeTreeVersion[0], MinMergeTreeVersion[1])
+	return fmt.Sprintf("git %s has no 'merge-tree --write-tree'", e.Version)
 }
 
 func (e *OldGitError) Unwrap() error { return ErrOldGit }
@@ -77,13 +79,17 @@ var versionOnce struct {
 }
 
 // CheckMergeTree checks, once per process, that the git on PATH has
-// merge-tree --write-tree: an *OldGitError when it is older, the exec
-// error when there is no git.
+// merge-tree --write-tree: a CodeIO error wrapping an *OldGitError when
+// it is older, or naming the fix when there is no git.
 func CheckMergeTree(ctx context.Context) error {
 	versionOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(ctx, mergeTimeout)
 		defer cancel()
 		out, err := exec.CommandContext(ctx, "git", "version").Output()
+		if errors.Is(err, exec.ErrNotFound) {
+			versionOnce.err = errNoGit(err)
+			return
+		}
 		if err != nil {
 			versionOnce.err = fmt.Errorf("gitrepo: git version: %w", err)
 			return
@@ -94,7 +100,9 @@ func CheckMergeTree(ctx context.Context) error {
 			return // a git that names itself oddly: let merge-tree speak for itself
 		}
 		if maj < MinMergeTreeVersion[0] || maj == MinMergeTreeVersion[0] && min < MinMergeTreeVersion[1] {
-			versionOnce.err = &OldGitError{Version: strings.TrimPrefix(v, "git version ")}
+			versionOnce.err = coord.Wrap(coord.CodeIO, &OldGitError{Version: strings.TrimPrefix(v, "git version ")},
+				"gitrepo: trial merges need git %d.%d or later", MinMergeTreeVersion[0], MinMergeTreeVersion[1]).
+				WithHint("install a newer git (Debian: bookworm's 2.39; git-scm.com/downloads)")
 		}
 	})
 	return versionOnce.err
@@ -128,14 +136,14 @@ func PairKey(a, b string) string {
 }
 
 // MergeTrees trial-merges each pair of commit ids (full ids, as
-// Heads returns them) in the repository at dir, and returns one result
+// BranchTips and Head return them) in the repository, and returns one result
 // per pair, in order. A pair whose result is in cache (nil: no cache) is
 // not merged again; new results are added to it (saved by the caller).
 // Each pair is merged in the order of its ids, so a pair's result does
 // not depend on the order it is asked in. A pair of one commit is clean.
 // The error is for what stops every merge (no git, a git too old, a
 // cancelled ctx); a pair git cannot merge has its own Err.
-func MergeTrees(ctx context.Context, dir string, pairs [][2]string, cache *MergeCache) ([]MergeResult, error) {
+func (r *Repo) MergeTrees(ctx context.Context, pairs [][2]string, cache *MergeCache) ([]MergeResult, error) {
 	out := make([]MergeResult, len(pairs))
 	got := map[string]MergeResult{}
 	var todo [][2]string // one per distinct key not in the cache
@@ -159,7 +167,7 @@ func MergeTrees(ctx context.Context, dir string, pairs [][2]string, cache *Merge
 		if err := CheckMergeTree(ctx); err != nil {
 			return nil, err
 		}
-		res, err := mergeBatch(ctx, dir, todo)
+		res, err := r.mergeBatch(ctx, todo)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -167,7 +175,7 @@ func MergeTrees(ctx context.Context, dir string, pairs [][2]string, cache *Merge
 			// One pair may have spoilt the batch: each on its own.
 			res = make([]MergeResult, len(todo))
 			for j, p := range todo {
-				res[j] = mergeOne(ctx, dir, p)
+				res[j] = r.mergeOne(ctx, p)
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
@@ -200,9 +208,9 @@ func ordered(p [2]string) (string, string) {
 // mergeBatch merges the pairs todo names in one `git merge-tree --stdin`.
 // Any failure of git (which stops at a pair it cannot merge) is returned
 // whole.
-func mergeBatch(ctx context.Context, dir string, todo [][2]string) ([]MergeResult, error) {
+func (r *Repo) mergeBatch(ctx context.Context, todo [][2]string) ([]MergeResult, error) {
 	if len(todo) == 1 {
-		return []MergeResult{mergeOne(ctx, dir, todo[0])}, nil
+		return []MergeResult{r.mergeOne(ctx, todo[0])}, nil
 	}
 	var in bytes.Buffer
 	for _, p := range todo {
@@ -213,7 +221,7 @@ func mergeBatch(ctx context.Context, dir string, todo [][2]string) ([]MergeResul
 		fmt.Fprintf(&in, "%s %s\n", a, b)
 	}
 	timeout := mergeBatchTimeout + time.Duration(len(todo))*mergeTimeout/10
-	run, err := execGit(ctx, timeout, dir, &in, append(mergeArgs, "--stdin")...)
+	run, err := r.runInput(ctx, timeout, &in, append(mergeArgs, "--stdin")...)
 	if err != nil {
 		return nil, err
 	}
@@ -224,23 +232,23 @@ func mergeBatch(ctx context.Context, dir string, todo [][2]string) ([]MergeResul
 }
 
 // mergeOne merges one pair.
-func mergeOne(ctx context.Context, dir string, p [2]string) MergeResult {
+func (r *Repo) mergeOne(ctx context.Context, p [2]string) MergeResult {
 	a, b := ordered(p)
 	if !isCommitID(a) || !isCommitID(b) {
 		return MergeResult{Err: fmt.Errorf("gitrepo: merge-tree: %q and %q are not both commit ids", a, b)}
 	}
-	run, err := execGit(ctx, mergeTimeout, dir, nil, append(mergeArgs, a, b)...)
+	run, err := r.runInput(ctx, mergeTimeout, nil, append(mergeArgs, a, b)...)
 	if err != nil {
 		return MergeResult{Err: err}
 	}
-	r, err := ParseMergeTree(run.stdout, run.code)
+	res, err := ParseMergeTree(run.stdout, run.code)
 	if err != nil {
 		if run.msg != "" {
 			err = fmt.Errorf("%w: %s", err, run.msg)
 		}
 		return MergeResult{Err: fmt.Errorf("gitrepo: merging %.12s with %.12s: %w", a, b, err)}
 	}
-	return r
+	return res
 }
 
 // ParseMergeTree reads the output of one `git merge-tree --write-tree -z
@@ -347,6 +355,12 @@ func isObjectID(s string) bool {
 // cannot be read as an option or a revision expression.
 func isCommitID(s string) bool { return isObjectID(s) }
 
+// errNoGit is the error for a git that is not installed.
+func errNoGit(err error) error {
+	return coord.Wrap(coord.CodeIO, err, "git is not installed or not on PATH").
+		WithHint("coord reads where work lives with git: install git or put it on PATH")
+}
+
 // gitRun is what one git run gave: its stdout, exit status and the
 // first line of its stderr.
 type gitRun struct {
@@ -355,47 +369,54 @@ type gitRun struct {
 	msg    string
 }
 
-// execGit runs git in dir with a timeout and stdin (nil: none); err is
-// for a git that could not run or did not end in time, any exit status
-// is in the result.
-func execGit(ctx context.Context, timeout time.Duration, dir string, stdin io.Reader, args ...string) (gitRun, error) {
+// runInput runs git in the Repo's directory with stdin (nil: none) and a
+// timeout, as run does; any exit status is in the result, and err is
+// for a git that could not run or did not end in time.
+func (r *Repo) runInput(ctx context.Context, timeout time.Duration, stdin io.Reader, args ...string) (gitRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.dir, "-c", "core.quotePath=false", "--no-pager"}, args...)...)
+	cmd.Env = append(os.Environ(), gitEnv...)
 	cmd.Stdin = stdin
 	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-	r := gitRun{stdout: stdout.Bytes(), msg: msg}
+	run := gitRun{stdout: stdout.Bytes(), msg: msg}
 	if err == nil {
-		return r, nil
+		return run, nil
 	}
-	if ctx.Err() == context.DeadlineExceeded {
-		return gitRun{}, fmt.Errorf("gitrepo: git %s in %s: no answer within %v", args[0], dir, timeout)
+	if errors.Is(err, exec.ErrNotFound) {
+		return gitRun{}, errNoGit(err)
+	}
+	ge := &Error{Args: args, Dir: r.dir, Code: -1, Err: err, Stderr: msg}
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		ge.Err = fmt.Errorf("no answer within %v", timeout)
+		return gitRun{}, ge
+	case ctx.Err() != nil:
+		ge.Err = ctx.Err()
+		return gitRun{}, ge
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() >= 0 {
-		r.code = ee.ExitCode()
-		return r, nil
+		run.code = ee.ExitCode()
+		return run, nil
 	}
-	return gitRun{}, fmt.Errorf("gitrepo: git %s in %s: %w", args[0], dir, err)
+	return gitRun{}, ge
 }
 
 // BranchTips returns the commit each local branch points at (by short
 // name: "main", "coord/alice"), in one git run: the cheap check of which
 // branches moved.
-func BranchTips(ctx context.Context, dir string) (map[string]string, error) {
-	run, err := execGit(ctx, mergeTimeout, dir, nil, "for-each-ref", "--format=%(objectname) %(refname:strip=2)", "refs/heads/")
+func (r *Repo) BranchTips(ctx context.Context) (map[string]string, error) {
+	stdout, err := r.run(ctx, r.dir, "for-each-ref", "--format=%(objectname) %(refname:strip=2)", "refs/heads/")
 	if err != nil {
 		return nil, err
 	}
-	if run.code != 0 {
-		return nil, fmt.Errorf("gitrepo: git for-each-ref in %s: %s", dir, run.msg)
-	}
 	out := map[string]string{}
-	for _, line := range strings.Split(string(run.stdout), "\n") {
+	for _, line := range strings.Split(string(stdout), "\n") {
 		id, name, ok := strings.Cut(line, " ")
 		if ok && isObjectID(id) && name != "" {
 			out[name] = id
@@ -404,9 +425,9 @@ func BranchTips(ctx context.Context, dir string) (map[string]string, error) {
 	return out, nil
 }
 
-// HasCommits reports which of ids (full commit ids) the repository at
-// dir holds as commits, in one git run.
-func HasCommits(ctx context.Context, dir string, ids []string) (map[string]bool, error) {
+// HasCommits reports which of ids (full commit ids) the repository
+// holds as commits, in one git run.
+func (r *Repo) HasCommits(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	var in bytes.Buffer
 	var asked []string
@@ -419,12 +440,12 @@ func HasCommits(ctx context.Context, dir string, ids []string) (map[string]bool,
 	if len(asked) == 0 {
 		return out, nil
 	}
-	run, err := execGit(ctx, mergeTimeout, dir, &in, "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	run, err := r.runInput(ctx, mergeTimeout, &in, "cat-file", "--batch-check=%(objectname) %(objecttype)")
 	if err != nil {
 		return nil, err
 	}
 	if run.code != 0 {
-		return nil, fmt.Errorf("gitrepo: git cat-file in %s: %s", dir, run.msg)
+		return nil, &Error{Args: []string{"cat-file"}, Dir: r.dir, Code: run.code, Stderr: run.msg, Err: fmt.Errorf("exit status %d", run.code)}
 	}
 	for _, line := range strings.Split(string(run.stdout), "\n") {
 		if id, typ, ok := strings.Cut(line, " "); ok && typ == "commit" {

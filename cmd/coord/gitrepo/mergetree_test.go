@@ -154,7 +154,7 @@ func TestMergeTrees(t *testing.T) {
 		}
 	}
 	t.Run("Batch", func(t *testing.T) {
-		got, err := MergeTrees(ctx, dir, pairs, nil)
+		got, err := New(dir).MergeTrees(ctx, pairs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestMergeTrees(t *testing.T) {
 	})
 	t.Run("OneByOne", func(t *testing.T) {
 		for i, tc := range cases {
-			got, err := MergeTrees(ctx, dir, pairs[i:i+1], nil)
+			got, err := New(dir).MergeTrees(ctx, pairs[i:i+1], nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,14 +177,14 @@ func TestMergeTrees(t *testing.T) {
 		for i, p := range pairs {
 			rev[i] = [2]string{p[1], p[0]}
 		}
-		got, err := MergeTrees(ctx, dir, rev, nil)
+		got, err := New(dir).MergeTrees(ctx, rev, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		check(t, got, false)
 	})
 	t.Run("Cache", func(t *testing.T) {
-		common, err := CommonDir(ctx, dir)
+		common, err := New(dir).CommonDir(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func TestMergeTrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := MergeTrees(ctx, dir, pairs, c)
+		got, err := New(dir).MergeTrees(ctx, pairs, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestMergeTrees(t *testing.T) {
 		if c2.Len() != len(cases)-1 {
 			t.Fatalf("the saved cache holds %d pairs, want %d", c2.Len(), len(cases)-1)
 		}
-		got, err = MergeTrees(ctx, dir, pairs, c2)
+		got, err = New(dir).MergeTrees(ctx, pairs, c2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func TestMergeTrees(t *testing.T) {
 		// A commit the repository lacks spoils git's batch; the other
 		// pairs still get their results.
 		missing := strings.Repeat("0", 39) + "1"
-		got, err := MergeTrees(ctx, dir, [][2]string{{a, b}, {a, missing}, {a, c}}, nil)
+		got, err := New(dir).MergeTrees(ctx, [][2]string{{a, b}, {a, missing}, {a, c}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func TestMergeTrees(t *testing.T) {
 		gitT(t, dir, "commit", "-qm", "orphan")
 		o := gitT(t, dir, "rev-parse", "HEAD")
 		gitT(t, dir, "checkout", "-q", "-f", "main")
-		got, err := MergeTrees(ctx, dir, [][2]string{{a, o}, {a, b}}, nil)
+		got, err := New(dir).MergeTrees(ctx, [][2]string{{a, o}, {a, b}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestMergeTrees(t *testing.T) {
 		}
 	})
 	t.Run("NotAnID", func(t *testing.T) {
-		got, err := MergeTrees(ctx, dir, [][2]string{{"main", "--help"}}, nil)
+		got, err := New(dir).MergeTrees(ctx, [][2]string{{"main", "--help"}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +268,7 @@ func TestMergeTrees_WorktreesUntouched(t *testing.T) {
 	b := branch(t, dir, "b", func() { writeT(t, dir, "f.txt", lines(20, map[int]string{3: "three (b)"})) })
 	c := branch(t, dir, "c", func() { writeT(t, dir, "f.txt", lines(20, map[int]string{18: "eighteen (c)"})) })
 	pairs := [][2]string{{a, b}, {a, c}, {b, c}}
-	want, err := MergeTrees(ctx, dir, pairs, nil)
+	want, err := New(dir).MergeTrees(ctx, pairs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestMergeTrees_WorktreesUntouched(t *testing.T) {
 	}
 	before := snap()
 	for _, from := range []string{dir, wt} {
-		got, err := MergeTrees(ctx, from, pairs, nil)
+		got, err := New(from).MergeTrees(ctx, pairs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -431,7 +431,7 @@ func TestBranchTipsAndHasCommits(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
 	a := branch(t, dir, "coord/alice", func() { writeT(t, dir, "x.txt", "x\n") })
-	tips, err := BranchTips(ctx, dir)
+	tips, err := New(dir).BranchTips(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestBranchTipsAndHasCommits(t *testing.T) {
 	}
 	tree := gitT(t, dir, "rev-parse", "main^{tree}")
 	missing := strings.Repeat("1", 40)
-	has, err := HasCommits(ctx, dir, []string{a, main, tree, missing, "main"})
+	has, err := New(dir).HasCommits(ctx, []string{a, main, tree, missing, "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
