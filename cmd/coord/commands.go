@@ -37,6 +37,7 @@ func commands(e *env) []*cli.Command {
 		unlockFileCommand(e),
 		locksCommand(e),
 		guardCommand(e),
+		conflictsCommand(e),
 		quotaCommand(e),
 		artifactCommand(e),
 		scheduleCommand(e),

@@ -101,3 +101,20 @@ func BenchmarkVersionInProcess(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHookAfterInProcess is the after-tool hook through run() in
+// this process, the agent holding a task with nothing to be told: the
+// beat and the read of its untold conflicts.
+func BenchmarkHookAfterInProcess(b *testing.B) {
+	root := benchProject(b, false)
+	runCoord(b, root, []string{"COORD_AGENT=me"}, "", "claim", "--task", "ed")
+	b.Chdir(root)
+	b.Setenv("COORD_AGENT", "me")
+	payload := `{"hook_event_name":"PostToolUse","cwd":"` + root + `","tool_name":"Bash"}`
+	for b.Loop() {
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{"coord", "hook", "claude", "PostToolUse"}, strings.NewReader(payload), &out, &errb); code != 0 || out.Len() != 0 {
+			b.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+		}
+	}
+}

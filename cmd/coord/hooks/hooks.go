@@ -391,8 +391,30 @@ func (h *hook) after(ctx context.Context) (int, error) {
 	if err := p.Service.Beat(ctx, p.Agent, nil); err != nil {
 		return 0, err
 	}
-	h.quiet()
-	return ExitOK, nil
+	// The conflicts found for the agent's work since it was last told
+	// (coord conflicts, watch, schedule): one line, once.
+	told, err := p.Service.TellConflicts(ctx, p.Agent)
+	if err != nil {
+		return 0, err
+	}
+	if len(told) == 0 {
+		h.quiet()
+		return ExitOK, nil
+	}
+	return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName":     h.eventName,
+		"additionalContext": ConflictContext(told),
+	}})
+}
+
+// ConflictContext is the line an agent's context gets when its work
+// conflicts: each conflict's sentence, on one line.
+func ConflictContext(told []coord.Notice) string {
+	parts := make([]string, len(told))
+	for i, n := range told {
+		parts[i] = n.String()
+	}
+	return coord.OneLine(strings.Join(parts, " "))
 }
 
 // --- stop ---------------------------------------------------------------
