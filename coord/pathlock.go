@@ -90,6 +90,14 @@ func (tx *Txn) LockPaths(agent string, paths []string, ttl time.Duration) error 
 			}
 		}
 	}
+	// A path another task in flight has written is that task's until its
+	// work lands (its write claims).
+	for _, h := range tx.LockClaims(agent, paths) {
+		if !h.Warn {
+			return Errorf(CodeConflict, "path %s", h.String()).
+				WithHint("a write claim holds until the task's work has landed on the target; pick other work").WithHolder(h.Holder)
+		}
+	}
 	task := ""
 	if held := tx.HeldBy(agent); len(held) > 0 {
 		task = held[0].ID
@@ -175,10 +183,22 @@ type GuardHit struct {
 	TaskID string `json:"task,omitempty"` // or the task whose files cover it
 	// LockTask is the task the holder held when it took Lock ("" : none).
 	LockTask string `json:"lock_task,omitempty"`
+	// Claimed is the path of task TaskID's write claim that meets Path
+	// (contract §10), "" when the hit is not a write claim; Status is
+	// that task's status.
+	Claimed string `json:"claimed,omitempty"`
+	Status  Status `json:"status,omitempty"`
+	// Warn marks a hit that is named but does not refuse
+	// (write_claims warn, or write_claims_untasked warn).
+	Warn bool `json:"warn,omitempty"`
 }
 
 func (h GuardHit) String() string {
 	switch {
+	case h.Claimed == h.Path && h.Claimed != "":
+		return h.Path + " (write-claimed by " + claimDesc(h) + ")"
+	case h.Claimed != "":
+		return h.Path + " (covers " + h.Claimed + ", write-claimed by " + claimDesc(h) + ")"
 	case h.TaskID != "":
 		return h.Path + " (task " + h.TaskID + " of " + h.Holder + ")"
 	case h.Lock == h.Path:
@@ -188,8 +208,11 @@ func (h GuardHit) String() string {
 }
 
 // Guard returns the paths (repository paths, taken as names) another agent
-// holds: covered by its path lock in force, or by the files of a task it
-// holds. Used by the pre-commit guard and the agents' edit hooks.
+// holds: covered by its path lock in force, by the files of a task it
+// holds, or written by another task in flight (its write claims, as
+// the project's settings treat them for agent: refusing, or only named
+// with Warn set). Used by the pre-commit guard and the agents' edit
+// hooks.
 func (tx *Txn) Guard(agent string, paths []string) []GuardHit {
 	var hits []GuardHit
 	for _, p := range paths {
@@ -208,6 +231,9 @@ func (tx *Txn) Guard(agent string, paths []string) []GuardHit {
 				hits = append(hits, GuardHit{Path: p, Holder: t.ClaimedBy, TaskID: t.ID})
 			}
 		}
+	}
+	if tr := tx.treatment(agent); tr != claimIgnored {
+		hits = append(hits, tx.claimsOn(agent, paths, samePath, tr == claimWarns)...)
 	}
 	return hits
 }

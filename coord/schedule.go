@@ -406,7 +406,7 @@ func (tx *Txn) Schedule(live map[string]bool, depth int) Round {
 			if tx.taskBlocked(t, h) != "" {
 				continue
 			}
-			p := pick(implementers, func(p *PoolAgent) bool { return suits(t, p) == "" })
+			p := pick(implementers, func(p *PoolAgent) bool { return suits(t, p) == "" && h.writeClaimed(t, p.ID) == "" })
 			if p == nil {
 				continue
 			}
@@ -422,7 +422,9 @@ func (tx *Txn) Schedule(live map[string]bool, depth int) Round {
 	}
 
 	// Work stealing: an idle agent takes one unstarted assignment from a
-	// busy agent of its role.
+	// busy agent of its role (never work whose files meet write claims
+	// that keep it from the thief).
+	claims := tx.holders()
 	for _, role := range []Role{Implementer, Reviewer} {
 		group := members(role)
 		for _, thief := range group {
@@ -440,7 +442,7 @@ func (tx *Txn) Schedule(live map[string]bool, depth int) Round {
 					continue
 				}
 				for _, t := range queue[v.ID] {
-					if suits(t, thief) == "" {
+					if suits(t, thief) == "" && claims.writeClaimed(t, thief.ID) == "" {
 						victim, loot = v, t
 						break
 					}

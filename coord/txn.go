@@ -50,9 +50,11 @@ type Txn struct {
 	Events []Event
 	// WriteClaims is the project's write_claims setting: how the rules
 	// that meet another task's write claims (eligibility, LockPaths,
-	// Guard, WriteClaim) treat them. The application sets it on every
-	// transaction; the zero value is exclusive.
-	WriteClaims ClaimMode
+	// Guard, WriteClaim) treat them; WriteClaimsUntasked how they treat
+	// an agent that holds no task. The application sets both on every
+	// transaction; the zero values are exclusive and guard.
+	WriteClaims         ClaimMode
+	WriteClaimsUntasked UntaskedMode
 
 	index map[string]int
 }
@@ -133,21 +135,59 @@ func (tx *Txn) IsDone(id string) bool {
 	return tx.Archived != nil && tx.Archived(id)
 }
 
-// holders summarises what claimed and blocked tasks occupy, and what
-// tasks assigned to an agent will occupy once it starts them.
+// holders summarises what claimed and blocked tasks occupy, what tasks
+// assigned to an agent will occupy once it starts them, and (under
+// write_claims exclusive) what tasks in flight hold by write claim.
 type holders struct {
 	groups map[string]string // conflict group -> task id
 	files  []*Task
+	claims []claimed
+}
+
+// claimed is an in-flight task's write claims, each quoted as a glob
+// pattern that matches that one path.
+type claimed struct {
+	task     *Task
+	patterns []string
 }
 
 func (tx *Txn) holders() holders {
 	h := holders{groups: map[string]string{}}
+	enforced := tx.WriteClaims.Enforced()
 	for _, t := range tx.Tasks {
 		if t.Status == Claimed || t.Status == Blocked || (t.Status == Unclaimed && t.AssignedTo != "") {
 			h.add(t)
 		}
+		if enforced && len(t.TouchedFiles) > 0 && t.InFlight() {
+			c := claimed{task: t, patterns: make([]string, len(t.TouchedFiles))}
+			for i, p := range t.TouchedFiles {
+				c.patterns[i] = QuoteGlob(p)
+			}
+			h.claims = append(h.claims, c)
+		}
 	}
 	return h
+}
+
+// writeClaimed says whether t's declared files meet the write claims of
+// a task in flight that agent did not claim (agent's own finished work
+// on its branch does not keep its next task waiting; "" counts every
+// task's): "file X is write-claimed by task 4.3 (bob)".
+func (h *holders) writeClaimed(t *Task, agent string) string {
+	if len(t.Files) == 0 {
+		return ""
+	}
+	for _, c := range h.claims {
+		if c.task.ID == t.ID || (agent != "" && c.task.ClaimedBy == agent) {
+			continue
+		}
+		for i, p := range c.patterns {
+			if AnyOverlap([]string{p}, t.Files) {
+				return "file " + c.task.TouchedFiles[i] + " is write-claimed by task " + c.task.ID + " (" + c.task.ClaimedBy + ")"
+			}
+		}
+	}
+	return ""
 }
 
 // add counts t as occupying its conflict group and files.
@@ -184,12 +224,16 @@ func (tx *Txn) ineligible(t *Task, a Agent, h holders) string {
 	if why := unsuited(t, a); why != "" {
 		return why
 	}
-	return tx.occupied(t, h)
+	if why := tx.occupied(t, h); why != "" {
+		return why
+	}
+	return h.writeClaimed(t, a.ID)
 }
 
 // taskBlocked is the part of eligibility that does not depend on who
 // asks: an unclaimed, unassigned task whose dependencies are done and
-// whose conflict group and files are free.
+// whose conflict group and files are free. (Write claims depend on who
+// asks: holders.writeClaimed.)
 func (tx *Txn) taskBlocked(t *Task, h holders) string {
 	if t.Status != Unclaimed {
 		return "status is " + string(t.Status)

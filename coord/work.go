@@ -53,6 +53,15 @@ func (t *Task) clearWork() {
 	t.Branch, t.Base, t.LandedCommit, t.LandedAt = "", "", "", ""
 }
 
+// RecordWork records at a release what the work is: head, the branch
+// tip with commits of its own ("" : none, so nothing is left to land),
+// and the paths those commits changed, added to the touched files.
+func (t *Task) RecordWork(head string, changed []string) {
+	t.Head = head
+	t.Touch(changed)
+	t.Dirty = true
+}
+
 // Touch adds paths (clean repository paths) to t's touched files, which
 // stay sorted, each once. It reports whether any was new.
 func (t *Task) Touch(paths []string) bool {

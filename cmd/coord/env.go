@@ -138,7 +138,8 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Formats: backend.Formats{}, Getenv: os.Getenv})
+	repo := newProjectRepo(e.cwd, e.paths)
+	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Formats: backend.Formats{}, Getenv: os.Getenv, Repo: repo})
 	if err != nil {
 		b.Close()
 		return nil, err

@@ -11,12 +11,13 @@ import (
 )
 
 func guardCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "guard", Usage: "pre-commit hook: exit 3 if staged files are locked by another agent", Action: e.cmdGuard}
+	return &cli.Command{Name: "guard", Usage: "pre-commit hook: exit 3 if staged files are locked by another agent or written by another task in flight", Action: e.cmdGuard}
 }
 
 // cmdGuard checks the staged change (read from the caller's own worktree
-// and mapped to repository paths) against other agents' path locks and
-// the files of the tasks they hold (app.Service.Guard).
+// and mapped to repository paths) against other agents' path locks, the
+// files of the tasks they hold and the write claims of other tasks in
+// flight (app.Service.Guard).
 func (e *env) cmdGuard(_ context.Context, c *cli.Command) error {
 	s, agent, err := e.openAs()
 	if err != nil {
@@ -30,11 +31,15 @@ func (e *env) cmdGuard(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if len(hits) > 0 {
-		var what []string
-		for _, h := range hits {
-			what = append(what, h.String())
+	var what []string
+	for _, h := range hits {
+		if h.Warn {
+			e.warnf("guard: %s (write_claims: warn; the commit goes ahead)", h.String())
+			continue
 		}
+		what = append(what, h.String())
+	}
+	if len(what) > 0 {
 		return coord.Errorf(coord.CodeConflict, "guard: staged files held by another agent: %s", strings.Join(what, ", ")).
 			WithHint("unstage them or coordinate with the holder")
 	}

@@ -86,3 +86,8 @@ func clipText(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// warnf prints a warning for people on stderr: the change stands.
+func (e *env) warnf(format string, args ...any) {
+	fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(fmt.Sprintf(format, args...)))
+}

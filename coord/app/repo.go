@@ -51,26 +51,28 @@ type Worktree struct {
 }
 
 // tasks is the registry store, every transaction of which follows the
-// project's write_claims setting (coord.Txn.WriteClaims).
+// project's write_claims settings (coord.Txn.WriteClaims,
+// WriteClaimsUntasked).
 func (s *Service) tasks() coord.TaskStore {
-	return claimStore{s.b.Tasks(), s.cfg.WriteClaims}
+	return claimStore{s.b.Tasks(), s.cfg.WriteClaims, s.cfg.WriteClaimsUntasked}
 }
 
 type claimStore struct {
 	coord.TaskStore
-	mode coord.ClaimMode
+	mode     coord.ClaimMode
+	untasked coord.UntaskedMode
 }
 
 func (c claimStore) Update(ctx context.Context, fn func(*coord.Txn) error) error {
 	return c.TaskStore.Update(ctx, func(tx *coord.Txn) error {
-		tx.WriteClaims = c.mode
+		tx.WriteClaims, tx.WriteClaimsUntasked = c.mode, c.untasked
 		return fn(tx)
 	})
 }
 
 func (c claimStore) View(ctx context.Context, fn func(*coord.Txn) error) error {
 	return c.TaskStore.View(ctx, func(tx *coord.Txn) error {
-		tx.WriteClaims = c.mode
+		tx.WriteClaims, tx.WriteClaimsUntasked = c.mode, c.untasked
 		return fn(tx)
 	})
 }

@@ -311,6 +311,8 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 	var since time.Time
 	early := s.seenEarly(ctx)
 	defer early.stop()
+	w := s.whereEarly(ctx)
+	defer w.get() // nothing of the call outlives it
 	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx, early, agent); err != nil {
 			return err
@@ -318,6 +320,9 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 		t, err := tx.TakeAssignment(agent)
 		if err != nil {
 			return err
+		}
+		if t != nil && t.ClaimedBy == agent {
+			w.record(t)
 		}
 		got = t
 		drained = t == nil && tx.Drained()

@@ -168,6 +168,7 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 	}
 	early := s.seenEarly(ctx)
 	defer early.stop()
+	w := s.whereEarly(ctx)
 	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx, early, r.Agent.ID); err != nil {
 			return err
@@ -176,9 +177,11 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 		if err != nil {
 			return err
 		}
+		w.record(t)
 		res = ClaimResult{Task: t, Drained: t == nil && tx.Drained(), Since: time.Now()}
 		return s.beatWithin(ctx, r.Agent.ID)
 	})
+	w.get() // nothing of the call outlives it
 	if err != nil {
 		return ClaimResult{}, interrupted(ctx, err)
 	}
@@ -382,9 +385,21 @@ func (s *Service) held(ctx context.Context, r TaskRef, what, text string, op fun
 
 // Release finishes a held task: done, or review with the review gate; the
 // path locks taken for it go in the same commit. Summary goes to the log.
+// In a git repository the release records the work: the branch tip as
+// the task's head (when the branch has commits of its own against the
+// target) and the paths those commits changed among its touched files;
+// the task's write claims then hold until that head has landed.
 func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coord.Task, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	head, changed := s.workDone(ctx)
 	return s.held(ctx, r, "summary", summary, func(tx *coord.Txn) (*coord.Task, error) {
-		return tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.cfg.ReviewGate)
+		t, err := tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.cfg.ReviewGate)
+		if err == nil {
+			t.RecordWork(head, changed)
+		}
+		return t, err
 	})
 }
 

@@ -15,8 +15,9 @@
 // one error naming the fix (CodeIO).
 //
 // Paths are as git names them: relative to the top of the working tree,
-// with '/' separators. Mapping them to a project's repository paths (a
-// project rooted in a subdirectory) is the caller's business.
+// with '/' separators. Project is a Repo as coord's application asks for
+// it (app.Repo), mapping them to the project's repository paths with the
+// mapping its caller gives (a project rooted in a subdirectory).
 //
 // Limits: the porcelain formats read here are git's stable ones (git
 // 2.20 and later); merge-tree's (git 2.38 and later) is read by the

@@ -342,16 +342,21 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 		h.quiet()
 		return ExitOK, nil
 	}
-	hits, err := p.Service.Guard(ctx, p.Agent, paths)
+	// The write claims the paths for the task the agent holds (all or
+	// nothing), or is refused naming whoever holds one of them.
+	plan, err := p.Service.WriteClaim(ctx, p.Agent, paths)
+	if refused := plan.Refused(); err != nil && len(refused) > 0 && coord.CodeOf(err) == coord.CodeConflict {
+		fmt.Fprint(h.opt.Stderr, Refusal(refused))
+		return ExitBlock, nil
+	}
 	if err != nil {
 		return 0, err
 	}
-	if len(hits) == 0 {
-		h.quiet()
-		return ExitOK, nil
+	for _, hit := range plan.Hits { // only warnings are left
+		fmt.Fprintf(h.opt.Stderr, "coord: warning: %s; the edit goes ahead (write_claims: warn)\n", coord.OneLine(hit.String()))
 	}
-	fmt.Fprint(h.opt.Stderr, Refusal(hits))
-	return ExitBlock, nil
+	h.quiet()
+	return ExitOK, nil
 }
 
 // Refusal is what an agent reads when its edit is refused: one line per
@@ -362,6 +367,8 @@ func Refusal(hits []coord.GuardHit) string {
 	for _, h := range hits {
 		line := ""
 		switch {
+		case h.Claimed != "":
+			line = fmt.Sprintf("%s was written by %s", h.Path, claimWho(h))
 		case h.TaskID != "":
 			line = fmt.Sprintf("%s is in the files of task %s, held by %s", h.Path, h.TaskID, h.Holder)
 		case h.LockTask != "":
@@ -374,8 +381,24 @@ func Refusal(hits []coord.GuardHit) string {
 			fmt.Fprintf(&b, "coord: edit refused: %s.\n", coord.OneLine(line))
 		}
 	}
-	b.WriteString("coord: leave the file to its holder: pick other work (coord ready) or wait until it is released.\n")
+	b.WriteString("coord: leave the file to its holder: pick other work (coord ready) or wait until it is released (a file another task wrote stays its own until that work has landed).\n")
 	return b.String()
+}
+
+// claimWho names the task holding a write claim for an agent reading a
+// refusal: "task 4.3 (bob), still in flight", or for finished work "task
+// 4.3 (bob), done and not yet landed".
+func claimWho(h coord.GuardHit) string {
+	state := "still in progress"
+	switch h.Status {
+	case coord.Done:
+		state = "done and not yet landed"
+	case coord.Review:
+		state = "in review"
+	case coord.Blocked:
+		state = "blocked"
+	}
+	return fmt.Sprintf("task %s (%s), %s", h.TaskID, h.Holder, state)
 }
 
 // --- after a tool -------------------------------------------------------

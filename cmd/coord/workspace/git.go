@@ -53,18 +53,28 @@ func Staged(ctx context.Context, cwd string, m *Paths) ([]string, error) {
 	}
 	var staged []string
 	for _, p := range strings.Split(string(out), "\x00") {
-		if p == "" {
-			continue
+		if p != "" {
+			staged = append(staged, p)
 		}
-		// An entry is itself: git never stages a path beyond a symbolic
-		// link, and a changed link to a folder is a change of the link.
+	}
+	return m.FromGit(top, staged), nil
+}
+
+// FromGit maps paths as git names them in the worktree whose top is top
+// (relative to it, '/'-separated) to project paths, leaving out those
+// outside the project (the root being a subdirectory of the repository).
+// An entry is itself: git never records a path beyond a symbolic link,
+// and a changed link to a folder is a change of the link.
+func (m *Paths) FromGit(top string, paths []string) []string {
+	var out []string
+	for _, p := range paths {
 		rp, err := m.repoPath(filepath.Join(top, filepath.FromSlash(p)), false)
 		if err != nil {
 			continue
 		}
-		staged = append(staged, rp)
+		out = append(out, rp)
 	}
-	return staged, nil
+	return out
 }
 
 // Summary is a one-line `git diff --shortstat` of the work tree at

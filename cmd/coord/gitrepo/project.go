@@ -1,0 +1,92 @@
+package gitrepo
+
+import (
+	"context"
+	"sync"
+
+	"github.com/rotd/coord/coord/app"
+)
+
+// Project is the repository around a directory as coord's application
+// asks for it (app.Repo), with the paths git names mapped to the
+// project's repository paths. Making one runs nothing.
+type Project struct {
+	r *Repo
+	// toProject maps paths as git names them in the worktree whose top is
+	// top to project paths, leaving out those outside the project (nil:
+	// the project is the repository: paths are kept as they are).
+	toProject func(top string, paths []string) []string
+
+	once sync.Once
+	top  string
+	err  error
+}
+
+var _ app.Repo = (*Project)(nil)
+
+// ForProject is the repository around dir for the application;
+// toProject maps git's paths to project paths (nil: unchanged).
+func ForProject(dir string, toProject func(top string, paths []string) []string) *Project {
+	return &Project{r: New(dir), toProject: toProject}
+}
+
+func (p *Project) Branch(ctx context.Context) (string, error) { return p.r.Branch(ctx) }
+
+func (p *Project) Head(ctx context.Context, ref string) (string, error) { return p.r.Head(ctx, ref) }
+
+func (p *Project) MergeBase(ctx context.Context, a, b string) (string, error) {
+	return p.r.MergeBase(ctx, a, b)
+}
+
+func (p *Project) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	return p.r.IsAncestor(ctx, a, b)
+}
+
+// ChangedPaths is Repo.ChangedPaths in project paths.
+func (p *Project) ChangedPaths(ctx context.Context, base, head string) ([]string, error) {
+	changed, err := p.r.ChangedPaths(ctx, base, head)
+	if err != nil || p.toProject == nil {
+		return changed, err
+	}
+	p.once.Do(func() { p.top, p.err = p.r.Top(ctx) })
+	if p.err != nil {
+		return nil, p.err
+	}
+	return p.toProject(p.top, changed), nil
+}
+
+// Worktrees is Repo.Worktrees without bare entries.
+func (p *Project) Worktrees(ctx context.Context) ([]app.Worktree, error) {
+	list, err := p.r.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]app.Worktree, 0, len(list))
+	for _, w := range list {
+		if !w.Bare {
+			out = append(out, app.Worktree{Path: w.Path, Branch: w.Branch, Head: w.Head})
+		}
+	}
+	return out, nil
+}
+
+func (p *Project) AddWorktree(ctx context.Context, path, branch, start string) error {
+	return p.r.AddWorktree(ctx, path, branch, start)
+}
+
+func (p *Project) RemoveWorktree(ctx context.Context, path string, force bool) error {
+	return p.r.RemoveWorktree(ctx, path, force)
+}
+
+// Dirty is Repo.Dirty of the worktree at path.
+func (p *Project) Dirty(ctx context.Context, path string) ([]string, error) {
+	return New(path).Dirty(ctx)
+}
+
+func (p *Project) Unmerged(ctx context.Context, branch, target string, max int) ([]string, error) {
+	return p.r.Unmerged(ctx, branch, target, max)
+}
+
+func (p *Project) DeleteBranch(ctx context.Context, branch string, force bool) error {
+	return p.r.DeleteBranch(ctx, branch, force)
+}

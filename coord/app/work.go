@@ -1,0 +1,254 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rotd/coord/coord"
+)
+
+// Where a task's work lives and when it has landed (contract §10). The
+// caller's repository (Options.Repo) is asked before a commit, never
+// inside one: git's answers are facts about the caller's checkout, and
+// the registry's exclusion is not held while a process runs. Everything
+// here is best effort: a repository that cannot answer costs a warning,
+// never a claim, a release or a write.
+
+// where is the caller's branch and its merge base with the target,
+// read in the background while a claim loads the registry.
+type where struct {
+	done         chan struct{}
+	branch, base string
+}
+
+// whereEarly starts reading where the caller's work lives (nil without
+// a repository); wait for it with get.
+func (s *Service) whereEarly(ctx context.Context) *where {
+	if s.repo == nil {
+		return nil
+	}
+	w := &where{done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		branch := make(chan string, 1)
+		go func() {
+			b, err := s.repo.Branch(ctx)
+			if err != nil {
+				s.warnf(fmt.Errorf("cannot read the branch checked out: %w", err))
+			}
+			branch <- b
+		}()
+		base, err := s.repo.MergeBase(ctx, "HEAD", s.cfg.Target)
+		if err != nil {
+			s.warnTarget(ctx, err)
+		}
+		w.branch, w.base = <-branch, base
+	}()
+	return w
+}
+
+// get waits for the reading and returns it ("", "" without one).
+func (w *where) get() (branch, base string) {
+	if w == nil {
+		return "", ""
+	}
+	<-w.done
+	return w.branch, w.base
+}
+
+// record sets where t's work lives, when t is a fresh claim (a task
+// taken back as it stands, a rejected one, keeps what it has).
+func (w *where) record(t *coord.Task) {
+	if w == nil || t == nil || t.Status != coord.Claimed || t.Branch != "" || t.Base != "" {
+		return
+	}
+	t.Branch, t.Base = w.get()
+	if t.Branch != "" && coord.ValidBranch(t.Branch) != nil {
+		t.Branch = ""
+	}
+	if t.Base != "" && !coord.ValidCommit(t.Base) {
+		t.Base = ""
+	}
+	t.Dirty = true
+}
+
+// warnTarget says why the target branch could not be used.
+func (s *Service) warnTarget(ctx context.Context, err error) {
+	if _, herr := s.repo.Head(ctx, s.cfg.Target); herr != nil {
+		s.warnf(fmt.Errorf("the target branch %q is not in this repository (set it: coord config set target BRANCH)", s.cfg.Target))
+		return
+	}
+	s.warnf(fmt.Errorf("cannot find where this branch meets %s: %w", s.cfg.Target, err))
+}
+
+// workDone is what a release records of the caller's work: its branch
+// tip (head), when the branch has commits of its own against the
+// target, and the paths those commits changed.
+func (s *Service) workDone(ctx context.Context) (head string, changed []string) {
+	if s.repo == nil {
+		return "", nil
+	}
+	head, err := s.repo.Head(ctx, "HEAD")
+	if err != nil {
+		s.warnf(fmt.Errorf("cannot read the commit released: %w", err))
+		return "", nil
+	}
+	base, err := s.repo.MergeBase(ctx, head, s.cfg.Target)
+	if err != nil {
+		s.warnTarget(ctx, err)
+		return "", nil
+	}
+	if base == head || base == "" || !coord.ValidCommit(head) {
+		// Nothing of its own to land (or nothing shared with the target
+		// to measure it by): no head, nothing held after the release.
+		return "", nil
+	}
+	changed, err = s.repo.ChangedPaths(ctx, base, head)
+	if err != nil {
+		s.warnf(fmt.Errorf("cannot list the paths the work changed: %w", err))
+		return "", nil
+	}
+	var clean []string
+	for _, p := range changed {
+		if c, err := coord.CleanRepoPath(p); err == nil && c == p {
+			clean = append(clean, p)
+		}
+	}
+	return head, clean
+}
+
+// doneClaims are the finished tasks (done, with a head) among the write
+// claims hits name: the ones whose work may have landed since, by id.
+func doneClaims(tx *coord.Txn, hits []coord.GuardHit) map[string]string {
+	var out map[string]string
+	for _, h := range hits {
+		if h.Claimed == "" || h.Status != coord.Done {
+			continue
+		}
+		if t := tx.Task(h.TaskID); t != nil && t.Head != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[t.ID] = t.Head
+		}
+	}
+	return out
+}
+
+// landedAmong asks the caller's repository which of the heads (task id
+// to head) are reachable from the target, and the target's tip. A head
+// the repository does not have (work from another machine) has not
+// landed as far as this caller can tell.
+func (s *Service) landedAmong(ctx context.Context, heads map[string]string) (landed map[string]string, tip string) {
+	if s.repo == nil || len(heads) == 0 {
+		return nil, ""
+	}
+	tip, err := s.repo.Head(ctx, s.cfg.Target)
+	if err != nil {
+		return nil, ""
+	}
+	for id, head := range heads {
+		if ok, err := s.repo.IsAncestor(ctx, head, tip); err == nil && ok {
+			if landed == nil {
+				landed = map[string]string{}
+			}
+			landed[id] = head
+		}
+	}
+	return landed, tip
+}
+
+// recordLanded records, inside a commit, the landings found before it.
+func (s *Service) recordLanded(tx *coord.Txn, landed map[string]string, tip string) {
+	for id, head := range landed {
+		tx.Landed(id, head, tip, s.cfg.Target)
+	}
+}
+
+// Landed checks the finished tasks whose work is not known to have
+// landed (done, with a head) against the caller's repository, and
+// records in one commit those whose head the target now reaches: their
+// write claims are free. It returns their ids (none without a
+// repository). watch, schedule and conflicts call it as they pass; the
+// edit hooks, lock-file and guard call it for the claims they meet.
+func (s *Service) Landed(ctx context.Context) ([]string, error) {
+	if s.repo == nil {
+		return []string{}, nil
+	}
+	heads := map[string]string{}
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.Tasks {
+			if t.Status == coord.Done && t.InFlight() {
+				heads[t.ID] = t.Head
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	landed, tip := s.landedAmong(ctx, heads)
+	if len(landed) == 0 {
+		return []string{}, nil
+	}
+	var ids []string
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
+		ids = ids[:0]
+		for id, head := range landed {
+			if tx.Landed(id, head, tip, s.cfg.Target) {
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	})
+	return nonNil(ids), interrupted(ctx, err)
+}
+
+// WriteClaim is the edit hooks' check before agent writes paths
+// (repository paths): the paths are claimed for the task agent holds, all
+// or nothing, or the write is refused (CodeConflict) when another agent
+// holds one of them (coord.Txn.WriteClaim); the plan's hits name every
+// holder met, and those with Warn set did not refuse. A write to paths
+// the task already claimed, or by an agent holding no task, commits
+// nothing: one read of the registry. A refusal by finished work is
+// checked against the caller's repository first: work that has landed
+// since frees its claims (recorded), and the write is judged again.
+func (s *Service) WriteClaim(ctx context.Context, agent string, paths []string) (coord.WriteClaimPlan, error) {
+	if err := coord.ValidActingAgent(agent); err != nil {
+		return coord.WriteClaimPlan{}, err
+	}
+	paths, err := cleanPaths(paths)
+	if err != nil {
+		return coord.WriteClaimPlan{}, err
+	}
+	var plan coord.WriteClaimPlan
+	var done map[string]string
+	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
+		plan = tx.PlanWriteClaim(agent, paths)
+		done = doneClaims(tx, plan.Refused())
+		return nil
+	})
+	if err != nil {
+		return coord.WriteClaimPlan{}, interrupted(ctx, err)
+	}
+	refused := plan.Refused()
+	landed, tip := s.landedAmong(ctx, done)
+	if len(refused) == 0 && len(plan.New) == 0 {
+		return plan, nil // the fast path: nothing to claim, nobody met
+	}
+	if len(refused) > 0 && len(landed) == 0 {
+		return plan, coord.RefuseWrite(refused)
+	}
+	var refusal error
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
+		s.recordLanded(tx, landed, tip)
+		// A refused write changes nothing: the landings found are
+		// committed all the same, and the refusal returned after.
+		plan, refusal = tx.WriteClaim(agent, paths)
+		return nil
+	})
+	if err != nil {
+		return plan, interrupted(ctx, err)
+	}
+	return plan, refusal
+}

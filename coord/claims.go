@@ -1,0 +1,202 @@
+package coord
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Write claims (contract §10): the edit hooks take a path for the
+// caller's task at its first write (Txn.WriteClaim), recorded in the
+// task's touched files, which are its claims while it is in flight
+// (Task.WriteClaims). Another task's agent meets them at every door:
+// an edit (WriteClaim), a path lock (LockPaths), a commit (Guard), a
+// claim of a task whose files they meet (eligibility). How they are
+// met follows the project's settings, which the application puts on
+// every Txn (WriteClaims, WriteClaimsUntasked).
+
+// claimTreatment is how a write claim meets an agent.
+type claimTreatment int
+
+const (
+	claimIgnored claimTreatment = iota
+	claimWarns
+	claimRefuses
+)
+
+// treatment is how another task's write claim meets agent: ignored when
+// write_claims is off (or, for an agent that holds no task,
+// write_claims_untasked is); refusing when write_claims is exclusive
+// and, for an agent holding no task, write_claims_untasked is guard;
+// otherwise named, not refused.
+func (tx *Txn) treatment(agent string) claimTreatment {
+	if !tx.WriteClaims.Recorded() {
+		return claimIgnored
+	}
+	if len(tx.HeldBy(agent)) == 0 {
+		switch tx.WriteClaimsUntasked {
+		case UntaskedOff:
+			return claimIgnored
+		case UntaskedWarn:
+			return claimWarns
+		}
+	}
+	if tx.WriteClaims.Enforced() {
+		return claimRefuses
+	}
+	return claimWarns
+}
+
+// claimsOn returns, for each path that in-flight tasks other than those
+// of agent hold by write claim (covers says whether a path the caller
+// names covers a claimed path), one hit per claiming task.
+func (tx *Txn) claimsOn(agent string, paths []string, covers func(p, claimed string) bool, warn bool) []GuardHit {
+	var hits []GuardHit
+	for _, t := range tx.Tasks {
+		if t.ClaimedBy == agent || len(t.TouchedFiles) == 0 || !t.InFlight() {
+			continue
+		}
+		for _, p := range paths {
+			for _, q := range t.TouchedFiles {
+				if covers(p, q) {
+					hits = append(hits, GuardHit{Path: p, Holder: t.ClaimedBy, TaskID: t.ID, Claimed: q, Status: t.Status, Warn: warn})
+					break
+				}
+			}
+		}
+	}
+	return hits
+}
+
+// LockClaims returns the write claims of other tasks in flight that
+// path locks on paths would cover, as the project's settings treat them
+// for agent (Warn set: named, not refused; none when they are ignored).
+func (tx *Txn) LockClaims(agent string, paths []string) []GuardHit {
+	tr := tx.treatment(agent)
+	if tr == claimIgnored {
+		return nil
+	}
+	return tx.claimsOn(agent, paths, LockCovers, tr == claimWarns)
+}
+
+// samePath: a path taken as a name meets only the same name.
+func samePath(p, q string) bool { return p == q }
+
+// WriteClaimPlan is what a write to paths by an agent means: the task
+// it claims them for (nil: the agent holds none, or write_claims is
+// off), the paths that task does not hold yet (New), and every holder
+// met (Hits; those with Warn set are named, not refused).
+type WriteClaimPlan struct {
+	Task *Task
+	New  []string
+	Hits []GuardHit
+}
+
+// Refused returns the hits that refuse the write.
+func (p WriteClaimPlan) Refused() []GuardHit {
+	var out []GuardHit
+	for _, h := range p.Hits {
+		if !h.Warn {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// PlanWriteClaim says what a write to paths (clean repository paths,
+// taken as names) by agent would do, changing nothing: the same check as
+// Guard, and the paths the agent's task would claim. The task is the one
+// agent holds claimed (else blocked), the first in registry order.
+func (tx *Txn) PlanWriteClaim(agent string, paths []string) WriteClaimPlan {
+	p := WriteClaimPlan{Hits: tx.Guard(agent, paths)}
+	if !tx.WriteClaims.Recorded() {
+		return p
+	}
+	for _, t := range tx.HeldBy(agent) {
+		if p.Task == nil || p.Task.Status != Claimed && t.Status == Claimed {
+			p.Task = t
+		}
+	}
+	if p.Task == nil {
+		return p
+	}
+	for _, path := range paths {
+		if _, found := slices.BinarySearch(p.Task.TouchedFiles, path); !found && !slices.Contains(p.New, path) {
+			p.New = append(p.New, path)
+		}
+	}
+	return p
+}
+
+// WriteClaim claims paths for the task agent holds before agent writes
+// them, all or nothing: a path another agent holds (its path lock, the
+// files of a task it holds, or another in-flight task's write claim
+// under write_claims exclusive) refuses the whole write (CodeConflict
+// naming each holder and task) and claims nothing; otherwise every path
+// the task did not hold yet is added to its touched files and logged.
+// Holders that only warn are returned in the plan's hits. An agent that
+// holds no task claims nothing (write_claims_untasked says whether
+// claims refuse it).
+func (tx *Txn) WriteClaim(agent string, paths []string) (WriteClaimPlan, error) {
+	if err := ValidActingAgent(agent); err != nil {
+		return WriteClaimPlan{}, err
+	}
+	p := tx.PlanWriteClaim(agent, paths)
+	if refused := p.Refused(); len(refused) > 0 {
+		return p, RefuseWrite(refused)
+	}
+	if p.Task != nil && len(p.New) > 0 {
+		p.Task.Touch(p.New)
+		tx.Log(agent, "claimed %s for task %s", strings.Join(p.New, ", "), p.Task.ID)
+	}
+	return p, nil
+}
+
+// RefuseWrite is the refusal of a write that meets hits (CodeConflict,
+// naming each holder and task; the first holder as the error's Holder).
+func RefuseWrite(hits []GuardHit) *Error {
+	return Errorf(CodeConflict, "write refused: %s", hitList(hits)).
+		WithHint("leave the file to its holder: pick other work, or wait until its task's work has landed").WithHolder(hits[0].Holder)
+}
+
+func hitList(hits []GuardHit) string {
+	var what []string
+	for _, h := range hits {
+		what = append(what, h.String())
+	}
+	return strings.Join(what, ", ")
+}
+
+// Landed records that the work of task id reached the target: its head
+// is reachable from the target, whose tip is at. It changes nothing
+// (and reports false) unless the task is still done with that head and
+// not yet landed, so a finding made before the commit's exclusion can
+// be applied under it.
+func (tx *Txn) Landed(id, head, at, target string) bool {
+	t := tx.Task(id)
+	if t == nil || t.Status != Done || t.Head == "" || t.Head != head || t.LandedAt != "" {
+		return false
+	}
+	t.LandedAt = FormatTime(tx.Now)
+	t.LandedCommit = at
+	t.Dirty = true
+	tx.Log(CoordinatorID, "task %s landed on %s (%s); its write claims are free", id, target, short(head))
+	return true
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// claimDesc describes a write claim's task for people: "task 4.3 (bob,
+// claimed)", and for finished work "(bob, done, not yet landed)".
+func claimDesc(h GuardHit) string {
+	state := string(h.Status)
+	if h.Status == Done || h.Status == Review {
+		state += ", not yet landed"
+	}
+	return fmt.Sprintf("task %s (%s, %s)", h.TaskID, h.Holder, state)
+}
