@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/urfave/cli/v3"
@@ -73,18 +71,25 @@ func conflictLine(p coord.ConflictPair, target string) string {
 }
 
 // merger is the caller's repository as conflict scans need it (after
-// open: the project root is known). Outside a git working tree it is a
-// conflict (exit 3) naming the directory.
+// open: the project root is known): the repository around the project
+// root (every worktree of it shares its branches, so a caller in a
+// linked worktree sees the same; on a hub the root is the caller's own
+// checkout). Outside a git working tree it is a conflict (exit 3)
+// naming the directory.
 func (e *env) merger() (*projectMerger, error) {
-	top, _ := workspace.GitTop(e.cwd)
+	dir := e.root
+	if dir == "" {
+		dir = e.cwd
+	}
+	top, _ := workspace.GitTop(dir)
 	if top == "" {
-		return nil, coord.Errorf(coord.CodeConflict, "%s is not in a git repository: there is no work in flight to merge", e.cwd).
-			WithHint("run coord conflicts inside the project's repository (any of its worktrees)")
+		return nil, coord.Errorf(coord.CodeConflict, "%s is not in a git repository: there is no work in flight to merge", dir).
+			WithHint("run coord in the project's repository (any of its worktrees), or point --root at it")
 	}
 	if err := gitrepo.CheckMergeTree(e.ctx); err != nil {
 		return nil, err
 	}
-	return &projectMerger{g: gitrepo.New(e.cwd), root: e.root}, nil
+	return &projectMerger{g: gitrepo.New(dir), paths: e.paths()}, nil
 }
 
 // projectMerger is the caller's repository as app.Merger: gitrepo with
@@ -93,23 +98,20 @@ func (e *env) merger() (*projectMerger, error) {
 // repository paths (a project rooted below the repository's top names
 // its own files only).
 type projectMerger struct {
-	g    *gitrepo.Repo
-	root string // the project root
+	g     *gitrepo.Repo
+	paths *workspace.Paths
 
-	once   sync.Once
-	cache  *gitrepo.MergeCache
-	prefix string // the project root's path below the top, "" or "sub/"
-	err    error
+	once  sync.Once
+	cache *gitrepo.MergeCache
+	top   string // the top of the caller's worktree
+	err   error
 }
 
 func (m *projectMerger) load(ctx context.Context) error {
 	m.once.Do(func() {
-		top, err := m.g.Top(ctx)
-		if err != nil {
-			m.err = err
+		if m.top, m.err = m.g.Top(ctx); m.err != nil {
 			return
 		}
-		m.prefix = pathBelow(top, m.root)
 		common, err := m.g.CommonDir(ctx)
 		if err != nil {
 			m.err = err
@@ -120,22 +122,6 @@ func (m *projectMerger) load(ctx context.Context) error {
 		m.cache, _ = gitrepo.LoadMergeCache(common, nil)
 	})
 	return m.err
-}
-
-// pathBelow is root's place under top as a path prefix ("" when root is
-// top or not under it).
-func pathBelow(top, root string) string {
-	if t, err := filepath.EvalSymlinks(top); err == nil {
-		top = t
-	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	rel, err := filepath.Rel(top, root)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return ""
-	}
-	return filepath.ToSlash(rel) + "/"
 }
 
 func (m *projectMerger) BranchTips(ctx context.Context) (map[string]string, error) {
@@ -160,12 +146,7 @@ func (m *projectMerger) TrialMerges(ctx context.Context, pairs [][2]string) ([]a
 	}
 	out := make([]app.TrialMerge, len(rs))
 	for i, r := range rs {
-		t := app.TrialMerge{Conflict: r.Conflict, Cached: r.Cached, Err: r.Err}
-		for _, f := range r.Files {
-			if p, ok := strings.CutPrefix(f, m.prefix); ok {
-				t.Files = append(t.Files, p)
-			}
-		}
+		t := app.TrialMerge{Conflict: r.Conflict, Cached: r.Cached, Err: r.Err, Files: m.paths.FromGit(m.top, r.Files)}
 		// A conflict only outside the project is none of its own.
 		t.Conflict = t.Conflict && len(t.Files) > 0
 		out[i] = t

@@ -110,41 +110,52 @@ type work struct {
 	id, key, commit string
 }
 
-func (s *Service) scanConflicts(ctx context.Context, m Merger, last string) (ConflictsResult, string, error) {
-	var res ConflictsResult
-	target := s.cfg.Target
-	if target == "" {
-		target = coord.DefaultTarget
+// judgement is what a scan judges before it merges: the work in flight,
+// each task's commit in the caller's repository.
+type judgement struct {
+	target, targetTip string
+	snap              *coord.Txn
+	ws                []work            // the work to merge
+	judged            map[string]string // every task judged: id -> WorkKey
+	skipped           []SkippedWork
+	sig               string
+}
+
+// judge reads the registry and the branch tips and says which commit
+// is each in-flight task's work.
+func (s *Service) judge(ctx context.Context, m Merger) (*judgement, error) {
+	j := &judgement{target: s.cfg.Target, judged: map[string]string{}}
+	if j.target == "" {
+		j.target = coord.DefaultTarget
 	}
 	type task struct {
 		id, key, branch, base, head string
 		status                      coord.Status
 	}
 	var tasks []task
-	var snap *coord.Txn
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		for _, t := range tx.Tasks {
 			if t.InFlight() {
 				tasks = append(tasks, task{t.ID, coord.WorkKey(t), t.Branch, t.Base, t.Head, t.Status})
 			}
 		}
-		snap = tx.Clone()
-		for _, t := range snap.Tasks {
+		j.snap = tx.Clone()
+		for _, t := range j.snap.Tasks {
 			t.Dirty = false
 		}
 		return nil
 	})
 	if err != nil {
-		return res, "", interrupted(ctx, err)
+		return nil, interrupted(ctx, err)
 	}
 	tips, err := m.BranchTips(ctx)
 	if err != nil {
-		return res, "", interrupted(ctx, err)
+		return nil, interrupted(ctx, err)
 	}
-	targetTip, ok := tips[target]
-	if !ok {
-		if targetTip, err = m.Head(ctx, target); err != nil {
-			return res, "", coord.Errorf(coord.CodeConflict, "the target branch %q is not in this repository", target).
+	var ok bool
+	if j.targetTip, ok = tips[j.target]; !ok {
+		if j.targetTip, err = m.Head(ctx, j.target); err != nil {
+			return nil, coord.Errorf(coord.CodeConflict, "the target branch %q is not in this repository", j.target).
 				WithHint("set it: coord config set target BRANCH")
 		}
 	}
@@ -157,14 +168,13 @@ func (s *Service) scanConflicts(ctx context.Context, m Merger, last string) (Con
 	has := map[string]bool{}
 	if len(heads) > 0 {
 		if has, err = m.HasCommits(ctx, heads); err != nil {
-			return res, "", interrupted(ctx, err)
+			return nil, interrupted(ctx, err)
 		}
 	}
 	// Which commit is each task's work: the head it was released at
 	// (done, in review), else its branch's tip (at work); the other when
 	// the first is not in this repository.
-	var ws, sigOnly []work
-	judged := map[string]string{}
+	var sigOnly []work
 	for _, t := range tasks {
 		tip := tips[t.branch]
 		head := ""
@@ -183,25 +193,47 @@ func (s *Service) scanConflicts(ctx context.Context, m Merger, last string) (Con
 			case t.head != "":
 				why = fmt.Sprintf("its commit %.12s is not in this repository", t.head)
 			}
-			res.Skipped = append(res.Skipped, SkippedWork{Task: t.id, Why: why})
+			j.skipped = append(j.skipped, SkippedWork{Task: t.id, Why: why})
 			continue
 		}
-		judged[t.id] = t.key
+		j.judged[t.id] = t.key
 		// Work with no commit of its own (a branch still at its base, a
 		// task working on the target itself) conflicts with nothing: a
 		// merge of it would only show the target's own conflicts
 		// under its name.
-		if commit == targetTip || commit == t.base {
+		if commit == j.targetTip || commit == t.base {
 			sigOnly = append(sigOnly, work{id: t.id, key: t.key, commit: commit})
 			continue
 		}
-		ws = append(ws, work{id: t.id, key: t.key, commit: commit})
+		j.ws = append(j.ws, work{id: t.id, key: t.key, commit: commit})
 	}
-	sig := signature(targetTip, append(slices.Clone(ws), sigOnly...))
-	if last != "" && sig == last {
+	j.sig = signature(j.targetTip, append(slices.Clone(j.ws), sigOnly...))
+	return j, nil
+}
+
+func (s *Service) scanConflicts(ctx context.Context, m Merger, last string) (ConflictsResult, string, error) {
+	var res ConflictsResult
+	j, err := s.judge(ctx, m)
+	if err != nil {
+		return res, "", err
+	}
+	if last != "" && j.sig == last {
 		res.Unchanged = true
-		return res, sig, nil
+		return res, j.sig, nil
 	}
+	// Something moved: work the target now reaches has landed (out of
+	// flight, with its claims and conflicts).
+	landed, err := s.Landed(ctx)
+	if err != nil {
+		return res, "", err
+	}
+	if len(landed) > 0 {
+		if j, err = s.judge(ctx, m); err != nil {
+			return res, "", err
+		}
+	}
+	res.Skipped = j.skipped
+	target, targetTip, ws, snap, judged, sig := j.target, j.targetTip, j.ws, j.snap, j.judged, j.sig
 
 	// Every task's work with the target, and every two tasks' works.
 	type side struct{ task, with string }
