@@ -186,6 +186,21 @@ func (tx *Txn) Conflicts() []ConflictPair {
 	return out
 }
 
+// ConflictsOf lists the conflicts recorded on agent's tasks in flight,
+// each from its own task's side (Task is the agent's).
+func (tx *Txn) ConflictsOf(agent string) []ConflictPair {
+	var out []ConflictPair
+	for _, t := range tx.Tasks {
+		if t.ClaimedBy != agent || !t.InFlight() {
+			continue
+		}
+		for _, c := range t.Conflicts {
+			out = append(out, ConflictPair{Task: t.ID, With: c.With, Files: c.Files})
+		}
+	}
+	return out
+}
+
 // Notice is one conflict an agent is told of: its task, the other side
 // (the target branch, or another task and its agent) and the files.
 type Notice struct {

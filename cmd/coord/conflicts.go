@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/urfave/cli/v3"
 
@@ -74,9 +73,10 @@ func conflictLine(p coord.ConflictPair, target string) string {
 // open: the project root is known): the repository around the project
 // root (every worktree of it shares its branches, so a caller in a
 // linked worktree sees the same; on a hub the root is the caller's own
-// checkout). Outside a git working tree it is a conflict (exit 3)
-// naming the directory.
-func (e *env) merger() (*projectMerger, error) {
+// checkout), with conflicted paths mapped to project paths as every
+// command maps them. Outside a git working tree it is a conflict (exit
+// 3) naming the directory.
+func (e *env) merger() (app.Merger, error) {
 	dir := e.root
 	if dir == "" {
 		dir = e.cwd
@@ -89,71 +89,7 @@ func (e *env) merger() (*projectMerger, error) {
 	if err := gitrepo.CheckMergeTree(e.ctx); err != nil {
 		return nil, err
 	}
-	return &projectMerger{g: gitrepo.New(dir), paths: e.paths()}, nil
-}
-
-// projectMerger is the caller's repository as app.Merger: gitrepo with
-// the merge cache of its common git directory (loaded once, saved after
-// every scan that merged), conflicted paths mapped to the project's
-// repository paths (a project rooted below the repository's top names
-// its own files only).
-type projectMerger struct {
-	g     *gitrepo.Repo
-	paths *workspace.Paths
-
-	once  sync.Once
-	cache *gitrepo.MergeCache
-	top   string // the top of the caller's worktree
-	err   error
-}
-
-func (m *projectMerger) load(ctx context.Context) error {
-	m.once.Do(func() {
-		if m.top, m.err = m.g.Top(ctx); m.err != nil {
-			return
-		}
-		common, err := m.g.CommonDir(ctx)
-		if err != nil {
-			m.err = err
-			return
-		}
-		// An unreadable cache is replaced at the next save: merges are
-		// only run again.
-		m.cache, _ = gitrepo.LoadMergeCache(common, nil)
-	})
-	return m.err
-}
-
-func (m *projectMerger) BranchTips(ctx context.Context) (map[string]string, error) {
-	return m.g.BranchTips(ctx)
-}
-
-func (m *projectMerger) Head(ctx context.Context, ref string) (string, error) {
-	return m.g.Head(ctx, ref)
-}
-
-func (m *projectMerger) HasCommits(ctx context.Context, ids []string) (map[string]bool, error) {
-	return m.g.HasCommits(ctx, ids)
-}
-
-func (m *projectMerger) TrialMerges(ctx context.Context, pairs [][2]string) ([]app.TrialMerge, error) {
-	if err := m.load(ctx); err != nil {
-		return nil, err
-	}
-	rs, err := m.g.MergeTrees(ctx, pairs, m.cache)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]app.TrialMerge, len(rs))
-	for i, r := range rs {
-		t := app.TrialMerge{Conflict: r.Conflict, Cached: r.Cached, Err: r.Err, Files: m.paths.FromGit(m.top, r.Files)}
-		// A conflict only outside the project is none of its own.
-		t.Conflict = t.Conflict && len(t.Files) > 0
-		out[i] = t
-	}
-	// The cache is a cache: a save that fails costs merges next time.
-	m.cache.Save(ctx)
-	return out, nil
+	return gitrepo.NewMerger(gitrepo.New(dir), e.paths().FromGit), nil
 }
 
 // conflictWatch is the conflict scan of a long-running command (watch,

@@ -16,33 +16,6 @@ import (
 	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
-// gitMerger is the caller's repository as cmd/coord wires it: gitrepo
-// and its merge cache (paths are the repository's: the project is its
-// top).
-type gitMerger struct {
-	g     *gitrepo.Repo
-	cache *gitrepo.MergeCache
-}
-
-func (m *gitMerger) BranchTips(ctx context.Context) (map[string]string, error) {
-	return m.g.BranchTips(ctx)
-}
-func (m *gitMerger) Head(ctx context.Context, ref string) (string, error) { return m.g.Head(ctx, ref) }
-func (m *gitMerger) HasCommits(ctx context.Context, ids []string) (map[string]bool, error) {
-	return m.g.HasCommits(ctx, ids)
-}
-func (m *gitMerger) TrialMerges(ctx context.Context, pairs [][2]string) ([]app.TrialMerge, error) {
-	rs, err := m.g.MergeTrees(ctx, pairs, m.cache)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]app.TrialMerge, len(rs))
-	for i, r := range rs {
-		out[i] = app.TrialMerge{Conflict: r.Conflict, Files: r.Files, Cached: r.Cached, Err: r.Err}
-	}
-	return out, m.cache.Save(ctx)
-}
-
 // gitRepo is a repository for a test: main with f.txt (20 lines) and
 // g.txt.
 type gitRepo struct {
@@ -143,9 +116,7 @@ func TestConflicts(t *testing.T) {
 	}
 	p := backendtest.NewProject(t, backendtest.Options{Root: root, Clock: func() time.Time { return now }})
 	s := p.Service
-	common, _ := gitrepo.New(repo.dir).CommonDir(ctx)
-	cache, _ := gitrepo.LoadMergeCache(common, nil)
-	m := &gitMerger{g: gitrepo.New(repo.dir), cache: cache}
+	m := gitrepo.NewMerger(gitrepo.New(repo.dir), nil)
 	logLines := func() []string {
 		var out []string
 		_, err := s.LogRead(ctx, 0, func(l string) error {
@@ -250,9 +221,7 @@ func TestConflicts(t *testing.T) {
 func TestConflicts_NoTarget(t *testing.T) {
 	repo := newGitRepo(t)
 	p := backendtest.NewProject(t, backendtest.Options{Config: `{"target": "trunk"}` + "\n"})
-	common, _ := gitrepo.New(repo.dir).CommonDir(context.Background())
-	cache, _ := gitrepo.LoadMergeCache(common, nil)
-	_, err := p.Service.Conflicts(context.Background(), &gitMerger{g: gitrepo.New(repo.dir), cache: cache})
+	_, err := p.Service.Conflicts(context.Background(), gitrepo.NewMerger(gitrepo.New(repo.dir), nil))
 	if coord.CodeOf(err) != coord.CodeConflict || !strings.Contains(err.Error(), `"trunk"`) {
 		t.Errorf("err %v", err)
 	}
