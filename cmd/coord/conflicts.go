@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v3"
@@ -83,7 +84,7 @@ func (e *env) merger() (app.Merger, error) {
 	}
 	top, _ := workspace.GitTop(dir)
 	if top == "" {
-		return nil, coord.Errorf(coord.CodeConflict, "%s is not in a git repository: there is no work in flight to merge", dir).
+		return nil, coord.Wrap(coord.CodeConflict, errNoRepo, "%s is not in a git repository: there is no work in flight to merge", dir).
 			WithHint("run coord in the project's repository (any of its worktrees), or point --root at it")
 	}
 	if err := gitrepo.CheckMergeTree(e.ctx); err != nil {
@@ -92,11 +93,16 @@ func (e *env) merger() (app.Merger, error) {
 	return gitrepo.NewMerger(gitrepo.New(dir), e.paths().FromGit), nil
 }
 
+// errNoRepo marks a project outside any git repository: no work there
+// has a branch to merge.
+var errNoRepo = errors.New("no git repository")
+
 // conflictWatch is the conflict scan of a long-running command (watch,
 // schedule): each call scans only when a branch tip or a task in flight
 // moved (app.ConflictScanner), says each new conflict once, and says a
-// failure once until it changes. It does nothing where the caller
-// stands in no git repository, or with a git too old (said once).
+// failure once until it changes. It does nothing for a project outside
+// any git repository (silently: nothing there can conflict), or with a
+// git too old (said once).
 type conflictWatch struct {
 	sc      *app.ConflictScanner
 	lastErr string
@@ -105,7 +111,9 @@ type conflictWatch struct {
 func (e *env) newConflictWatch(s *app.Service, say func(format string, args ...any)) *conflictWatch {
 	m, err := e.merger()
 	if err != nil {
-		say("conflicts in flight not checked: %v", err)
+		if !errors.Is(err, errNoRepo) {
+			say("conflicts in flight not checked: %v", err)
+		}
 		return nil
 	}
 	return &conflictWatch{sc: s.ConflictScanner(m)}
