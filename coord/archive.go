@@ -8,12 +8,14 @@ import (
 
 // ArchiveDone moves done tasks completed before cutoff (all done tasks
 // when cutoff is zero) from Tasks to the Outbox, which the store archives
-// before it commits. It returns the ids moved.
+// before it commits; a done task whose work has not landed yet (still in
+// flight: its write claims hold) stays. It returns the ids moved.
 func (tx *Txn) ArchiveDone(cutoff time.Time) []string {
 	var moved []string
 	keep := tx.Tasks[:0:0]
 	for _, t := range tx.Tasks {
-		if t.Status != Done || !cutoff.IsZero() && !completedBefore(t, cutoff) {
+		// Work not yet landed stays: its write claims hold until it has.
+		if t.Status != Done || t.InFlight() || !cutoff.IsZero() && !completedBefore(t, cutoff) {
 			keep = append(keep, t)
 			continue
 		}

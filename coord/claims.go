@@ -200,3 +200,33 @@ func claimDesc(h GuardHit) string {
 	}
 	return fmt.Sprintf("task %s (%s, %s)", h.TaskID, h.Holder, state)
 }
+
+// WriteClaimRow is one write claim in force: a path an in-flight task
+// has written, its task, that task's agent and status.
+type WriteClaimRow struct {
+	Path   string `json:"path"`
+	TaskID string `json:"task"`
+	Holder string `json:"holder"`
+	Status Status `json:"status"`
+}
+
+// WriteClaimsInForce lists every write claim of the tasks in flight, by
+// path then task (none when write_claims is off).
+func (tx *Txn) WriteClaimsInForce() []WriteClaimRow {
+	if !tx.WriteClaims.Recorded() {
+		return nil
+	}
+	var out []WriteClaimRow
+	for _, t := range tx.Tasks {
+		for _, p := range t.WriteClaims() {
+			out = append(out, WriteClaimRow{Path: p, TaskID: t.ID, Holder: t.ClaimedBy, Status: t.Status})
+		}
+	}
+	slices.SortFunc(out, func(a, b WriteClaimRow) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.TaskID, b.TaskID)
+	})
+	return out
+}

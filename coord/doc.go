@@ -1,7 +1,8 @@
 // Package coord holds the domain of multi-agent coordination: tasks and their
 // states, identifiers, eligibility and priority rules, path-pattern overlap,
-// the fencing epoch, log-line format, the error type with its documented exit
-// codes, and the clock.
+// the fencing epoch, what "in flight" means and the write claims it holds
+// (Task.InFlight, Txn.WriteClaim), log-line format, the error type with its
+// documented exit codes, and the clock.
 //
 // It does no I/O. Storage lives behind the Backend interface (implemented for
 // the local file system by package registry); the operations in this package

@@ -94,7 +94,11 @@ func (tx *Txn) LockPaths(agent string, paths []string, ttl time.Duration) error 
 	// work lands (its write claims).
 	for _, h := range tx.LockClaims(agent, paths) {
 		if !h.Warn {
-			return Errorf(CodeConflict, "path %s", h.String()).
+			what := "path " + h.Path + " is"
+			if h.Claimed != h.Path {
+				what = "path " + h.Path + " covers " + h.Claimed + ", which is"
+			}
+			return Errorf(CodeConflict, "%s write-claimed by %s", what, claimDesc(h)).
 				WithHint("a write claim holds until the task's work has landed on the target; pick other work").WithHolder(h.Holder)
 		}
 	}

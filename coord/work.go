@@ -187,3 +187,36 @@ func ValidBranch(name string) error {
 	}
 	return nil
 }
+
+// WorktreeBranch is the branch `coord worktree add` makes for agent's
+// worktree unless told another: coord/<agent>.
+func WorktreeBranch(agent string) string { return "coord/" + agent }
+
+// SetWorktree records where agent works (its worktree and branch) in its
+// pool record, registering it (as an implementer) when it is not in the
+// pool yet; live says which registered agents are alive (Register's
+// rule: an id a live agent holds from another worktree is refused).
+func (tx *Txn) SetWorktree(agent, host, worktree, branch string, live map[string]bool) (PoolAgent, error) {
+	p := PoolAgent{ID: agent, Role: Implementer, Host: host}
+	if old := tx.Member(agent); old != nil {
+		p = *old
+		p.Raw, p.Host = nil, host
+	}
+	p.Worktree, p.Branch = worktree, branch
+	got, _, err := tx.Register(p, live)
+	return got, err
+}
+
+// ForgetWorktree clears agent's pool record of the worktree at path (it
+// was removed): the record no longer names a checkout that is gone. It
+// reports whether the record named it.
+func (tx *Txn) ForgetWorktree(agent, path string) bool {
+	p := tx.Member(agent)
+	if p == nil || p.Worktree != path {
+		return false
+	}
+	p.Worktree, p.Branch = "", ""
+	p.Dirty = true
+	tx.PoolDirty = true
+	return true
+}

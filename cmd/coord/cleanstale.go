@@ -44,6 +44,9 @@ func (e *env) cmdCleanStale(_ context.Context, c *cli.Command) error {
 		}
 		return merr
 	}
+	for _, id := range res.Landed {
+		e.printf("task %s landed on %s: its write claims are free\n", id, e.cfg.Target)
+	}
 	if len(res.Archived) > 0 {
 		e.printf("archived %d done tasks (archive_after %s)\n", len(res.Archived), e.cfg.ArchiveAfter)
 	}

@@ -42,6 +42,7 @@ func commands(e *env) []*cli.Command {
 		artifactCommand(e),
 		scheduleCommand(e),
 		inboxCommand(e),
+		worktreeCommand(e),
 		statusCommand(e),
 		mcpCommand(e),
 		setupCommand(e),

@@ -21,7 +21,9 @@ func unlockFileCommand(e *env) *cli.Command {
 }
 
 func locksCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "locks", Usage: "list path locks", Action: e.cmdLocks}
+	return &cli.Command{Name: "locks", Usage: "list path locks; --claims: the write claims of the tasks in flight",
+		Flags:  []cli.Flag{&cli.BoolFlag{Name: "claims", Usage: "list write claims instead: paths tasks in flight have written, held until their work lands"}},
+		Action: e.cmdLocks}
 }
 
 // repoPaths maps the PATH arguments to repository paths
@@ -93,6 +95,21 @@ func (e *env) cmdLocks(_ context.Context, c *cli.Command) error {
 	s, err := e.open()
 	if err != nil {
 		return err
+	}
+	if c.Bool("claims") {
+		claims, err := s.WriteClaims(e.ctx)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return e.printJSON(claims)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "PATH\tTASK\tHOLDER\tSTATUS")
+		for _, w := range claims {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", coord.Cell(w.Path, textWidth), w.TaskID, dash(w.Holder), w.Status)
+		}
+		return tw.Flush()
 	}
 	live, err := s.PathLocks(e.ctx)
 	if err != nil {

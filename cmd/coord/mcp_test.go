@@ -176,7 +176,8 @@ func TestMCPMatchesCLI(t *testing.T) {
 	got, _ = callTool(t, cs, "files", map[string]any{"lock": []string{"b/x.go"}}) // relative to CLAUDE_PROJECT_DIR
 	sameJSONValue(t, "files lock", got, `{"locked":["src/b/x.go"],"holder":"mcp-a"}`)
 	got, _ = callTool(t, cs, "files", nil)
-	sameJSONValue(t, "files vs locks --json", got, `{"locks":`+runCoord(t, root, env, "", "locks", "--json")+`}`)
+	sameJSONValue(t, "files vs locks --json", got, `{"locks":`+runCoord(t, root, env, "", "locks", "--json")+
+		`,"claims":`+runCoord(t, root, env, "", "locks", "--claims", "--json")+`}`)
 	got, _ = callTool(t, cs, "progress", map[string]any{"task": "4.1", "percent": 50})
 	sameJSONValue(t, "progress vs ls --json", got, lsEntry(t, root, env, "4.1"))
 	got, _ = callTool(t, cs, "block", map[string]any{"task": "4.1", "reason": "r"})

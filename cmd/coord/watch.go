@@ -78,6 +78,9 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 		if len(res.Archived) > 0 {
 			e.logf("archived %d done tasks", len(res.Archived))
 		}
+		for _, id := range res.Landed {
+			e.logf("task %s landed on %s: its write claims are free", id, e.cfg.Target)
+		}
 		if err != nil && e.ctx.Err() == nil {
 			for _, p := range res.Problems {
 				e.logf("%s", p)

@@ -141,12 +141,14 @@ type MaintainResult struct {
 	Keys     int           `json:"keys_dropped,omitempty"`
 	Rotated  string        `json:"rotated,omitempty"`
 	Archived []string      `json:"archived,omitempty"`
+	Landed   []string      `json:"landed,omitempty"`   // finished tasks found on the target: their write claims are free
 	Problems []string      `json:"problems,omitempty"` // steps that failed (the others ran)
 }
 
 // Maintain is the one maintenance step clean-stale and watch run: the
 // stale sweep, expired path locks, and with Full expired leases and keys,
-// log rotation and archiving. A step that fails does not stop the others;
+// log rotation, the finished work found landed on the target (with a
+// repository: Landed) and archiving. A step that fails does not stop the others;
 // its error is reported in Problems and returned (joined) as well.
 func (s *Service) Maintain(ctx context.Context, r MaintainRequest) (MaintainResult, error) {
 	res := MaintainResult{DryRun: r.DryRun}
@@ -186,6 +188,11 @@ func (s *Service) Maintain(ctx context.Context, r MaintainRequest) (MaintainResu
 		fail("log rotation", err)
 	} else {
 		res.Rotated = name
+	}
+	if ids, err := s.Landed(ctx); err != nil {
+		fail("landed", err)
+	} else if len(ids) > 0 {
+		res.Landed = ids
 	}
 	if s.cfg.ArchiveAfter > 0 {
 		ids, err := s.Archive(ctx, s.clock().Add(-s.cfg.ArchiveAfter))

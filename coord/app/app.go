@@ -19,6 +19,9 @@ type Service struct {
 	formats Formats
 	getenv  func(string) string
 	repo    Repo
+	// notLanded remembers finished work found not yet on the target
+	// (landedAmong).
+	notLanded notLanded
 }
 
 // Options tune a Service.

@@ -20,6 +20,14 @@
 // before any store is touched; every wait honours its context and returns
 // an error matching coord.ErrInterrupted when it ends by cancellation.
 //
+// Git-aware operations (contract §10: where a task's work lives, write
+// claims that hold until its work has landed, agents' worktrees) ask the
+// caller's repository through Options.Repo (Repo), which the front end
+// wires; the application never runs git itself and never holds the
+// registry's exclusion while git runs. Without a repository nothing
+// git-aware is recorded, and a write claim lasts until its task is
+// released.
+//
 // Two pieces hold state across calls: a Worker (what an agent looping
 // over tasks takes next, and when it waits) and a Keeper (the claims a
 // holder works on, kept alive in the background and fenced when they no

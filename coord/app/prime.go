@@ -23,7 +23,8 @@ Nothing eligible? coord wait --timeout 10m (exit 0 when there is work).
 "drained": no work is left at all; stop then.
 A dead agent's task is freed once its heartbeat is older than stale_after
 (15m): the next claim, run or wait frees it, as do coord watch/clean-stale.
-Before editing shared files: coord lock-file PATH... (exit 3 names the holder).
+Files you write are your task's until it lands; lock ahead: coord
+lock-file PATH... (a refusal names the holder).
 Push mode (a scheduler assigns): coord agents register; coord run --inbox -- <cmd>.
 Identity: --agent ID or COORD_AGENT. Capabilities: --capability a,b.
 See also: coord ls, coord ready --explain, coord log -n 20.

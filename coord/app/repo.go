@@ -23,6 +23,10 @@ type Repo interface {
 	MergeBase(ctx context.Context, a, b string) (string, error)
 	// IsAncestor reports whether a is an ancestor of b (or b itself).
 	IsAncestor(ctx context.Context, a, b string) (bool, error)
+	// Contains reports whether into already holds everything commit
+	// changed (merging it would change nothing: an ancestor, or work
+	// that arrived by a squash or rebase merge).
+	Contains(ctx context.Context, into, commit string) (bool, error)
 	// ChangedPaths are the paths the commits base...head changed.
 	ChangedPaths(ctx context.Context, base, head string) ([]string, error)
 	// Worktrees lists the repository's working trees, the main one first.

@@ -177,12 +177,20 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 	}
 	worth := false
 	var plan ScheduleResult
+	var done map[string]string
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		var err error
 		plan, err = round(tx.Clone())
 		worth = plan.changed()
+		if s.repo != nil {
+			done = finished(tx)
+		}
 		return err
 	})
+	// Finished work found on the target frees its write claims before
+	// the round: tasks waiting on them may be assigned in it.
+	landed, tip := s.landedAmong(ctx, done)
+	worth = worth || len(landed) > 0
 	if err != nil || !worth {
 		var res ScheduleResult
 		if err == nil {
@@ -193,6 +201,7 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 	}
 	var res ScheduleResult
 	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
+		s.recordLanded(tx, landed, tip)
 		var err error
 		res, err = round(tx)
 		return err

@@ -385,15 +385,16 @@ func (s *Service) held(ctx context.Context, r TaskRef, what, text string, op fun
 
 // Release finishes a held task: done, or review with the review gate; the
 // path locks taken for it go in the same commit. Summary goes to the log.
-// In a git repository the release records the work: the branch tip as
-// the task's head (when the branch has commits of its own against the
-// target) and the paths those commits changed among its touched files;
-// the task's write claims then hold until that head has landed.
+// In a git repository the release records the work: the tip of the
+// task's branch as its head (when the branch has commits of its own
+// against the target) and the paths those commits changed among its
+// touched files; the task's write claims then hold until that head has
+// landed.
 func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coord.Task, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	head, changed := s.workDone(ctx)
+	head, changed := s.workDone(ctx, r.TaskID)
 	return s.held(ctx, r, "summary", summary, func(tx *coord.Txn) (*coord.Task, error) {
 		t, err := tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.cfg.ReviewGate)
 		if err == nil {

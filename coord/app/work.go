@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/rotd/coord/coord"
 )
@@ -81,14 +82,30 @@ func (s *Service) warnTarget(ctx context.Context, err error) {
 	s.warnf(fmt.Errorf("cannot find where this branch meets %s: %w", s.cfg.Target, err))
 }
 
-// workDone is what a release records of the caller's work: its branch
-// tip (head), when the branch has commits of its own against the
-// target, and the paths those commits changed.
-func (s *Service) workDone(ctx context.Context) (head string, changed []string) {
+// workDone is what a release of task id records of its work: the tip
+// of the branch recorded at its claim (else of the caller's HEAD) as its
+// head, when that branch has commits of its own against the target, and
+// the paths those commits changed. Releasing from another worktree of
+// the same repository records the same.
+func (s *Service) workDone(ctx context.Context, id string) (head string, changed []string) {
 	if s.repo == nil {
 		return "", nil
 	}
-	head, err := s.repo.Head(ctx, "HEAD")
+	ref := "HEAD"
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		if t := tx.Task(id); t != nil && t.Branch != "" {
+			ref = t.Branch
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil // the release itself will say what is wrong
+	}
+	head, err = s.repo.Head(ctx, ref)
+	if err != nil && ref != "HEAD" {
+		ref = "HEAD" // the branch is gone, or lives in another clone
+		head, err = s.repo.Head(ctx, ref)
+	}
 	if err != nil {
 		s.warnf(fmt.Errorf("cannot read the commit released: %w", err))
 		return "", nil
@@ -117,6 +134,21 @@ func (s *Service) workDone(ctx context.Context) (head string, changed []string) 
 	return head, clean
 }
 
+// finished are the done tasks whose work is not known to have landed
+// (in flight, with a head), by id.
+func finished(tx *coord.Txn) map[string]string {
+	var heads map[string]string
+	for _, t := range tx.Tasks {
+		if t.Status == coord.Done && t.InFlight() {
+			if heads == nil {
+				heads = map[string]string{}
+			}
+			heads[t.ID] = t.Head
+		}
+	}
+	return heads
+}
+
 // doneClaims are the finished tasks (done, with a head) among the write
 // claims hits name: the ones whose work may have landed since, by id.
 func doneClaims(tx *coord.Txn, hits []coord.GuardHit) map[string]string {
@@ -136,9 +168,13 @@ func doneClaims(tx *coord.Txn, hits []coord.GuardHit) map[string]string {
 }
 
 // landedAmong asks the caller's repository which of the heads (task id
-// to head) are reachable from the target, and the target's tip. A head
-// the repository does not have (work from another machine) has not
-// landed as far as this caller can tell.
+// to head) the target holds, and the target's tip: a head reachable from
+// the target, or whose changes the target already holds (a squash or
+// rebase merge: merging it would change nothing). A head the repository
+// does not have (work from another machine) has not landed as far as
+// this caller can tell. Heads found not landed are remembered until the
+// target moves, so a caller that asks every round (watch) runs git for
+// the target's tip alone while nothing lands.
 func (s *Service) landedAmong(ctx context.Context, heads map[string]string) (landed map[string]string, tip string) {
 	if s.repo == nil || len(heads) == 0 {
 		return nil, ""
@@ -147,15 +183,36 @@ func (s *Service) landedAmong(ctx context.Context, heads map[string]string) (lan
 	if err != nil {
 		return nil, ""
 	}
+	s.notLanded.Lock()
+	defer s.notLanded.Unlock()
+	if s.notLanded.tip != tip {
+		s.notLanded.tip, s.notLanded.heads = tip, map[string]bool{}
+	}
 	for id, head := range heads {
-		if ok, err := s.repo.IsAncestor(ctx, head, tip); err == nil && ok {
-			if landed == nil {
-				landed = map[string]string{}
-			}
-			landed[id] = head
+		if s.notLanded.heads[head] {
+			continue
 		}
+		ok, err := s.repo.IsAncestor(ctx, head, tip)
+		if err == nil && !ok {
+			ok, err = s.repo.Contains(ctx, tip, head)
+		}
+		if err != nil || !ok {
+			s.notLanded.heads[head] = true
+			continue
+		}
+		if landed == nil {
+			landed = map[string]string{}
+		}
+		landed[id] = head
 	}
 	return landed, tip
+}
+
+// notLanded remembers the heads found not landed on the target at tip.
+type notLanded struct {
+	sync.Mutex
+	tip   string
+	heads map[string]bool
 }
 
 // recordLanded records, inside a commit, the landings found before it.
@@ -175,13 +232,9 @@ func (s *Service) Landed(ctx context.Context) ([]string, error) {
 	if s.repo == nil {
 		return []string{}, nil
 	}
-	heads := map[string]string{}
+	var heads map[string]string
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
-		for _, t := range tx.Tasks {
-			if t.Status == coord.Done && t.InFlight() {
-				heads[t.ID] = t.Head
-			}
-		}
+		heads = finished(tx)
 		return nil
 	})
 	if err != nil {
@@ -251,4 +304,14 @@ func (s *Service) WriteClaim(ctx context.Context, agent string, paths []string) 
 		return plan, interrupted(ctx, err)
 	}
 	return plan, refusal
+}
+
+// WriteClaims lists the write claims in force (coord.Txn.WriteClaimsInForce).
+func (s *Service) WriteClaims(ctx context.Context) ([]coord.WriteClaimRow, error) {
+	var out []coord.WriteClaimRow
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		out = tx.WriteClaimsInForce()
+		return nil
+	})
+	return nonNil(out), interrupted(ctx, err)
 }

@@ -98,6 +98,7 @@ var checks = []check{
 	{name: "lease-ttl", clocked: true, run: checkLeases},
 	{name: "kv-ttl", clocked: true, run: checkKV},
 	{name: "path-locks", clocked: true, run: checkPathLocks},
+	{name: "write-claims", clocked: true, run: checkWriteClaims},
 	{name: "notify", run: checkNotify},
 	{name: "wait-wakes", run: checkWaitWakes},
 	{name: "archive", run: checkArchive},

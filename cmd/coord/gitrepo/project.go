@@ -42,6 +42,10 @@ func (p *Project) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 	return p.r.IsAncestor(ctx, a, b)
 }
 
+func (p *Project) Contains(ctx context.Context, into, commit string) (bool, error) {
+	return p.r.Contains(ctx, into, commit)
+}
+
 // ChangedPaths is Repo.ChangedPaths in project paths.
 func (p *Project) ChangedPaths(ctx context.Context, base, head string) ([]string, error) {
 	changed, err := p.r.ChangedPaths(ctx, base, head)

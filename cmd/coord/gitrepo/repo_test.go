@@ -290,3 +290,38 @@ func FuzzParseWorktrees(f *testing.F) {
 		}
 	})
 }
+
+// Contains: an ancestor, a squash merge and a cherry-pick are held; a
+// commit with changes the target lacks, or one that conflicts, is not.
+func TestContains(t *testing.T) {
+	ctx := context.Background()
+	dir := testRepo(t)
+	r := New(dir)
+	git(t, dir, "checkout", "-q", "-b", "topic")
+	a := commit(t, dir, "a.txt", "a\n", "a")
+	b := commit(t, dir, "b.txt", "b\n", "b")
+	git(t, dir, "checkout", "-q", "main")
+	if ok, err := r.Contains(ctx, "main", b); err != nil || ok {
+		t.Fatalf("unmerged work: %v, %v", ok, err)
+	}
+	git(t, dir, "merge", "-q", "--squash", "topic")
+	git(t, dir, "commit", "-q", "-m", "squashed")
+	if ok, err := r.Contains(ctx, "main", b); err != nil || !ok {
+		t.Fatalf("squash-merged work: %v, %v", ok, err)
+	}
+	if ok, _ := r.IsAncestor(ctx, b, "main"); ok {
+		t.Fatal("a squash made b an ancestor?")
+	}
+	if ok, err := r.Contains(ctx, "main", a); err != nil || !ok {
+		t.Fatalf("an ancestor commit of squashed work: %v, %v", ok, err)
+	}
+	// main changes the same lines since: a conflict, not held.
+	commit(t, dir, "b.txt", "B\n", "main rewrites b")
+	if ok, err := r.Contains(ctx, "main", b); err != nil || ok {
+		t.Fatalf("conflicting work: %v, %v", ok, err)
+	}
+	// an ancestor is held
+	if ok, err := r.Contains(ctx, "main", "HEAD~1"); err != nil || !ok {
+		t.Fatalf("ancestor: %v, %v", ok, err)
+	}
+}

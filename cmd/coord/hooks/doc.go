@@ -6,8 +6,11 @@
 //	event (claude / codex / gemini)                what coord does
 //	SessionStart                                   the prime text, what the agent holds, as added context;
 //	                                               COORD_AGENT exported through CLAUDE_ENV_FILE / CODEX_ENV_FILE
-//	PreToolUse / PreToolUse / BeforeTool (edits)   refuse (exit 2, the holder and the task on stderr) when
-//	                                               another agent's path lock or held task's files cover a file
+//	PreToolUse / PreToolUse / BeforeTool (edits)   take the files for the task the agent holds (write claims,
+//	                                               all or nothing, app.Service.WriteClaim), or refuse (exit 2,
+//	                                               the holder and the task on stderr) when another agent's
+//	                                               path lock or held task's files cover a file, or another
+//	                                               task in flight wrote it (write_claims: warn names it only)
 //	PostToolUse, PostToolUseFailure / PostToolUse / AfterTool
 //	                                               beat (Claude sends a failed tool to PostToolUseFailure);
 //	                                               a conflict of the agent's work not yet told (coord conflicts,
@@ -31,9 +34,12 @@
 // main checkout's, a path through a symlinked folder like its target's,
 // and a write through a link to a file as a write of that file too.
 //
+// A write to files the agent's task already holds, or by an agent that
+// holds no task, reads the registry once and commits nothing.
+//
 // Limits: only the agents' edit tools are guarded; a write through a shell
 // command is not seen (coord guard, the pre-commit hook, stays the
-// backstop). Gemini runs SessionEnd without waiting for it, and a session
+// backstop, and coord conflicts finds what slipped past both). Gemini runs SessionEnd without waiting for it, and a session
 // killed outright runs none: a held task is then freed by the stale
 // sweep.
 package hooks

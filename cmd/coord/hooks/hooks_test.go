@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -536,5 +537,108 @@ func BenchmarkEditHook(b *testing.B) {
 			Getenv: func(string) string { return "" }}); code != 0 {
 			b.Fatal(code, errb.String())
 		}
+	}
+}
+
+// TestWriteClaims: every agent's edit payload claims the paths it writes
+// for the task its agent holds, at the first write, all or nothing; a
+// second agent's write of a claimed path is refused through its own
+// agent's payload (exit 2, naming the holder and the task), and claims
+// nothing, not even its other paths; a write the task already claimed
+// commits nothing.
+func TestWriteClaims(t *testing.T) {
+	const two = `{"id":"a","title":"A"}
+{"id":"b","title":"B"}
+`
+	cases := []struct {
+		agent, fixture string
+		paths          []string // what the payload writes, as repository paths
+	}{
+		{"claude", "PreToolUse-Edit", []string{"src/editor/modal.ts"}},
+		{"claude", "PreToolUse-Write", []string{"docs/notes.md"}},
+		{"claude", "PreToolUse-MultiEdit", []string{"src/editor/modal.ts"}},
+		{"claude", "PreToolUse-NotebookEdit", []string{"src/editor/analysis.ipynb"}},
+		{"codex", "PreToolUse-apply_patch", []string{"docs/new.md", "old/unused.ts", "src/editor/modal.ts"}},
+		{"codex", "PreToolUse-apply_patch-move", []string{"docs/guide.md", "docs/readme-draft.md"}},
+		{"gemini", "BeforeTool-write_file", []string{"src/editor/modal.ts"}},
+		{"gemini", "BeforeTool-replace", []string{"docs/notes.md"}},
+	}
+	for _, c := range cases {
+		t.Run(c.agent+"/"+c.fixture, func(t *testing.T) {
+			p := &project{backendtest.NewProject(t, backendtest.Options{Seed: two})}
+			p.claim(t, "first", "a")
+			p.claim(t, "second", "b")
+			fire(t, p, c.agent, c.fixture, "first", nil).quiet(t, c.agent)
+			if got := p.task(t, "a").TouchedFiles; !slices.Equal(got, c.paths) {
+				t.Fatalf("a's touched files %q, want %q", got, c.paths)
+			}
+			// The second writer is refused through its own agent's hook.
+			o := fire(t, p, c.agent, c.fixture, "second", nil)
+			if o.code != ExitBlock || o.stdout != "" ||
+				!strings.Contains(o.stderr, c.paths[0]+" was written by task a (first), still in progress") {
+				t.Fatalf("second writer: exit %d stdout %q stderr %q", o.code, o.stdout, o.stderr)
+			}
+			if got := p.task(t, "b").TouchedFiles; len(got) != 0 {
+				t.Fatalf("a refused write claimed %q", got)
+			}
+			// A write the task already claimed is one read, no commit.
+			reg := filepath.Join(p.Root, ".rotd", "coordination", "active_work_registry.json")
+			before, _ := os.ReadFile(reg)
+			fire(t, p, c.agent, c.fixture, "first", nil).quiet(t, c.agent)
+			if after, _ := os.ReadFile(reg); !bytes.Equal(before, after) {
+				t.Fatal("a write to paths already claimed changed the registry")
+			}
+		})
+	}
+	// All or nothing: a patch of a free file and a claimed one claims
+	// neither.
+	p := &project{backendtest.NewProject(t, backendtest.Options{Seed: two})}
+	p.claim(t, "first", "a")
+	p.claim(t, "second", "b")
+	fire(t, p, "claude", "PreToolUse-Edit", "first", nil).quiet(t, "claude")
+	if o := fire(t, p, "codex", "PreToolUse-apply_patch", "second", nil); o.code != ExitBlock {
+		t.Fatalf("patch over a claimed file: %+v", o)
+	}
+	if got := p.task(t, "b").TouchedFiles; len(got) != 0 {
+		t.Fatalf("the free files of a refused patch were claimed: %q", got)
+	}
+	// An agent between tasks is refused too (write_claims_untasked guard)
+	// and claims nothing.
+	if o := fire(t, p, "gemini", "BeforeTool-write_file", "human", nil); o.code != ExitBlock || o.stdout != "" {
+		t.Fatalf("untasked writer: %+v", o)
+	}
+	// Handed back: the claims go with the task.
+	if _, err := p.Service.HandBack(context.Background(), app.TaskRef{Agent: coord.Agent{ID: "first"}, TaskID: "a", Epoch: coord.NoEpoch}, "session ended"); err != nil {
+		t.Fatal(err)
+	}
+	fire(t, p, "gemini", "BeforeTool-write_file", "second", nil).quiet(t, "gemini")
+}
+
+// TestWriteClaimsWarnAndOff: with write_claims warn the second writer
+// goes ahead, told who else wrote the file, and both tasks hold it; with
+// off nothing is claimed.
+func TestWriteClaimsWarnAndOff(t *testing.T) {
+	const two = `{"id":"a"}
+{"id":"b"}
+`
+	p := &project{backendtest.NewProject(t, backendtest.Options{Seed: two, Config: `{"write_claims":"warn"}`})}
+	p.claim(t, "first", "a")
+	p.claim(t, "second", "b")
+	fire(t, p, "claude", "PreToolUse-Edit", "first", nil).quiet(t, "claude")
+	o := fire(t, p, "claude", "PreToolUse-Edit", "second", nil)
+	if o.code != 0 || o.stdout != "" || !strings.Contains(o.stderr, "coord: warning: src/editor/modal.ts (write-claimed by task a (first, claimed)); the edit goes ahead") {
+		t.Fatalf("warn: %+v", o)
+	}
+	if got := p.task(t, "b").TouchedFiles; !slices.Equal(got, []string{"src/editor/modal.ts"}) {
+		t.Fatalf("warn records the claim: %q", got)
+	}
+
+	p = &project{backendtest.NewProject(t, backendtest.Options{Seed: two, Config: `{"write_claims":"off"}`})}
+	p.claim(t, "first", "a")
+	p.claim(t, "second", "b")
+	fire(t, p, "claude", "PreToolUse-Edit", "first", nil).quiet(t, "claude")
+	fire(t, p, "claude", "PreToolUse-Edit", "second", nil).quiet(t, "claude")
+	if a, b := p.task(t, "a").TouchedFiles, p.task(t, "b").TouchedFiles; len(a)+len(b) != 0 {
+		t.Fatalf("off claims nothing: %q %q", a, b)
 	}
 }

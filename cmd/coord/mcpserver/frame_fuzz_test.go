@@ -110,7 +110,7 @@ func FuzzToolArguments(f *testing.F) {
 		"status":   func(a json.RawMessage) error { var in noInput; return status.decode(a, &in) },
 	}
 	known := map[string][]string{
-		"progress": {"task", "percent", "note", "epoch"}, "files": {"lock", "unlock", "ttl"},
+		"progress": {"task", "percent", "note", "epoch"}, "files": {"lock", "unlock", "ttl", "write"},
 		"ready": {"explain", "limit"}, "kv": {"op", "key", "value", "ttl", "expect_rev", "expect_absent"}, "status": nil,
 	}
 	required := map[string][]string{"progress": {"task", "percent"}, "kv": {"op"}}

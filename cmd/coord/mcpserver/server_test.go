@@ -224,6 +224,38 @@ func TestFiles(t *testing.T) {
 	}
 }
 
+// TestFilesWrite: files write claims paths for the caller's task at
+// once, all or nothing (what the edit hooks do before a write), a path
+// another task wrote is refused with code 3 naming its agent, and the
+// listing shows the write claims in force.
+func TestFilesWrite(t *testing.T) {
+	p := seeded(t, tasks(2))
+	a := connect(t, Options{Service: p.Service, Agent: agentAt("a"), Paths: workspace.NewPaths(p.Root, p.Root)}, nil)
+	b := connect(t, Options{Service: p.Service, Agent: agentAt("b"), Paths: workspace.NewPaths(p.Root, p.Root)}, nil)
+	a.call(t, "claim", map[string]any{"task": "t1"}).ok(t)
+	b.call(t, "claim", map[string]any{"task": "t2"}).ok(t)
+	jsonEqual(t, string(a.call(t, "files", map[string]any{"write": []string{"go.mod", "src/x.go"}}).ok(t).raw),
+		`{"task":"t1","claimed":["go.mod","src/x.go"],"warnings":[]}`)
+	jsonEqual(t, string(a.call(t, "files", map[string]any{"write": []string{"go.mod"}}).ok(t).raw),
+		`{"task":"t1","claimed":[],"warnings":[]}`)
+	ref := b.call(t, "files", map[string]any{"write": []string{"README.md", "go.mod"}}).refusal(t)
+	if ref.Code != 3 || ref.Holder != "a" || !strings.Contains(ref.Message, "go.mod (write-claimed by task t1 (a, claimed))") {
+		t.Fatalf("refusal %+v", ref)
+	}
+	var list struct {
+		Locks  []coord.PathLock
+		Claims []coord.WriteClaimRow
+	}
+	b.call(t, "files", nil).ok(t).decode(t, &list)
+	want := []coord.WriteClaimRow{{Path: "go.mod", TaskID: "t1", Holder: "a", Status: coord.Claimed}, {Path: "src/x.go", TaskID: "t1", Holder: "a", Status: coord.Claimed}}
+	if !slices.Equal(list.Claims, want) {
+		t.Fatalf("claims %+v (README.md of the refused write must not be there)", list.Claims)
+	}
+	if ref := a.call(t, "files", map[string]any{"write": []string{"x"}, "lock": []string{"y"}}).refusal(t); ref.Code != 1 {
+		t.Fatalf("write and lock at once: %+v", ref)
+	}
+}
+
 // TestFilesThroughSymlink: a symlinked folder names its target's files
 // (contract 4a): a lock through the link is the target's, and another
 // session's lock through either spelling is a conflict.

@@ -54,6 +54,7 @@ type (
 		Lock   []string `json:"lock,omitempty" jsonschema:"paths to lock, all or nothing"`
 		Unlock []string `json:"unlock,omitempty" jsonschema:"paths to unlock"`
 		TTL    string   `json:"ttl,omitempty" jsonschema:"lock expiry such as 30m (default: until released)"`
+		Write  []string `json:"write,omitempty" jsonschema:"paths you are about to write: claimed for your task, all or nothing"`
 	}
 	logIn struct {
 		Lines int    `json:"lines,omitempty" jsonschema:"how many (default 20)"`
@@ -100,7 +101,7 @@ func (s *server) addTools() {
 	add(s, "progress", "Record progress on a task you hold.", s.progress)
 	add(s, "block", "Mark a task you hold blocked, with the reason.", s.block)
 	add(s, "wait", "Wait until a task is eligible for you, or the named task changes state. Status drained: no work is left, stop.", s.wait)
-	add(s, "files", "Lock repository paths (all or nothing) before editing shared files, unlock them, or with neither list path locks.", s.files)
+	add(s, "files", "Lock or unlock repository paths, or claim for your task paths you are about to write (all or nothing). With none, list locks and write claims.", s.files)
 	add(s, "log", "The last lines of the coordination log.", s.log)
 	if !s.opt.All {
 		return
@@ -382,9 +383,42 @@ func (s *server) notifyProgress(ctx context.Context, req *call, timeout time.Dur
 }
 
 func (s *server) files(ctx context.Context, _ *call, in filesIn) (any, error) {
+	n := 0
+	for _, l := range [][]string{in.Lock, in.Unlock, in.Write} {
+		if len(l) > 0 {
+			n++
+		}
+	}
 	switch {
-	case len(in.Lock) > 0 && len(in.Unlock) > 0:
-		return nil, coord.Errorf(coord.CodeUsage, "files: lock or unlock, not both in one call")
+	case n > 1:
+		return nil, coord.Errorf(coord.CodeUsage, "files: lock, unlock or write, one of them in one call")
+	case len(in.Write) > 0:
+		if in.TTL != "" {
+			return nil, coord.Errorf(coord.CodeUsage, "files: ttl goes with lock")
+		}
+		paths, err := s.repoPaths(in.Write)
+		if err != nil {
+			return nil, err
+		}
+		plan, err := s.opt.Service.WriteClaim(ctx, s.opt.Agent.ID, paths)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]any{"task": nil, "claimed": []string{}, "warnings": []string{}}
+		if plan.Task != nil {
+			out["task"] = plan.Task.ID
+		}
+		if len(plan.New) > 0 {
+			out["claimed"] = plan.New
+		}
+		var warn []string
+		for _, h := range plan.Hits {
+			warn = append(warn, h.String())
+		}
+		if len(warn) > 0 {
+			out["warnings"] = warn
+		}
+		return out, nil
 	case len(in.Lock) > 0:
 		ttl, err := duration("ttl", in.TTL, 0)
 		if err != nil {
@@ -420,7 +454,11 @@ func (s *server) files(ctx context.Context, _ *call, in filesIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"locks": locks}, nil
+	claims, err := s.opt.Service.WriteClaims(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"locks": locks, "claims": claims}, nil
 }
 
 // repoPaths maps the caller's paths (relative to the session's working

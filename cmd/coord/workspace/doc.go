@@ -5,7 +5,8 @@
 // symbolic links inside the repository resolved and never followed out
 // of it; task files patterns likewise), its identity (--agent,
 // COORD_AGENT, ROTD_AGENT_ID, else the UUID kept in .rotd/agent_id of its
-// worktree), what git says of its change (Staged, Summary, Branch), and
+// worktree), what git says of its change (Staged, Summary, Branch; and
+// FromGit, git's paths as project paths), and
 // the agents' configuration files in its repository (ReadProjectFile,
 // WriteProjectFile: never through a symlink, replaced atomically).
 //

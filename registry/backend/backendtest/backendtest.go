@@ -83,6 +83,9 @@ type Options struct {
 	Wrap func(coord.Backend) coord.Backend
 	// Open adjusts the opener's options further (a lock wait, a holder).
 	Open func(*backend.Options)
+	// Repo is the caller's git repository as the application sees it
+	// (nil: none).
+	Repo app.Repo
 }
 
 // Project is a test's project, closed when the test ends.
@@ -143,7 +146,7 @@ func NewProject(t testing.TB, o Options) *Project {
 	if o.Wrap != nil {
 		seen = o.Wrap(b)
 	}
-	p.Service, err = app.New(ctx, seen, app.Options{Clock: o.Clock, Warn: o.Warn, Formats: backend.Formats{}})
+	p.Service, err = app.New(ctx, seen, app.Options{Clock: o.Clock, Warn: o.Warn, Formats: backend.Formats{}, Repo: o.Repo})
 	if err != nil {
 		t.Fatal(err)
 	}
