@@ -88,6 +88,7 @@ func BenchmarkMergeTrees16(b *testing.B) {
 			}
 		}
 	})
+	n := 0 // every move a new commit, across -count runs too
 	b.Run("OneMoved", func(b *testing.B) {
 		common, err := New(dir).CommonDir(ctx)
 		if err != nil {
@@ -102,7 +103,6 @@ func BenchmarkMergeTrees16(b *testing.B) {
 		}
 		// Branch 0 moves: a new commit on it each round (made outside
 		// the timer), so its 16 pairs are new and the others cached.
-		n := 0
 		for b.Loop() {
 			b.StopTimer()
 			n++
