@@ -19,8 +19,8 @@ import (
 // git directory (shared by every worktree: <common dir>/coord/
 // merge-cache.json) and a pair is merged once. The file is a cache, not
 // a record: an unreadable or foreign one is ignored and replaced, and a
-// save that cannot take its lock at once is skipped (the next run merges
-// those pairs again).
+// save that cannot take its lock within mergeCacheLockWait (2 s) is
+// skipped (the next run merges those pairs again).
 
 // MergeCacheFile is the cache's name under the common git directory.
 const MergeCacheFile = "coord/merge-cache.json"
@@ -159,7 +159,7 @@ func (c *MergeCache) Len() int {
 // it reads the file again (another process may have saved pairs since),
 // keeps the union (the later use of a pair both hold), drops the least
 // recently used beyond MaxMergeCache, and replaces the file atomically.
-// When another save holds the lock for longer than a moment, it gives up
+// When another save holds the lock beyond mergeCacheLockWait, it gives up
 // and saves nothing (a cache, not a record).
 func (c *MergeCache) Save(ctx context.Context) error {
 	if c == nil {

@@ -31,9 +31,9 @@
 // <common git dir>/coord/merge-cache.json (bounded to MaxMergeCache
 // pairs, least recently used dropped, replaced atomically through fsops
 // under a lock file), so a pair is merged once; the file is a cache, not
-// a record: an unreadable one is replaced, a save that would wait is
-// skipped. Merger is a Repo as the application's conflict scans ask for
-// it (app.Merger).
+// a record: an unreadable one is replaced, a save that waits more than
+// 2 s for another is skipped. Merger is a Repo as the application's
+// conflict scans ask for it (app.Merger).
 //
 // Limits: the porcelain formats read here are git's stable ones (git
 // 2.20 and later); merge-tree --write-tree needs git 2.38 or later
