@@ -9,9 +9,9 @@ BIN := bin
 # 50,000 runs take 2-5 s per target here.
 FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
-FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./cmd/coord/setup:FuzzReconcile ./cmd/coord/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./cmd/coord/gitlog:FuzzParse ./cmd/coord/gitrepo:FuzzParseWorktrees
+FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./cmd/coord/setup:FuzzReconcile ./cmd/coord/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./cmd/coord/gitlog:FuzzParse ./cmd/coord/gitrepo:FuzzParseWorktrees ./cmd/coord/gitrepo:FuzzParseMergeTree
 
-.PHONY: build demo demo-hub test vet fmt-check unit procs conformance fuzz bench bench-plan bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
+.PHONY: build demo demo-hub test vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -o $(BIN)/coord ./cmd/coord
@@ -114,6 +114,8 @@ bench: build bench-tools
 	$(BIN)/coordbench -nats -cluster -bin $(BIN)/coord
 	@echo "--- planning: real histories replayed as work (make bench-plan; skipped without the data)"
 	$(BIN)/coordbench -plan "$(PLAN_DATA)"
+	@echo "--- write claims: real histories replayed as work (make bench-claims; skipped without the data)"
+	$(BIN)/coordbench -replay-claims "$(PLAN_DATA)"
 
 # coord's planner (coord/plan, issue 26) measured on real histories
 # replayed as work: the four histories of ../shared/data/histories (beside
@@ -127,6 +129,14 @@ PLAN_DATA ?= $(shell d=$$(git rev-parse --path-format=absolute --git-common-dir 
 bench-plan:
 	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
 	$(BIN)/coordbench -plan "$(PLAN_DATA)"
+
+# Write claims (issue 24) measured on the same histories: the newest 200
+# commits of each replayed as work for 4 and 8 agents, first come, first
+# served, without claims, with claims recorded only (warn) and enforced
+# (exclusive): merge conflicts, refused edits, waits, makespan. Seconds.
+bench-claims:
+	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
+	$(BIN)/coordbench -replay-claims "$(PLAN_DATA)"
 
 # The current coord against the binaries of earlier revisions, interleaved
 # run by run on one machine (scripts/bench-compare.sh, coordbench

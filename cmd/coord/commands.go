@@ -39,6 +39,7 @@ func commands(e *env) []*cli.Command {
 		unlockFileCommand(e),
 		locksCommand(e),
 		guardCommand(e),
+		conflictsCommand(e),
 		quotaCommand(e),
 		artifactCommand(e),
 		scheduleCommand(e),

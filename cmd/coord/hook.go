@@ -41,7 +41,7 @@ func (e *env) runHook(a []string) error {
 		if err != nil {
 			return nil, err
 		}
-		return &hooks.Project{Service: svc, Agent: id, Root: e.root}, nil
+		return &hooks.Project{Service: svc, Agent: id, Root: e.root, Merger: e.merger}, nil
 	}
 	code := hooks.Run(e.ctx, hooks.Options{Agent: a[0], Event: event, Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Open: open})
 	if code != 0 {

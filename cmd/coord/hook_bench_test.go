@@ -101,3 +101,46 @@ func BenchmarkVersionInProcess(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHookAfterInProcess is the after-tool hook through run() in
+// this process, the agent holding a task with nothing to be told: the
+// beat and the read of its untold conflicts.
+func BenchmarkHookAfterInProcess(b *testing.B) {
+	root := benchProject(b, false)
+	runCoord(b, root, []string{"COORD_AGENT=me"}, "", "claim", "--task", "ed")
+	b.Chdir(root)
+	b.Setenv("COORD_AGENT", "me")
+	payload := `{"hook_event_name":"PostToolUse","cwd":"` + root + `","tool_name":"Bash"}`
+	for b.Loop() {
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{"coord", "hook", "claude", "PostToolUse"}, strings.NewReader(payload), &out, &errb); code != 0 || out.Len() != 0 {
+			b.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+		}
+	}
+}
+
+// BenchmarkHookAfterInGit is BenchmarkHookAfterInProcess in a git
+// repository whose HEAD does not move: the hook also reads HEAD from
+// git's files to tell that no conflict scan is due.
+func BenchmarkHookAfterInGit(b *testing.B) {
+	root := benchProject(b, false)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	runCoord(b, root, []string{"COORD_AGENT=me"}, "", "claim", "--task", "ed")
+	b.Chdir(root)
+	b.Setenv("COORD_AGENT", "me")
+	payload := `{"hook_event_name":"PostToolUse","cwd":"` + root + `","tool_name":"Bash"}`
+	hook := func() {
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{"coord", "hook", "claude", "PostToolUse"}, strings.NewReader(payload), &out, &errb); code != 0 || out.Len() != 0 {
+			b.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+		}
+	}
+	hook() // the first call scans (HEAD never seen)
+	for b.Loop() {
+		hook()
+	}
+}

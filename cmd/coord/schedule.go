@@ -29,7 +29,10 @@ func scheduleCommand(e *env) *cli.Command {
 // until a signal (exit 130). Each round that changed something prints a
 // line per change (--json: the round as one JSON object); --once also
 // prints every standing alert (a task in review no registered reviewer
-// may take), the running scheduler only a new one.
+// may take), the running scheduler only a new one. Each round also scans
+// the work in flight for conflicts when a branch tip moved (as watch
+// does), printing each new one (--json: {"conflicts": […]}; --once
+// --json records them without printing).
 func (e *env) cmdSchedule(_ context.Context, c *cli.Command) error {
 	depth := c.Int("depth")
 	if depth < 1 {
@@ -44,15 +47,19 @@ func (e *env) cmdSchedule(_ context.Context, c *cli.Command) error {
 		return err
 	}
 	req := app.ScheduleRequest{Depth: depth, Timeout: timeout}
+	quiet := func(string, ...any) {}
 	if c.Bool("once") {
 		res, err := s.Schedule(e.ctx, req)
 		if err != nil {
 			return err
 		}
 		if e.json {
+			e.newConflictWatch(s, quiet).scan(e.ctx, e.cfg.Target, quiet)
 			return e.printJSON(res)
 		}
 		e.printRound(res, false)
+		line := func(format string, args ...any) { e.printf("%s\n", coord.OneLine(fmt.Sprintf(format, args...))) }
+		e.newConflictWatch(s, line).scan(e.ctx, e.cfg.Target, line)
 		return nil
 	}
 	if !e.json {
@@ -62,8 +69,17 @@ func (e *env) cmdSchedule(_ context.Context, c *cli.Command) error {
 		}
 		e.logf("scheduling %s (depth %d; stale after %s)", e.where(), depth, stale)
 	}
+	say := e.logf
+	if e.json {
+		say = quiet
+	}
+	conflicts := e.newConflictWatch(s, say)
 	markWaiting()
 	err = s.RunScheduler(e.ctx, req, 50*time.Millisecond, func(res app.ScheduleResult, err error) {
+		// Each round: a scan when a branch in flight moved.
+		if found := conflicts.scan(e.ctx, e.cfg.Target, say); e.json && len(found) > 0 {
+			e.printJSON(map[string]any{"conflicts": found})
+		}
 		switch {
 		case err != nil:
 			e.logf("round failed: %v", err)

@@ -12,7 +12,7 @@ import (
 )
 
 func statusCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "status", Usage: "this agent: the tasks and path locks it holds, and task counts by status", Action: e.cmdStatus}
+	return &cli.Command{Name: "status", Usage: "this agent: the tasks and path locks it holds, the conflicts found for its work, and task counts by status", Action: e.cmdStatus}
 }
 
 func (e *env) cmdStatus(_ context.Context, c *cli.Command) error {
@@ -39,6 +39,9 @@ func (e *env) cmdStatus(_ context.Context, c *cli.Command) error {
 	}
 	for _, l := range v.Locks {
 		e.printf("path lock %s\n", coord.Cell(l.Path, textWidth))
+	}
+	for _, p := range v.Conflicts {
+		e.printf("conflict: %s\n", conflictLine(p, e.cfg.Target))
 	}
 	var counts []string
 	for _, st := range coord.Statuses {

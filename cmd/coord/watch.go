@@ -13,7 +13,7 @@ import (
 )
 
 func watchCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "watch", Usage: "long-running sweeper: frees stale locks as they expire, rotates the log, archives",
+	return &cli.Command{Name: "watch", Usage: "long-running sweeper: frees stale locks as they expire, rotates the log, archives, finds conflicts in flight",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "timeout", Usage: "stale after (default: config stale_after)"},
 			&cli.StringFlag{Name: "interval", Usage: "full rescan at least this often (default: timeout/3, at most 1m)"},
@@ -28,7 +28,10 @@ func watchCommand(e *env) *cli.Command {
 // change (debounced), and a full one every --interval regardless (which
 // also rotates the log at a new UTC day and archives when archive_after
 // is set). When notification is unavailable, or lost changes, it says so
-// once and keeps rescanning. One watcher per project (coord.Exclusive).
+// once and keeps rescanning. Every ConflictPoll it checks the branch
+// tips of the caller's repository and, when one moved, scans the work in
+// flight for conflicts (app.ConflictScanner), saying each new one. One
+// watcher per project (coord.Exclusive).
 func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("watch takes no arguments")
@@ -85,6 +88,10 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 		}
 	}
 	step(true)
+	conflicts := e.newConflictWatch(s, e.logf)
+	conflicts.scan(e.ctx, e.cfg.Target, e.logf)
+	poll := time.NewTicker(ConflictPoll)
+	defer poll.Stop()
 	rescan := time.NewTicker(interval)
 	defer rescan.Stop()
 	debounce := time.NewTimer(time.Hour)
@@ -130,9 +137,15 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 		case <-rescan.C:
 			step(true)
 			schedule()
+		case <-poll.C:
+			conflicts.scan(e.ctx, e.cfg.Target, e.logf)
 		}
 	}
 }
+
+// ConflictPoll is how often watch checks whether a branch in flight
+// moved (one read of the registry and one git run when none did).
+const ConflictPoll = 2 * time.Second
 
 // logf prints a timestamped line for a person or a log collector.
 func (e *env) logf(format string, args ...any) {

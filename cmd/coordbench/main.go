@@ -55,12 +55,20 @@ func main() {
 	flag.BoolVar(&pf.ablate, "plan-ablate", false, "with -plan: measure the model with each signal off in turn")
 	flag.StringVar(&pf.only, "plan-only", "", "with -plan: only these histories (comma-separated)")
 	flag.StringVar(&pf.agents, "plan-agents", "", "with -plan: numbers of agents (comma-separated; default 4,8)")
+	claimsDir := flag.String("replay-claims", "", "instead: replay the histories in this directory as work for 4 and 8 agents with and without write claims (issue 24; make bench-claims)")
 	floor := flag.Bool("floor", false, "instead: the edit hook and a claim at 1,000 tasks against the floor programs of cmd/coordbench/floor, interleaved, as ratios (-only hook or claim)")
 	hello := flag.String("hello", "", "with -floor: the floor of a process start (default: floor-hello beside coordbench)")
 	floorClaim := flag.String("floor-claim", "", "with -floor: the floor of a claim (default: floor-claim beside coordbench)")
 	floorRounds := flag.Int("floor-rounds", 5, "with -floor: rounds")
 	floorK := flag.Int("floor-k", 20, "with -floor: runs of each program a round")
 	flag.Parse()
+	if *claimsDir != "" {
+		if err := runClaims(*claimsDir, pf); err != nil {
+			fmt.Fprintln(os.Stderr, "coordbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if pf.dir != "" {
 		if err := runPlan(pf); err != nil {
 			fmt.Fprintln(os.Stderr, "coordbench:", err)

@@ -131,3 +131,37 @@ func abs(p string) string {
 	}
 	return p
 }
+
+// runClaims replays the histories in dir as work under write claims
+// (issue 24) and prints the figures; like runPlan it reports a skip when
+// the data is absent. -plan-only and -plan-agents choose histories and
+// numbers of agents.
+func runClaims(dir string, pf planFlags) error {
+	if _, err := os.Stat(dir); err != nil {
+		fmt.Printf("write-claims replay skipped: no histories at %s (the data set is not part of this repository; give its directory to -replay-claims, or PLAN_DATA to make bench-claims)\n", dir)
+		return nil
+	}
+	opt := replay.BenchOptions{Dir: dir}
+	if pf.only != "" {
+		opt.Histories = strings.Split(pf.only, ",")
+	}
+	for _, a := range strings.Split(pf.agents, ",") {
+		if a == "" {
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscan(a, &n); err != nil || n < 1 {
+			return fmt.Errorf("-plan-agents: %q is not a number of agents", a)
+		}
+		opt.Agents = append(opt.Agents, n)
+	}
+	fmt.Printf("## Write claims: real histories replayed as work\n\nHistories from %s, the newest 200 commits of each as tasks, first come, first served (no files declared). "+
+		"Durations: %s; an agent writes its task's files one by one over that time. Conflicts: pairs of tasks in flight at once whose changes meet (FCFS), "+
+		"or whose writes to one file meet while both are in flight (claims). A refused edit waits until the holder lands.\n\n", abs(dir), replay.DurationRule)
+	fs, err := replay.BenchClaims(opt)
+	if err != nil {
+		return err
+	}
+	replay.PrintClaims(os.Stdout, fs)
+	return nil
+}

@@ -34,8 +34,13 @@
 // contract §11: requeue, assign, unblock, approve and reject as a
 // person), each act checked against the project's supervisors.
 //
-// Two pieces hold state across calls: a Worker (what an agent looping
-// over tasks takes next, and when it waits) and a Keeper (the claims a
+// Three pieces hold state across calls: a Worker (what an agent looping
+// over tasks takes next, and when it waits), a Keeper (the claims a
 // holder works on, kept alive in the background and fenced when they no
-// longer can be: the holder stops before its claim can go stale).
+// longer can be: the holder stops before its claim can go stale), and a
+// ConflictScanner (the work in flight as a long-running front end last
+// merged it: it scans again only when a branch tip or a task moved).
+//
+// Git is the front end's: conflict scans (Conflicts) merge through the
+// Merger they are given, and the application never runs git itself.
 package app

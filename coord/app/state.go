@@ -28,6 +28,10 @@ type State struct {
 	Waiting    []Waiting        `json:"-"`
 	Throughput coord.Throughput `json:"throughput"`
 	Alerts     []coord.Alert    `json:"alerts"`
+	// Conflicts are the conflicts recorded on the work in flight
+	// (coord.Txn.Conflicts: a pair once), as coord conflicts --json
+	// prints them.
+	Conflicts []coord.ConflictPair `json:"conflicts"`
 
 	// The project's settings this state was judged by, read afresh for
 	// every State (a change shows without a restart): StaleAfter is the
@@ -96,6 +100,7 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 		for _, u := range tx.Unreviewable() {
 			st.Alerts = append(st.Alerts, u.Alert())
 		}
+		st.Conflicts = tx.Conflicts()
 		return nil
 	})
 	if err != nil {
@@ -113,6 +118,7 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 		}
 	}
 	st.Agents, st.Locks, st.Log, st.Alerts = nonNil(st.Agents), nonNil(st.Locks), nonNil(st.Log), nonNil(st.Alerts)
+	st.Conflicts = nonNil(st.Conflicts)
 	return st, nil
 }
 

@@ -15,6 +15,9 @@ type StatusView struct {
 	Locks   []coord.PathLock
 	Counts  map[coord.Status]int // every status, zeros included
 	Drained bool
+	// Conflicts are those recorded on the agent's tasks in flight (its
+	// finished work not yet landed included), from its side.
+	Conflicts []coord.ConflictPair
 }
 
 // Status is what an agent asks when it starts or resumes: what it holds
@@ -38,8 +41,9 @@ func (s *Service) Status(ctx context.Context, agent string) (StatusView, error) 
 			v.Counts[t.Status]++
 		}
 		v.Drained = tx.Drained()
+		v.Conflicts = tx.ConflictsOf(agent)
 		return nil
 	})
-	v.Holding, v.Locks = nonNil(v.Holding), nonNil(v.Locks)
+	v.Holding, v.Locks, v.Conflicts = nonNil(v.Holding), nonNil(v.Locks), nonNil(v.Conflicts)
 	return v, interrupted(ctx, err)
 }

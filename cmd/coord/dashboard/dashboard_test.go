@@ -431,7 +431,7 @@ func TestEventsAfterClaim(t *testing.T) {
 	defer cancel()
 	frames := openEvents(t, ctx, f.srv)
 	waitFrame(t, frames, "every panel first", func(p map[string]string) bool {
-		for _, id := range []string{"p-summary", "p-alerts", "p-agents", "p-thru", "p-queue", "p-blocked", "p-review", "p-locks", "p-log"} {
+		for _, id := range []string{"p-summary", "p-alerts", "p-agents", "p-thru", "p-queue", "p-blocked", "p-review", "p-conflicts", "p-locks", "p-log"} {
 			if _, ok := p[id]; !ok {
 				t.Fatalf("the first event lacks %s", id)
 			}

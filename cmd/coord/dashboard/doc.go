@@ -74,6 +74,11 @@
 //     of each list with a link to the paginated /tasks; its cost does not
 //     grow with the number of tasks beyond building the snapshot.
 //
+// The conflicts panel shows the conflicts recorded on the work in flight
+// (a pair once, as coord conflicts --json prints them) and each agent's
+// held task whose work conflicts is marked; the dashboard runs no git:
+// the conflicts are those coord conflicts, watch or schedule found.
+//
 // Limits: the state is as fresh as the last snapshot (an error reading
 // the backend keeps the last good one and says so on the page);
 // throughput counts the tasks still in the registry (archived ones are

@@ -38,6 +38,10 @@ type view struct {
 	ReadyN, WaitingN                int
 	BlockedN, ReviewN               int
 
+	Conflicts     []conflictRow
+	ConflictsN    int
+	ConflictsMore int
+
 	Locks  []lockRow
 	Leases []leaseRow
 	Log    []logRow
@@ -92,6 +96,16 @@ type heldRow struct {
 	Reviewing         bool
 	Holder            string // the agent whose card shows it
 	Notes             string // what a reviewer last said (a rejected task's review notes)
+	Conflicts         string // what its work conflicts with ("": nothing found)
+}
+
+// conflictRow is one pair of a conflict in flight.
+type conflictRow struct {
+	Task, Owner     string
+	With, WithOwner string
+	Target          bool // With is the target branch
+	Files           string
+	Since           string // how long ago it was first found
 }
 
 type taskRow struct {
@@ -277,6 +291,11 @@ func digest(st *app.State, doc doctorResult, o renderOptions) *view {
 				if at, err := coord.ParseTime(t.ClaimedAt); err == nil {
 					h.Since = ago(now.Sub(at))
 				}
+				var with []string
+				for _, c := range t.Conflicts {
+					with = append(with, c.With+": "+coord.FilesPhrase(c.Files, 3))
+				}
+				h.Conflicts = coord.OneLine(strings.Join(with, "; "))
 			}
 			r.Held = append(r.Held, h)
 		}
@@ -308,6 +327,29 @@ func digest(st *app.State, doc doctorResult, o renderOptions) *view {
 	}
 	for _, t := range first(oldest(review, reviewSince), rows) {
 		v.Review = append(v.Review, reviewRow(t, now))
+	}
+
+	// Conflicts in flight, a pair once, in registry order.
+	v.ConflictsN = len(st.Conflicts)
+	v.ConflictsMore = max(0, v.ConflictsN-rows)
+	for _, c := range first(st.Conflicts, rows) {
+		r := conflictRow{Task: c.Task, With: c.With, Files: coord.OneLine(coord.FilesPhrase(c.Files, 5))}
+		if t := byID[c.Task]; t != nil {
+			r.Owner = t.ClaimedBy
+			for _, x := range t.Conflicts {
+				if x.With == c.With {
+					if at, err := coord.ParseTime(x.Since); err == nil {
+						r.Since = ago(now.Sub(at))
+					}
+				}
+			}
+		}
+		if o := byID[c.With]; o != nil {
+			r.WithOwner = o.ClaimedBy
+		} else {
+			r.Target = true
+		}
+		v.Conflicts = append(v.Conflicts, r)
 	}
 
 	for _, l := range st.Locks {

@@ -19,7 +19,23 @@
 // it (app.Repo), mapping them to the project's repository paths with the
 // mapping its caller gives (a project rooted in a subdirectory).
 //
+// Trial merges (mergetree.go, cache.go, merger.go) answer "would these
+// two commits conflict, and in which files" with git merge-tree
+// --write-tree, which merges in the object database only: nothing is
+// checked out, no index or worktree is read or written, so the answer
+// never depends on what any worktree holds (git writes the merged trees
+// as loose objects, which its gc prunes). Many pairs go to one git
+// process (--stdin); a batch git refuses is merged pair by pair, so one
+// bad pair (a missing commit, unrelated histories) costs only its own
+// answer. A MergeCache keeps each pair's answer by its two commit ids in
+// <common git dir>/coord/merge-cache.json (bounded to MaxMergeCache
+// pairs, least recently used dropped, replaced atomically through fsops
+// under a lock file), so a pair is merged once; the file is a cache, not
+// a record: an unreadable one is replaced, a save that waits more than
+// 2 s for another is skipped. Merger is a Repo as the application's
+// conflict scans ask for it (app.Merger).
+//
 // Limits: the porcelain formats read here are git's stable ones (git
-// 2.20 and later); merge-tree's (git 2.38 and later) is read by the
-// files of this package that use it.
+// 2.20 and later); merge-tree --write-tree needs git 2.38 or later
+// (CheckMergeTree says so once, as a CodeIO error naming the version).
 package gitrepo

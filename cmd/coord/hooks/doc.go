@@ -12,7 +12,10 @@
 //	                                               path lock or held task's files cover a file, or another
 //	                                               task in flight wrote it (write_claims: warn names it only)
 //	PostToolUse, PostToolUseFailure / PostToolUse / AfterTool
-//	                                               beat (Claude sends a failed tool to PostToolUseFailure)
+//	                                               beat (Claude sends a failed tool to PostToolUseFailure);
+//	                                               a conflict of the agent's work not yet told (coord conflicts,
+//	                                               watch, schedule found it): one line of added context
+//	                                               (hookSpecificOutput.additionalContext, all three), once
 //	Stop / Stop / AfterAgent                       a task still claimed: ask the agent to release or block it,
 //	                                               once per stop (never when stop_hook_active)
 //	SessionEnd / SessionEnd / SessionEnd           hand held tasks back as on_stale says, drop its path locks

@@ -82,6 +82,9 @@ type Project struct {
 	Service *app.Service
 	Agent   string // the session's identity
 	Root    string // the project root (where .rotd is)
+	// Merger is the project's repository for conflict scans (nil: no
+	// scan from the hooks).
+	Merger func() (app.Merger, error)
 }
 
 // Options are what a hook run needs from the CLI.
@@ -414,8 +417,72 @@ func (h *hook) after(ctx context.Context) (int, error) {
 	if err := p.Service.Beat(ctx, p.Agent, nil); err != nil {
 		return 0, err
 	}
-	h.quiet()
-	return ExitOK, nil
+	h.scanIfMoved(ctx, p)
+	// The conflicts found for the agent's work since it was last told
+	// (coord conflicts, watch, schedule, a scan just above): one line,
+	// once.
+	told, err := p.Service.TellConflicts(ctx, p.Agent)
+	if err != nil {
+		return 0, err
+	}
+	if len(told) == 0 {
+		h.quiet()
+		return ExitOK, nil
+	}
+	return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName":     h.eventName,
+		"additionalContext": ConflictContext(told),
+	}})
+}
+
+// headSeen is the file in a worktree's git directory that holds the
+// HEAD the last after-tool hook there scanned at.
+const headSeen = "coord-hook-head"
+
+// scanIfMoved scans the work in flight for conflicts when the session's
+// worktree has moved its HEAD since an after-tool hook there last saw it
+// (the agent committed, checked out, reset): the agent is then told of
+// a conflict its commit made at once, whether or not watch or schedule
+// runs. Telling whether HEAD moved reads git's files (no process); the
+// scan (a git run for the tips, merges only of the pairs that moved)
+// runs once per move. A scan that fails is said on stderr and not
+// retried until HEAD moves again.
+func (h *hook) scanIfMoved(ctx context.Context, p *Project) {
+	if p.Merger == nil {
+		return
+	}
+	cwd := h.p.Cwd
+	if cwd == "" {
+		cwd = h.dir()
+	}
+	head, gitDir := workspace.HeadCommit(cwd)
+	if head == "" {
+		return
+	}
+	if b, err := fsops.ReadFile(filepath.Join(gitDir, headSeen), 256); err == nil && strings.TrimSpace(string(b)) == head {
+		return
+	}
+	m, err := p.Merger()
+	if err == nil {
+		_, err = p.Service.Conflicts(ctx, m)
+	}
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(h.opt.Stderr, "coord: warning: no conflict scan after HEAD moved: %s\n", coord.OneLine(err.Error()))
+	}
+	if t, err := fsops.OpenTree(gitDir); err == nil {
+		t.WriteFile(headSeen, []byte(head+"\n"), 0o644)
+		t.Close()
+	}
+}
+
+// ConflictContext is the line an agent's context gets when its work
+// conflicts: each conflict's sentence, on one line.
+func ConflictContext(told []coord.Notice) string {
+	parts := make([]string, len(told))
+	for i, n := range told {
+		parts[i] = n.String()
+	}
+	return coord.OneLine(strings.Join(parts, " "))
 }
 
 // --- stop ---------------------------------------------------------------

@@ -280,6 +280,51 @@ func TestAfterToolBeats(t *testing.T) {
 	}
 }
 
+// TestAfterToolTellsConflicts: a conflict a scan recorded for the
+// agent's task reaches the agent's context once, as one line of added
+// context in its agent's convention (the same shape for all three:
+// hookSpecificOutput.additionalContext, with the event's name); the
+// next tool call is quiet again, and another agent is told nothing.
+func TestAfterToolTellsConflicts(t *testing.T) {
+	const reg = `{"version": 1, "tasks": [
+		{"id": "4.2", "status": "claimed", "claimed_by": "me", "epoch": 1, "branch": "coord/me",
+		 "conflicts": [{"with": "4.3", "files": ["z.txt"], "since": "2030-01-01T00:00:00Z"},
+		               {"with": "main", "files": ["a.go", "b.go"], "since": "2030-01-01T00:00:00Z"}]},
+		{"id": "4.3", "status": "claimed", "claimed_by": "bob", "epoch": 2, "branch": "coord/bob",
+		 "conflicts": [{"with": "4.2", "files": ["z.txt"], "since": "2030-01-01T00:00:00Z", "told": true}]}]}`
+	want := "coord: your change to z.txt (task 4.2) now conflicts with task 4.3 (bob); coordinate or rebase " +
+		"coord: your change to a.go and b.go (task 4.2) now conflicts with main; merge main into your branch (or rebase on it) and resolve"
+	for _, c := range []struct{ agent, fixture string }{
+		{"claude", "PostToolUse"}, {"claude", "PostToolUseFailure"}, {"codex", "PostToolUse"}, {"gemini", "AfterTool"},
+	} {
+		t.Run(c.agent+"/"+c.fixture, func(t *testing.T) {
+			root := backendtest.Init(t, backendtest.Options{}).Root
+			if err := os.WriteFile(filepath.Join(root, coord.TreeDir, "active_work_registry.json"), []byte(reg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := &project{backendtest.NewProject(t, backendtest.Options{Root: root})}
+			o := fire(t, p, c.agent, c.fixture, "me", nil)
+			if o.code != 0 || o.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", o.code, o.stderr)
+			}
+			if strings.Count(o.stdout, "\n") != 1 {
+				t.Errorf("stdout is not one line: %q", o.stdout)
+			}
+			out, _ := o.json(t)["hookSpecificOutput"].(map[string]any)
+			if out["hookEventName"] != c.fixture || out["additionalContext"] != want {
+				t.Errorf("hookSpecificOutput %q", out)
+			}
+			for _, cf := range p.task(t, "4.2").Conflicts {
+				if !cf.Told {
+					t.Errorf("not marked told: %+v", cf)
+				}
+			}
+			fire(t, p, c.agent, c.fixture, "me", nil).quiet(t, c.agent)
+			fire(t, p, c.agent, c.fixture, "bob", nil).quiet(t, c.agent)
+		})
+	}
+}
+
 // TestStop: an agent that stops while it holds a claimed task is told to
 // release or block it, in its agent's convention, once: never when the
 // stop is already a stop hook's doing.

@@ -764,3 +764,31 @@ func logLines(t testing.TB, p *project) int {
 	}
 	return n
 }
+
+// TestStatusConflicts: the status tool names the conflicts a scan
+// recorded for the agent's work in flight (its finished work not yet
+// landed included), from its side, and none of other agents'.
+func TestStatusConflicts(t *testing.T) {
+	root := backendtest.Init(t, backendtest.Options{}).Root
+	reg := `{"version": 1, "tasks": [
+		{"id": "4.2", "status": "claimed", "claimed_by": "me", "epoch": 1, "branch": "coord/me",
+		 "conflicts": [{"with": "4.3", "files": ["z.txt"], "since": "2030-01-01T00:00:00Z"}]},
+		{"id": "4.1", "status": "done", "claimed_by": "me", "epoch": 3, "branch": "coord/me", "head": "abcdef12",
+		 "conflicts": [{"with": "main", "files": ["a.go"], "since": "2030-01-01T00:00:00Z", "told": true}]},
+		{"id": "4.3", "status": "claimed", "claimed_by": "bob", "epoch": 2, "branch": "coord/bob",
+		 "conflicts": [{"with": "4.2", "files": ["z.txt"], "since": "2030-01-01T00:00:00Z"}]}]}`
+	if err := os.WriteFile(filepath.Join(root, coord.TreeDir, "active_work_registry.json"), []byte(reg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := reopen(t, root, "")
+	s := connect(t, Options{Service: p.Service, Agent: agentAt("me")}, nil)
+	got := s.call(t, "status", nil).ok(t)
+	var st struct {
+		Conflicts json.RawMessage `json:"conflicts"`
+	}
+	got.decode(t, &st)
+	jsonEqual(t, string(st.Conflicts), `[{"task":"4.2","with":"4.3","files":["z.txt"]},{"task":"4.1","with":"main","files":["a.go"]}]`)
+	other := connect(t, Options{Service: p.Service, Agent: agentAt("carol")}, nil)
+	other.call(t, "status", nil).ok(t).decode(t, &st)
+	jsonEqual(t, string(st.Conflicts), `[]`)
+}

@@ -94,7 +94,7 @@ type (
 // addTools registers the default tools and, with All, the rest, in the
 // order tools/list gives them.
 func (s *server) addTools() {
-	add(s, "status", "Who you are, the tasks and path locks you hold, and task counts by status.", s.status)
+	add(s, "status", "Who you are, the tasks and path locks you hold, the conflicts found for your work (merge the target or coordinate), and task counts by status.", s.status)
 	add(s, "ready", "Tasks you could claim now, best first.", s.ready)
 	add(s, "claim", "Claim the best eligible task, or the named one. Returns the task with its epoch, or status no_eligible_task (wait), or drained (all done: stop).", s.claim)
 	add(s, "release", "Finish a task you hold: done, or review with the review gate. Frees its path locks.", s.release)
@@ -192,12 +192,20 @@ type StatusOut struct {
 	Locks   []coord.PathLock  `json:"locks"`
 	Counts  map[string]int    `json:"counts"`
 	Drained bool              `json:"drained"`
+	// Conflicts are the conflicts found for the agent's work in flight
+	// (coord conflicts, watch, schedule), from its side:
+	// {"task": its task, "with": the target branch or another task,
+	// "files": […]}.
+	Conflicts []coord.ConflictPair `json:"conflicts"`
 }
 
 // StatusJSON is the status view as the status tool and `coord status
 // --json` print it.
 func StatusJSON(v app.StatusView, taskJSON func(*coord.Task) []byte) StatusOut {
-	out := StatusOut{Agent: v.Agent, Locks: v.Locks, Counts: map[string]int{}, Drained: v.Drained, Holding: []json.RawMessage{}}
+	out := StatusOut{Agent: v.Agent, Locks: v.Locks, Counts: map[string]int{}, Drained: v.Drained, Holding: []json.RawMessage{}, Conflicts: v.Conflicts}
+	if out.Conflicts == nil {
+		out.Conflicts = []coord.ConflictPair{}
+	}
 	for _, t := range v.Holding {
 		out.Holding = append(out.Holding, compact(taskJSON(t)))
 	}

@@ -20,8 +20,14 @@
 // run once when the tasks are seeded, and the planner run again after
 // every few landings (the landed commits join the history and the
 // unclaimed tasks are predicted again), as coord could on each landing.
-// Options.WriteClaims is the hook for claims taken at first write (issue
-// 24), in a first model where a task writes its files when it starts.
+// Options.WriteClaims models claims taken at first write (issue 24,
+// claims.go): an agent writes its task's files one by one over the
+// task's duration; a write to a file another task in flight wrote is
+// refused and the agent waits until that task lands (two that wait on
+// each other: the one claimed last hands its task back). BenchClaims
+// replays the histories first come, first served without claims, with
+// claims recorded only (warn) and enforced, and counts the conflicts
+// left, the refused edits and the waits (coordbench -replay-claims).
 //
 // By default the planner runs exactly as on a user's repository: the
 // earlier commits are written into a git repository with git fast-import

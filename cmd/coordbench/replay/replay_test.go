@@ -134,14 +134,76 @@ func TestSimulate_InFlightOnlyCounts(t *testing.T) {
 }
 
 func TestSimulate_WriteClaims(t *testing.T) {
-	w := work([]int{10, 10}, []FileChange{mod("f", [2]int{10, 2})}, []FileChange{mod("f", [2]int{11, 1})})
-	res, err := Simulate(w, nil, Options{Agents: 2, WriteClaims: true})
-	if err != nil {
-		t.Fatal(err)
+	// work() gives a task's first file the lines asked and each other
+	// file 2 lines more.
+	u, u2 := Duration(10), Duration(12)
+	long := Duration(402)
+	for _, c := range []struct {
+		name    string
+		lines   []int
+		changes [][]FileChange
+		warn    bool
+		want    Result
+	}{
+		// A write after a wait is to a file that landed meanwhile: a
+		// stale write (the agent merges the target first).
+		{"one line of one file: the second write waits for the first task to land", []int{10, 10},
+			[][]FileChange{{mod("f", [2]int{10, 2})}, {mod("f", [2]int{11, 1})}}, false,
+			Result{Makespan: 2 * u, Refused: 1, RefusedMeet: 1, Waited: u, MaxWait: u, StaleMeets: 1}},
+		{"different hunks of one file: refused all the same (claims are per file)", []int{10, 10},
+			[][]FileChange{{mod("f", [2]int{1, 1})}, {mod("f", [2]int{90, 1})}}, false,
+			Result{Makespan: 2 * u, Refused: 1, RefusedMeet: 0, Waited: u, MaxWait: u}},
+		{"writes over the task's time: the second file is written half way", []int{10, 10},
+			[][]FileChange{{mod("a", [2]int{1, 1}), mod("b", [2]int{1, 1})}, {mod("c", [2]int{1, 1}), mod("b", [2]int{1, 1})}}, false,
+			Result{Makespan: u2 + u2/2, Refused: 1, RefusedMeet: 1, Waited: u2 / 2, MaxWait: u2 / 2, StaleMeets: 1}},
+		{"two tasks waiting on each other: the one claimed last hands back", []int{10, 10},
+			[][]FileChange{{mod("a", [2]int{1, 1}), mod("b", [2]int{1, 1})}, {mod("b", [2]int{1, 1}), mod("a", [2]int{1, 1})}}, false,
+			Result{Makespan: 2 * u2, Refused: 3, RefusedMeet: 3, Waited: u2 / 2, MaxWait: u2 / 2, HandBacks: 1, Lost: u2 / 2, StaleMeets: 1}},
+		{"warn: nothing refused, the meeting writes are conflicts", []int{10, 10},
+			[][]FileChange{{mod("f", [2]int{10, 2})}, {mod("f", [2]int{11, 1})}}, true,
+			Result{Makespan: u, Conflicts: 1, Pairs: [][2]string{{"t001", "t002"}}}},
+		{"warn: different hunks are no conflict", []int{10, 10},
+			[][]FileChange{{mod("f", [2]int{1, 1})}, {mod("f", [2]int{90, 1})}}, true,
+			Result{Makespan: u}},
+		{"a file that landed while the writer worked: a stale write", []int{10, 400},
+			[][]FileChange{{mod("f", [2]int{5, 1})}, {mod("g", [2]int{1, 1}), mod("f", [2]int{5, 1})}}, false,
+			Result{Makespan: long, StaleMeets: 1}},
+	} {
+		w := work(c.lines, c.changes...)
+		res, err := Simulate(w, nil, Options{Agents: 2, WriteClaims: true, ClaimsWarn: c.warn})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !reflect.DeepEqual(res, c.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", c.name, res, c.want)
+		}
 	}
-	unit := Duration(10)
-	if res.Conflicts != 0 || res.Makespan != 2*unit || res.Waited != unit {
-		t.Errorf("write claims: %+v; want no conflict, the second waiting one task's time", res)
+}
+
+// TestSimulate_WriteClaimsDrains: on a history where most tasks touch
+// a few hot files, every task lands, exclusive claims leave no
+// conflict, and warn leaves some.
+func TestSimulate_WriteClaimsDrains(t *testing.T) {
+	w := Works(synthetic(120))
+	for _, n := range []int{2, 4, 8} {
+		fcfs, err := Simulate(w, nil, Options{Agents: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := Simulate(w, nil, Options{Agents: n, WriteClaims: true})
+		if err != nil {
+			t.Fatalf("%d agents, exclusive: %v", n, err)
+		}
+		warn, err := Simulate(w, nil, Options{Agents: n, WriteClaims: true, ClaimsWarn: true})
+		if err != nil {
+			t.Fatalf("%d agents, warn: %v", n, err)
+		}
+		if ex.Conflicts != 0 || ex.Refused == 0 || ex.Waited <= 0 {
+			t.Errorf("%d agents, exclusive: %+v", n, ex)
+		}
+		if fcfs.Conflicts == 0 || warn.Conflicts == 0 || warn.Refused != 0 {
+			t.Errorf("%d agents: FCFS %d conflicts, warn %+v", n, fcfs.Conflicts, warn)
+		}
 	}
 }
 
@@ -295,5 +357,30 @@ func TestWorks_Order(t *testing.T) {
 	w := Works(synthetic(5))
 	if !slices.IsSortedFunc(w, func(a, b Work) int { return strings.Compare(a.ID, b.ID) }) || w[0].ID != "t001" {
 		t.Errorf("ids %v", []string{w[0].ID, w[4].ID})
+	}
+}
+
+func TestBenchClaims(t *testing.T) {
+	dir := t.TempDir()
+	writeHistory(t, dir, "toy", synthetic(80))
+	fs, err := BenchClaims(BenchOptions{Dir: dir, Histories: []string{"toy"}, Agents: []int{2, 4}, Tasks: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 2 {
+		t.Fatalf("%d rows", len(fs))
+	}
+	for _, f := range fs {
+		if f.Tasks != 40 || f.FCFS.Conflicts == 0 || f.Exclusive.Conflicts != 0 || f.Exclusive.Refused == 0 || f.Warn.Refused != 0 {
+			t.Errorf("%d agents: %+v", f.Agents, f)
+		}
+	}
+	var out strings.Builder
+	PrintClaims(&out, fs)
+	if !strings.Contains(out.String(), "| toy (40 tasks) | 4 |") {
+		t.Errorf("the table:\n%s", out.String())
+	}
+	if _, err := BenchClaims(BenchOptions{Dir: dir, Histories: []string{"missing"}}); err == nil {
+		t.Error("a missing history replayed")
 	}
 }

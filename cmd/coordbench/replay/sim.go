@@ -50,12 +50,16 @@ func Works(cs []Commit) []Work {
 // Options says how the simulated agents work.
 type Options struct {
 	Agents int
-	// WriteClaims models claims taken at an agent's first write (issue
-	// 24): an agent whose task writes a file that another task being
-	// worked on has written waits until that task lands before it
-	// starts. In this first model a task writes all its files when its
-	// work starts.
+	// WriteClaims models claims taken at an agent's first write of a
+	// file (issue 24; claims.go): an agent writes its task's files one
+	// by one over the task's duration, and a write to a file another
+	// task in flight wrote is refused: the agent waits until that task
+	// lands, then goes on.
 	WriteClaims bool
+	// ClaimsWarn, with WriteClaims, records the claims without enforcing
+	// them (write_claims "warn"): no write is refused, and the writes
+	// that meet another task's in flight are counted as conflicts.
+	ClaimsWarn bool
 	// Replan, when set, is called after every ReplanEvery landings
 	// (releases) with the tasks landed so far, in landing order, and the
 	// tasks not yet claimed; it returns new file lists for those (by
@@ -69,7 +73,17 @@ type Result struct {
 	Conflicts int           // pairs of tasks in flight at once whose changes meet
 	Makespan  time.Duration // from the first claim to the last release
 	Pairs     [][2]string   // the conflicting pairs (task ids)
-	Waited    time.Duration // with WriteClaims: time agents held a task waiting for a file
+
+	// With WriteClaims (claims.go): under exclusive claims Conflicts
+	// counts the pairs whose writes to one file, both in flight, meet,
+	// which cannot happen (0); under warn it counts them.
+	Refused     int           // writes refused (each a wait)
+	RefusedMeet int           // of them, writes whose change meets the holder's: a merge conflict turned into a wait
+	Waited      time.Duration // time agents held a task waiting for a file, in all
+	MaxWait     time.Duration // the longest single wait
+	HandBacks   int           // tasks handed back because two waited on each other
+	Lost        time.Duration // work lost with them
+	StaleMeets  int           // writes to a file that landed, meeting, after the writer claimed its task
 }
 
 // Simulate lets opt.Agents agents drain the tasks through coord's own
@@ -100,13 +114,14 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 		tx.Add(t)
 		byID[w.ID] = i
 	}
+	if opt.WriteClaims {
+		return simulateClaims(work, tx, byID, epoch, opt)
+	}
 	type run struct {
-		task      int
-		agent     int
-		epoch     int64
-		start     time.Duration // when its work started (after any wait)
-		end       time.Duration
-		waitingOn bool
+		task  int
+		agent int
+		epoch int64
+		end   time.Duration
 	}
 	agents := make([]coord.Agent, opt.Agents)
 	busy := make([]bool, opt.Agents)
@@ -114,42 +129,22 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 		agents[i] = coord.Agent{ID: "a" + strconv.Itoa(i)}
 	}
 	var res Result
-	var inflight []*run // claimed, working or waiting
+	var inflight []*run // claimed and worked on
 	var now time.Duration
 	done := 0
 	var landed []int
 	sinceReplan := 0
-	working := func(r *run) bool { return !r.waitingOn && r.start <= now }
-	// blockedBy reports whether a task's files meet, path for path, those
-	// of a task being worked on (write claims are per file).
-	blockedBy := func(i int) bool {
-		for _, o := range inflight {
-			if o.task != i && working(o) && sharePath(work[i].Commit.Files, work[o.task].Commit.Files) {
-				return true
-			}
-		}
-		return false
-	}
 	startWork := func(r *run) {
 		for _, o := range inflight {
-			if o != r && working(o) && Meet(work[r.task].Commit.Files, work[o.task].Commit.Files) {
+			if o != r && Meet(work[r.task].Commit.Files, work[o.task].Commit.Files) {
 				res.Conflicts++
 				res.Pairs = append(res.Pairs, [2]string{work[o.task].ID, work[r.task].ID})
 			}
 		}
-		r.waitingOn = false
-		r.start = now
 		r.end = now + work[r.task].Dur
 	}
 	for {
-		// Waiting tasks whose files came free start first (in claim
-		// order), then idle agents claim, by agent number.
-		for _, r := range inflight {
-			if r.waitingOn && !blockedBy(r.task) {
-				res.Waited += now - r.start
-				startWork(r)
-			}
-		}
+		// Idle agents claim, by agent number.
 		tx.Now = epoch.Add(now)
 		for a := range agents {
 			if busy[a] {
@@ -163,14 +158,10 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 			if t == nil {
 				break // nothing eligible now: no other agent finds more
 			}
-			r := &run{task: byID[t.ID], agent: a, epoch: t.Epoch, start: now}
+			r := &run{task: byID[t.ID], agent: a, epoch: t.Epoch}
+			startWork(r)
 			busy[a] = true
 			inflight = append(inflight, r)
-			if opt.WriteClaims && blockedBy(r.task) {
-				r.waitingOn = true
-				continue
-			}
-			startWork(r)
 		}
 		if len(inflight) == 0 {
 			if done < len(work) {
@@ -182,18 +173,15 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 		// The next event: the earliest end of a task being worked on.
 		next := time.Duration(-1)
 		for _, r := range inflight {
-			if !r.waitingOn && (next < 0 || r.end < next) {
+			if next < 0 || r.end < next {
 				next = r.end
 			}
-		}
-		if next < 0 {
-			return Result{}, fmt.Errorf("replay: every claimed task waits")
 		}
 		now = next
 		tx.Now = epoch.Add(now)
 		kept := inflight[:0]
 		for _, r := range inflight {
-			if !r.waitingOn && r.end == now {
+			if r.end == now {
 				if _, err := tx.Release(agents[r.agent].ID, work[r.task].ID, r.epoch, "", false); err != nil {
 					return Result{}, err
 				}
@@ -231,19 +219,6 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 			}
 		}
 	}
-}
-
-// sharePath reports whether two changes name a common path (a rename
-// names its old and new path).
-func sharePath(a, b []FileChange) bool {
-	for i := range a {
-		for j := range b {
-			if shareName(&a[i], &b[j]) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // RealFiles is the oracle's declaration for a commit: every path it

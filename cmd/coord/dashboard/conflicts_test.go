@@ -1,0 +1,157 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rotd/coord/cmd/coord/dashboard"
+	"github.com/rotd/coord/cmd/coord/gitrepo"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/registry/backend/backendtest"
+)
+
+// inFlight is a project whose registry holds tasks a (alice, branch
+// coord/alice) and b (bob, coord/bob) at work, and a git repository in
+// which their branches change one line of f.txt each (a conflict), served
+// by a dashboard. scan records what a conflict scan finds.
+type inFlight struct {
+	*fixture
+	repo string
+}
+
+func newInFlight(t *testing.T) *inFlight {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	if err := gitrepo.CheckMergeTree(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(content string) {
+		if err := os.WriteFile(filepath.Join(repo, "f.txt"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	write("1\n2\n3\n4\n5\n")
+	git("add", ".")
+	git("commit", "-qm", "init")
+	for _, who := range []string{"alice", "bob"} {
+		git("checkout", "-q", "-b", "coord/"+who, "main")
+		write("1\n2\n" + who + "\n4\n5\n")
+		git("commit", "-qam", who)
+	}
+	git("checkout", "-q", "main")
+
+	root := backendtest.Init(t, backendtest.Options{}).Root
+	reg := `{"version": 1, "tasks": [
+		{"id": "a", "title": "Parse the flags", "status": "claimed", "claimed_by": "alice", "epoch": 1, "branch": "coord/alice"},
+		{"id": "b", "title": "Flags from the environment", "status": "claimed", "claimed_by": "bob", "epoch": 2, "branch": "coord/bob"}]}`
+	if err := os.WriteFile(filepath.Join(root, coord.TreeDir, "active_work_registry.json"), []byte(reg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := backendtest.NewProject(t, backendtest.Options{Root: root})
+	ctx, cancel := context.WithCancel(context.Background())
+	d := dashboard.New(dashboard.Options{Reader: p.Service.Reader(), TaskJSON: p.Service.TaskJSON})
+	if err := d.Build(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		cancel()
+		<-done
+	})
+	f := &fixture{t: t, ctx: ctx, s: p.Service, dir: filepath.Join(root, coord.TreeDir), d: d, srv: srv}
+	return &inFlight{fixture: f, repo: repo}
+}
+
+func (f *inFlight) scan() app.ConflictsResult {
+	f.t.Helper()
+	res, err := f.s.Conflicts(f.ctx, gitrepo.NewMerger(gitrepo.New(f.repo), nil))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res
+}
+
+// TestConflictsShown: the conflicts a scan records appear, without a
+// reload, in the conflicts panel (the pair, its agents and its file)
+// and as a mark on each held task in the agents panel, and in
+// /api/state.json in the shape of coord conflicts --json.
+func TestConflictsShown(t *testing.T) {
+	f := newInFlight(t)
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	frames := openEvents(t, ctx, f.srv)
+	waitFrame(t, frames, "an empty conflicts panel first", func(p map[string]string) bool {
+		return strings.Contains(p["p-conflicts"], "No conflict found among the work in flight")
+	})
+	if res := f.scan(); len(res.New) != 1 {
+		t.Fatalf("scan: %+v", res)
+	}
+	waitFrame(t, frames, "the pair in the conflicts panel", func(p map[string]string) bool {
+		c := p["p-conflicts"]
+		return strings.Contains(c, `<span class="tid">a</span> (alice) × <span class="tid">b</span> (bob)`) && strings.Contains(c, "f.txt") &&
+			strings.Count(p["p-agents"], `class="badge s-conflict"`) == 2
+	})
+	_, body := f.get("GET", "/api/state.json")
+	var st struct {
+		Conflicts json.RawMessage `json:"conflicts"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(st.Conflicts); got != `[{"task":"a","with":"b","files":["f.txt"]}]` {
+		t.Errorf("state.json conflicts %s", got)
+	}
+}
+
+// TestBrowserConflicts: a page open in a real browser shows a conflict
+// a scan finds after the page loaded, without a reload.
+func TestBrowserConflicts(t *testing.T) {
+	if findBrowser() == "" {
+		t.Skip("skipped: no chromium (looked for chromium, chromium-browser, google-chrome, chromium-headless-shell on PATH)")
+	}
+	f := newInFlight(t)
+	ctx := newBrowser(t)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(f.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#p-conflicts")),
+		chromedp.Poll[chromedp.Void](`document.getElementById('conn').classList.contains('live') && document.body.dataset.seq !== undefined`, chromedp.WithPollingTimeout(bound)),
+		chromedp.Evaluate[chromedp.Void](`window.coordNoReload = 1`),
+	); err != nil {
+		t.Fatalf("the page did not load and go live: %v", err)
+	}
+	pollText(t, ctx, "p-conflicts", `s.indexOf('No conflict found') >= 0`, "the empty conflicts panel")
+	f.scan()
+	pollText(t, ctx, "p-conflicts", `s.indexOf('a (alice) × b (bob)') >= 0 && s.indexOf('f.txt') >= 0`, "the conflict of a and b")
+	pollText(t, ctx, "p-agents", `s.indexOf('conflicts') >= 0`, "the held tasks marked")
+	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.coordNoReload === 1`)); err != nil || !same {
+		t.Fatalf("the page was reloaded to show the conflict (%v)", err)
+	}
+}

@@ -1,0 +1,78 @@
+package workspace
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/rotd/coord/fsops"
+)
+
+// HeadCommit is the commit the worktree around dir has checked out, read
+// from the files git keeps (HEAD, the loose ref it names, else
+// packed-refs), with no git process: a cheap way to tell that a
+// worktree's HEAD moved (a commit, a checkout, a reset). gitDir is that
+// worktree's own git directory. commit is "" when it cannot be told this
+// way (no repository, an unborn branch, a ref store other than files);
+// gitDir is "" outside a repository.
+func HeadCommit(dir string) (commit, gitDir string) {
+	top, _ := GitTop(dir)
+	if top == "" {
+		return "", ""
+	}
+	g := readGitLayout(top)
+	if g.gitDir == "" {
+		return "", ""
+	}
+	head, err := readGitFile(filepath.Join(g.gitDir, "HEAD"))
+	if err != nil {
+		return "", g.gitDir
+	}
+	head = strings.TrimSpace(head)
+	ref, symbolic := strings.CutPrefix(head, "ref:")
+	if !symbolic {
+		return objectID(head), g.gitDir
+	}
+	ref = strings.TrimSpace(ref)
+	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+		return "", g.gitDir
+	}
+	// Per-worktree refs live in the worktree's git dir, shared ones in
+	// the common one.
+	for _, d := range []string{g.common, g.gitDir} {
+		if b, err := readGitFile(filepath.Join(d, filepath.FromSlash(ref))); err == nil {
+			return objectID(strings.TrimSpace(b)), g.gitDir
+		}
+	}
+	packed, err := readPackedRefs(filepath.Join(g.common, "packed-refs"))
+	if err != nil {
+		return "", g.gitDir
+	}
+	for _, line := range strings.Split(packed, "\n") {
+		if id, name, ok := strings.Cut(line, " "); ok && name == ref {
+			return objectID(id), g.gitDir
+		}
+	}
+	return "", g.gitDir
+}
+
+// maxPackedRefs bounds what is read of packed-refs (a repository with
+// very many tags: the check then says it cannot tell).
+const maxPackedRefs = 8 << 20
+
+func readPackedRefs(name string) (string, error) {
+	b, err := fsops.ReadFile(name, maxPackedRefs)
+	return string(b), err
+}
+
+// objectID returns s when it is a full object id, else "".
+func objectID(s string) string {
+	if len(s) != 40 && len(s) != 64 {
+		return ""
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return ""
+		}
+	}
+	return s
+}
