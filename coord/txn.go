@@ -680,6 +680,53 @@ func (tx *Txn) Reject(reviewer, id, reason string, max int) (*Task, error) {
 	if t.ClaimedBy == "" {
 		return nil, Errorf(CodeConflict, "task %q has no owner to hand it back to", id)
 	}
+	tx.backToOwner(t, reason, max)
+	tx.Log(reviewer, "rejected task %s: %s", id, t.ReviewNotes)
+	tx.blockAtMax(t, max)
+	return t, nil
+}
+
+// SendBack returns finished work that cannot go on — a landing that
+// conflicts or fails its check, a review made void by a later commit
+// (contract §10) — to its owner as claimed, with why as its review notes,
+// counted as a rejection (max as in Reject: the send-back that reaches
+// it blocks the task instead). by is who decided (the lander, the
+// coordinator). The task must be in review or done and not landed, and
+// have an owner; its branch, base and touched files stay (the owner
+// goes on from them), its head, review and completion are cleared.
+func (tx *Txn) SendBack(by, id, why string, max int) (*Task, error) {
+	if err := CheckReason("send back", why); err != nil {
+		return nil, err
+	}
+	if err := ValidActingAgent(by); err != nil {
+		return nil, err
+	}
+	if err := ValidTaskID(id); err != nil {
+		return nil, err
+	}
+	t := tx.Task(id)
+	switch {
+	case t == nil:
+		return nil, Errorf(CodeConflict, "task %q not found", id)
+	case t.LandedAt != "":
+		return nil, Errorf(CodeConflict, "task %q landed at %s; nothing to send back", id, t.LandedAt)
+	case t.Status != Review && t.Status != Done:
+		return nil, Errorf(CodeConflict, "task %q is %s, not finished", id, t.Status)
+	case t.ClaimedBy == "":
+		return nil, Errorf(CodeConflict, "task %q has no owner to send it back to", id)
+	}
+	tx.backToOwner(t, why, max)
+	t.Head = ""
+	t.ReviewerID, t.ReviewerKind = "", ""
+	tx.Log(by, "sent task %s back to %s: %s", id, t.ClaimedBy, t.ReviewNotes)
+	tx.blockAtMax(t, max)
+	return t, nil
+}
+
+// backToOwner is the one "work goes back to its owner" transition of
+// Reject and SendBack: claimed again, the reason as its review notes,
+// one more rejection.
+func (tx *Txn) backToOwner(t *Task, reason string, max int) {
 	t.Status = Claimed
 	t.CompletedAt = ""
 	t.ReviewNotes = OneLine(reason)
@@ -687,14 +734,16 @@ func (tx *Txn) Reject(reviewer, id, reason string, max int) (*Task, error) {
 	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // back to its owner, not to the reviewer's inbox
 	t.ReviewAlertAt = ""
 	t.Dirty = true
-	tx.Log(reviewer, "rejected task %s: %s", id, t.ReviewNotes)
+}
+
+// blockAtMax blocks t when its rejections reached max (< 1: no limit).
+func (tx *Txn) blockAtMax(t *Task, max int) {
 	if max > 0 && t.Rejections >= max {
 		t.Status = Blocked
 		t.BlockedReason = clipText(fmt.Sprintf("rejected %d times: %s", t.Rejections, t.ReviewNotes), maxBlockedReason)
 		t.BlockedAt = FormatTime(tx.Now)
-		tx.Log(CoordinatorID, "blocked task %s: %s", id, t.BlockedReason)
+		tx.Log(CoordinatorID, "blocked task %s: %s", t.ID, t.BlockedReason)
 	}
-	return t, nil
 }
 
 // maxBlockedReason bounds the reason Reject writes (a reason is at most

@@ -489,3 +489,46 @@ func TestOwnerLeaves(t *testing.T) {
 		}
 	}
 }
+
+func TestSendBackReachesTheOwner(t *testing.T) {
+	tx := newTxn(&Task{ID: "w"}, &Task{ID: "x"})
+	dev := Agent{ID: "dev"}
+	if claimID(t, tx, dev, ClaimOptions{TaskID: "w"}) != "w" {
+		t.Fatal("claim")
+	}
+	// not finished: nothing to send back
+	if _, err := tx.SendBack("lander", "w", "conflict", 3); err == nil {
+		t.Fatal("a claimed task was sent back")
+	}
+	if _, err := tx.Release("dev", "w", NoEpoch, "", false); err != nil {
+		t.Fatal(err)
+	}
+	w := tx.Task("w")
+	w.Branch, w.Head, w.TouchedFiles = "coord/dev", "abc1234", []string{"a.go"}
+	if _, err := tx.SendBack("lander", "w", "", 3); err == nil {
+		t.Fatal("a send back without a reason")
+	}
+	n := len(tx.Events)
+	got, err := tx.SendBack("lander", "w", "conflict in\na.go", 3)
+	if err != nil || got.Status != Claimed || got.ClaimedBy != "dev" || got.ReviewNotes != "conflict in a.go" || got.Rejections != 1 ||
+		got.Head != "" || got.CompletedAt != "" || !got.HoldsLock() || got.Branch != "coord/dev" || len(got.TouchedFiles) != 1 || !got.InFlight() {
+		t.Fatalf("send back: %+v, %v", got, err)
+	}
+	if ev := tx.Events[n:]; len(ev) != 1 || ev[0].Agent != "lander" || ev[0].Text != "sent task w back to dev: conflict in a.go" {
+		t.Fatalf("log: %+v", ev)
+	}
+	// landed work stays landed; the count blocks as a rejection does
+	tx.Task("x").Status, tx.Task("x").ClaimedBy, tx.Task("x").LandedAt = Done, "dev", "2026-11-22T10:00:00Z"
+	if _, err := tx.SendBack("lander", "x", "why", 3); err == nil {
+		t.Fatal("landed work was sent back")
+	}
+	for i := 2; i <= 3; i++ {
+		if _, err := tx.Release("dev", "w", NoEpoch, "", false); err != nil {
+			t.Fatal(err)
+		}
+		got, err = tx.SendBack("lander", "w", "check failed", 3)
+	}
+	if err != nil || got.Status != Blocked || got.BlockedReason != "rejected 3 times: check failed" || got.ClaimedBy != "dev" {
+		t.Fatalf("third send back: %+v, %v", got, err)
+	}
+}
