@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMCPRequireVerified: release through the MCP server obeys
+// require_verified as the CLI does (one rule, in the application): no
+// receipt, a failed newest receipt, a receipt for another tree (an edit
+// after the check, uncommitted) are refused with exit code 3's name; a
+// receipt that passed on the tree released lets it through.
+func TestMCPRequireVerified(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := filepath.Join(t.TempDir(), "repo")
+	env := []string{"COORD_AGENT=mcp-v", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		cmd.Env = append(cleanEnv(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644)
+	git("add", ".")
+	git("commit", "-q", "-m", "init")
+	runCoord(t, root, env, "", "init")
+	runCoord(t, root, env, `{"id":"v1","title":"checked"}`+"\n", "seed-tasks", "--stdin")
+	runCoord(t, root, env, "", "config", "set", "require_verified", "true")
+	cs, _, wait := mcpSession(t, root, env)
+
+	if got, isErr := callTool(t, cs, "claim", map[string]any{"task": "v1"}); isErr {
+		t.Fatalf("claim refused: %s", got)
+	}
+	refused := func(what, want string) {
+		t.Helper()
+		got, isErr := callTool(t, cs, "release", map[string]any{"task": "v1", "summary": "s"})
+		if !isErr || !strings.Contains(got, `"code":3`) || !strings.Contains(got, want) {
+			t.Fatalf("%s: release gave %s (error %v), want a refusal (code 3) containing %q", what, got, isErr, want)
+		}
+	}
+	refused("no receipt", `has no receipt`)
+	cmd := exec.Command("coord", "verify", "--", "false")
+	cmd.Dir, cmd.Env = root, append(cleanEnv(), env...)
+	if err := cmd.Run(); err == nil {
+		t.Fatal("verify -- false exited 0")
+	}
+	refused("failed", `the newest receipt failed (false: exit 1`)
+	runCoord(t, root, env, "", "verify", "--", "true")
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("edited after the check\n"), 0o644)
+	refused("edited", `the newest receipt is for tree`)
+	runCoord(t, root, env, "", "verify", "--task", "v1", "--", "true")
+	got, isErr := callTool(t, cs, "release", map[string]any{"task": "v1", "summary": "s"})
+	if isErr || !strings.Contains(got, `"status":"done"`) {
+		t.Fatalf("verified release: %s (error %v)", got, isErr)
+	}
+	if err := wait(); err != nil {
+		t.Fatalf("server exit: %v", err)
+	}
+}
