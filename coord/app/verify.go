@@ -132,7 +132,8 @@ func (s *Service) releasedTree(ctx context.Context) (string, error) {
 // as a rejection), with a note saying so, when coord.Txn.ReviewVoid
 // says the review is void: the branch was rewritten past the pin, or has
 // commits after it while its owner holds no other task on that branch.
-// A reviewed commit the target already holds has landed and is left to
+// A reviewed commit the target already holds (reachable from it, or its
+// changes merged by a squash or rebase) has landed and is left to
 // Landed. It costs one read of the registry and one git rev-parse per
 // branch with a review; branches this repository does not have are
 // skipped. It returns the tasks sent back (none without a repository).
@@ -182,7 +183,11 @@ func (s *Service) VoidMovedReviews(ctx context.Context) ([]*coord.Task, error) {
 			}
 		}
 		if target != "-" {
-			if landed, err := s.repo.IsAncestor(ctx, r.pin, target); err == nil && landed {
+			landed, err := s.repo.IsAncestor(ctx, r.pin, target)
+			if err == nil && !landed {
+				landed, err = s.repo.Contains(ctx, target, r.pin) // a squash or rebase merge
+			}
+			if err == nil && landed {
 				continue
 			}
 		}
