@@ -14,6 +14,10 @@ type Config struct {
 	ReviewGate   bool          // review_gate: release goes to review, approve to done
 	OnStale      StalePolicy   // on_stale: what the sweep does with a dead agent's task
 	Quota        QuotaLimits   // quota_daily_tokens, quota_daily_requests
+	// RequireVerified makes release refuse a task whose newest receipt
+	// did not pass on the tree being released (require_verified; contract
+	// §10, Txn.CheckVerified).
+	RequireVerified bool
 	// ArchiveAfter, when set, makes maintenance archive done tasks
 	// completed longer ago than this (archive_after).
 	ArchiveAfter time.Duration

@@ -161,6 +161,13 @@ type Task struct {
 	// Conflicts are the in-flight conflicts last found for the task
 	// (coord conflicts, watch, schedule).
 	Conflicts []Conflict
+	// Receipts are the newest checks run on the task's work (coord
+	// verify), oldest first, at most MaxReceipts of them.
+	Receipts []Receipt
+	// ReviewedCommit is the commit a reviewer approved: the task's head
+	// at the approval. When the task's branch moves past it before the
+	// work lands, the review is void (app.Service.VoidMovedReviews).
+	ReviewedCommit string
 
 	// Dirty is set by every operation that changes the task; the backend
 	// re-encodes only dirty tasks.
@@ -247,7 +254,7 @@ func (t *Task) checkWork() error {
 			return Errorf(CodeUsage, "task %q: branch: %v", t.ID, err)
 		}
 	}
-	for _, c := range []struct{ name, v string }{{"base", t.Base}, {"head", t.Head}, {"landed_commit", t.LandedCommit}} {
+	for _, c := range []struct{ name, v string }{{"base", t.Base}, {"head", t.Head}, {"landed_commit", t.LandedCommit}, {"reviewed_commit", t.ReviewedCommit}} {
 		if c.v != "" && !ValidCommit(c.v) {
 			return Errorf(CodeUsage, "task %q: %s %q is not a commit id (4 to 64 hexadecimal digits)", t.ID, c.name, clip(c.v))
 		}
@@ -265,6 +272,11 @@ func (t *Task) checkWork() error {
 			if f == "" || strings.ContainsRune(f, 0) {
 				return Errorf(CodeUsage, "task %q: conflicts: empty or NUL-containing file", t.ID)
 			}
+		}
+	}
+	for _, r := range t.Receipts {
+		if err := r.check(); err != nil {
+			return Errorf(CodeUsage, "task %q: receipts: %v", t.ID, err)
 		}
 	}
 	return nil

@@ -23,6 +23,7 @@ func commands(e *env) []*cli.Command {
 		agentsCommand(e),
 		cleanStaleCommand(e),
 		runCommand(e),
+		verifyCommand(e),
 		waitCommand(e),
 		watchCommand(e),
 		topCommand(e),

@@ -26,7 +26,10 @@
 // wires; the application never runs git itself and never holds the
 // registry's exclusion while git runs. Without a repository nothing
 // git-aware is recorded, and a write claim lasts until its task is
-// released.
+// released. Proof of checks (StartVerify, RecordReceipt, and Release
+// under require_verified) names the tree of the caller's worktree, so
+// without a repository it refuses (CodeConflict); VoidMovedReviews
+// sends back reviewed work whose branch moved after the review.
 //
 // A front end that must not reach every write is given a narrow part of
 // the Service instead: a Reader (reads only: the dashboard without a

@@ -76,6 +76,8 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 			c.Backend, err = d.str(`"backend"`, false)
 		case "review_gate":
 			c.ReviewGate, err = d.boolean(`"review_gate"`)
+		case "require_verified":
+			c.RequireVerified, err = d.boolean(`"require_verified"`)
 		case "sweep_on_claim":
 			c.SweepOnClaim, err = d.boolean(`"sweep_on_claim"`)
 		case "on_stale":

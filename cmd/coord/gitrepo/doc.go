@@ -2,8 +2,10 @@
 // repository for work in flight (contract §10): the branch checked out
 // and the commits it and the target name, merge bases and ancestry, the
 // paths a range of commits changed, linked worktrees (add, list,
-// remove), what a worktree holds that no commit does (Dirty), and the
-// commits of a branch the target lacks (Unmerged).
+// remove), what a worktree holds that no commit does (Dirty), the tree
+// of a worktree with its uncommitted changes (WorktreeTree: staged into
+// a temporary copy of its index, the real index and files untouched),
+// and the commits of a branch the target lacks (Unmerged).
 //
 // A Repo is made from a directory and runs nothing until a method is
 // called: making one costs no process. Every method runs git as a child
