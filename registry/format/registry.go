@@ -72,6 +72,7 @@ var taskFieldOrder = []string{
 	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
+	"landing_at",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -433,6 +434,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.LandedAt, err = s.strVal(name, true)
 	case fConflicts:
 		t.Conflicts, err = parseConflicts(s, name)
+	case fLandingAt:
+		t.LandingAt, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -476,6 +479,7 @@ const (
 	fLandedCommit
 	fLandedAt
 	fConflicts
+	fLandingAt
 	fLegacyRejectReason // in taskFieldsRead only
 )
 
@@ -546,8 +550,10 @@ func taskFieldIndex(name string) int {
 		return 30
 	case "conflicts":
 		return 31
-	case legacyRejectReason:
+	case "landing_at":
 		return 32
+	case legacyRejectReason:
+		return 33
 	}
 	return -1
 }
@@ -963,6 +969,8 @@ func wantField(t *coord.Task, name string) bool {
 		return t.LandedAt != ""
 	case "conflicts":
 		return len(t.Conflicts) > 0
+	case "landing_at":
+		return t.LandingAt != ""
 	}
 	return true
 }
@@ -1043,6 +1051,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.LandedAt)
 	case "conflicts":
 		return appendConflicts(b, t.Conflicts)
+	case "landing_at":
+		return nullable(t.LandingAt)
 	}
 	return append(b, "null"...)
 }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/rotd/coord/cmd/coord/gitrepo"
+	"github.com/rotd/coord/cmd/coord/workspace"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+)
+
+// Landing (contract §10): `coord land`. The landing is app.Service's
+// (Land), the git side package gitrepo's (Landing); this parses, wires
+// and prints.
+
+func landCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "land",
+		Usage:     "land finished work on the target, one task at a time: merge, check, move the target (exit 3 when a task is sent back)",
+		ArgsUsage: "[TASK…]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "check", Usage: "shell command line run (sh -c) on each merge in a temporary worktree; exit 0 passes (default: config land_check; none: no check)"},
+			&cli.StringFlag{Name: "timeout", Usage: "the longest one run of the check may take before it is killed and fails (default 30m)"},
+			&cli.BoolFlag{Name: "watch", Usage: "keep landing as tasks become landable (waits for another lander's lease)"},
+		}, Action: e.cmdLand}
+}
+
+func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
+	ids := c.Args().Slice()
+	for _, id := range ids {
+		if err := coord.ValidTaskID(id); err != nil {
+			return err
+		}
+	}
+	check := c.String("check")
+	if c.IsSet("check") {
+		if check == "" {
+			return strErr("--check is empty (leave it out for config land_check)")
+		}
+		if err := coord.CheckLandCheck(check); err != nil {
+			return err
+		}
+	}
+	timeout, err := durFlag(c, "timeout", app.DefaultLandTimeout)
+	if err != nil {
+		return err
+	}
+	s, agent, err := e.openAs()
+	if err != nil {
+		return err
+	}
+	l, err := e.lander()
+	if err != nil {
+		return err
+	}
+	failed := 0
+	res, err := s.Land(e.ctx, l, app.LandRequest{
+		Agent: agent, Tasks: ids, Check: check, CheckTimeout: timeout, Watch: c.Bool("watch"),
+		OnResult: func(r app.LandResult) {
+			if r.Outcome == app.SentBack || r.Outcome == app.Skipped && len(ids) > 0 {
+				failed++
+			}
+			e.printLand(r)
+		},
+		OnWait: func(holder string) {
+			fmt.Fprintf(e.stderr, "coord: waiting for the lander %s to finish (lease %s)\n", coord.OneLine(holder), coord.LandLease)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if len(res) == 0 {
+		if e.json {
+			return e.printJSON(map[string]string{"status": "nothing_to_land"})
+		}
+		e.printf("nothing to land on %s\n", e.cfg.Target)
+		return nil
+	}
+	if failed > 0 {
+		return coord.Errorf(coord.CodeConflict, "%d of %d task(s) not landed", failed, len(res)).
+			WithHint("a task sent back is its owner's again, with review_notes saying why")
+	}
+	return nil
+}
+
+// printLand prints one task's outcome: a JSON line with --json, else a
+// line for people.
+func (e *env) printLand(r app.LandResult) {
+	if e.json {
+		e.printJSON(r)
+		return
+	}
+	switch r.Outcome {
+	case app.Landed:
+		how := r.How
+		if how == "found" {
+			how = "already on " + e.cfg.Target
+		}
+		e.printf("landed %s on %s at %s (%s)\n", r.Task, e.cfg.Target, shortCommit(r.Commit), how)
+		if r.Why != "" {
+			fmt.Fprintf(e.stderr, "coord: warning: task %s: %s\n", r.Task, r.Why)
+		}
+	case app.SentBack:
+		e.printf("sent back %s: %s\n", r.Task, r.Why)
+	default:
+		e.printf("skipped %s: %s\n", r.Task, r.Why)
+	}
+}
+
+// lander is the caller's repository as the lander needs it (after open),
+// as merger finds it: outside a git working tree a conflict (exit 3).
+func (e *env) lander() (app.Lander, error) {
+	dir := e.root
+	if dir == "" {
+		dir = e.cwd
+	}
+	top, _ := workspace.GitTop(dir)
+	if top == "" {
+		return nil, coord.Wrap(coord.CodeConflict, errNoRepo, "%s is not in a git repository: there is no work to land", dir).
+			WithHint("run coord land in the project's repository (any of its worktrees), or point --root at it")
+	}
+	if err := gitrepo.CheckMergeTree(e.ctx); err != nil {
+		return nil, err
+	}
+	return gitrepo.NewLanding(gitrepo.New(dir), e.paths().FromGit), nil
+}
