@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"syscall"
 
 	"github.com/urfave/cli/v3"
 
@@ -64,6 +67,8 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 			}
 			e.printLand(r)
 		},
+		HolderGone: landerGone,
+		OnMoved:    landMovedHook,
 		OnWait: func(holder string) {
 			fmt.Fprintf(e.stderr, "coord: waiting for the lander %s to finish (lease %s)\n", coord.OneLine(holder), coord.LandLease)
 		},
@@ -125,4 +130,19 @@ func (e *env) lander() (app.Lander, error) {
 		return nil, err
 	}
 	return gitrepo.NewLanding(gitrepo.New(dir), e.paths().FromGit), nil
+}
+
+// landMovedHook, when set (by the test wrapper only), is called after
+// the lander moved the target and before it records the landing.
+var landMovedHook func(task string)
+
+// landerGone reports that the lander a land lease's meta names ran on
+// this host and its process no longer exists.
+func landerGone(meta map[string]string) bool {
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(meta["pid"])
+	if err != nil || pid <= 0 || host == "" || meta["host"] != host || pid == os.Getpid() {
+		return false
+	}
+	return syscall.Kill(pid, 0) == syscall.ESRCH
 }

@@ -114,6 +114,15 @@ type LandRequest struct {
 	// OnWait is told the lease's holder when a watching lander waits
 	// for it (nil: not).
 	OnWait func(holder string)
+	// OnMoved is called after the target moved to a task's landing and
+	// before the landing is recorded (nil: not): a test's window onto
+	// the one instant a crash leaves a landing unrecorded.
+	OnMoved func(task string)
+	// HolderGone reports, from a land lease's meta (the holder's host
+	// and pid), that its lander is certainly gone (nil: never known): a
+	// lander killed on this host does not hold the landing until its
+	// lease expires.
+	HolderGone func(meta map[string]string) bool
 }
 
 // The outcomes of a landing.
@@ -222,6 +231,9 @@ func (s *Service) landLease(ctx context.Context, req LandRequest) (coord.Lease, 
 	told := ""
 	try := func() (bool, error) {
 		l, err := s.b.Leases().Acquire(ctx, r)
+		if err != nil && s.freeGoneLander(ctx, req) {
+			l, err = s.b.Leases().Acquire(ctx, r)
+		}
 		if err == nil {
 			lease = l
 			return true, nil
@@ -244,6 +256,29 @@ func (s *Service) landLease(ctx context.Context, req LandRequest) (coord.Lease, 
 	}
 	s.log(ctx, req.Agent, "started landing on %s", s.cfg.Target)
 	return lease, nil
+}
+
+// freeGoneLander releases the land lease of a lander req.HolderGone
+// says is gone, and reports whether it did.
+func (s *Service) freeGoneLander(ctx context.Context, req LandRequest) bool {
+	if req.HolderGone == nil {
+		return false
+	}
+	ls, err := s.b.Leases().List(ctx)
+	if err != nil {
+		return false
+	}
+	for _, l := range ls {
+		if l.Name != coord.LandLease || !req.HolderGone(l.Meta) {
+			continue
+		}
+		if s.b.Leases().Release(ctx, l.Name, l.Holder, l.Epoch) != nil {
+			return false
+		}
+		s.log(ctx, req.Agent, "freed lease %s of %s (pid %s on %s): that lander is gone", l.Name, l.Holder, l.Meta["pid"], l.Meta["host"])
+		return true
+	}
+	return false
 }
 
 // keepLease renews lease every LandLeaseTTL/4 until stop is called; a
@@ -459,6 +494,9 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 		}
 		if err != nil {
 			return res, err
+		}
+		if ln.req.OnMoved != nil {
+			ln.req.OnMoved(t.id)
 		}
 		r, err := ln.record(ctx, t, cand, how)
 		return r, err
