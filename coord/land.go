@@ -114,3 +114,52 @@ func (tx *Txn) ClearLanding() int {
 	}
 	return n
 }
+
+// The states of the landing queue's rows.
+const (
+	LandChecking = "checking"  // the lander checks its merge now
+	LandWaiting  = "waiting"   // landable, waiting for the lander
+	LandSentBack = "sent_back" // back with its owner, with why
+)
+
+// LandingRow is one task of the landing queue, for people (watch, top,
+// the dashboard): what the lander checks, what waits, what went back
+// to its owner and why.
+type LandingRow struct {
+	Task  string `json:"task"`
+	State string `json:"state"`
+	Owner string `json:"owner,omitempty"`
+	// Since is when it started being checked (checking), or was
+	// finished (waiting).
+	Since string `json:"since,omitempty"`
+	// Why is what it waits for (waiting), or why it went back
+	// (sent_back: its review notes).
+	Why string `json:"why,omitempty"`
+}
+
+// LandingQueue is the landing queue: the task being checked, then the
+// landable tasks in the order the lander takes them, then the finished
+// work sent back to its owner (claimed again with review notes: by the
+// lander or a reviewer) that the owner has not released again.
+func (tx *Txn) LandingQueue(reviewGate bool) []LandingRow {
+	var out, back []LandingRow
+	for _, t := range tx.Tasks {
+		if t.LandingAt != "" && t.Landable(reviewGate) {
+			out = append(out, LandingRow{Task: t.ID, State: LandChecking, Owner: t.ClaimedBy, Since: t.LandingAt})
+		}
+		if t.Status == Claimed && t.ReviewNotes != "" && t.Rejections > 0 {
+			back = append(back, LandingRow{Task: t.ID, State: LandSentBack, Owner: t.ClaimedBy, Why: t.ReviewNotes})
+		}
+	}
+	for _, t := range tx.LandQueue(reviewGate, nil) {
+		if t.LandingAt != "" {
+			continue
+		}
+		r := LandingRow{Task: t.ID, State: LandWaiting, Owner: t.ClaimedBy, Since: t.CompletedAt}
+		if d := tx.LandWaits(t); d != "" {
+			r.Why = "after task " + d
+		}
+		out = append(out, r)
+	}
+	return append(out, back...)
+}

@@ -146,3 +146,41 @@ func landerGone(meta map[string]string) bool {
 	}
 	return syscall.Kill(pid, 0) == syscall.ESRCH
 }
+
+// landState is a landing queue row's state for people.
+func landState(s string) string {
+	if s == coord.LandSentBack {
+		return "sent back"
+	}
+	return s
+}
+
+// landingWatch says the landing queue's changes as watch passes: a task
+// that starts to wait, is being checked, or went back to its owner
+// (with why), each once per change of its state.
+type landingWatch struct {
+	seen map[string]string // task -> state said
+}
+
+func (w *landingWatch) say(ctx context.Context, s *app.Service, say func(format string, args ...any)) {
+	rows, err := s.LandingQueue(ctx)
+	if err != nil {
+		return // the next pass reads it again
+	}
+	now := map[string]string{}
+	for _, r := range rows {
+		now[r.Task] = r.State
+		if w.seen[r.Task] == r.State {
+			continue
+		}
+		switch r.State {
+		case coord.LandWaiting:
+			say("to land: task %s (%s) waits for the lander", r.Task, dash(r.Owner))
+		case coord.LandChecking:
+			say("landing: checking task %s (%s)", r.Task, dash(r.Owner))
+		case coord.LandSentBack:
+			say("sent back: task %s to %s: %s", r.Task, dash(r.Owner), r.Why)
+		}
+	}
+	w.seen = now
+}

@@ -643,3 +643,13 @@ func (ln *lander) sendBack(ctx context.Context, t queued, why string) (LandResul
 	}
 	return res, err
 }
+
+// LandingQueue is the landing queue now (coord.Txn.LandingQueue).
+func (s *Service) LandingQueue(ctx context.Context) ([]coord.LandingRow, error) {
+	var rows []coord.LandingRow
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		rows = tx.LandingQueue(s.cfg.ReviewGate)
+		return nil
+	})
+	return nonNil(rows), interrupted(ctx, err)
+}
