@@ -129,7 +129,9 @@ func (e *env) lander() (app.Lander, error) {
 	if err := gitrepo.CheckMergeTree(e.ctx); err != nil {
 		return nil, err
 	}
-	return gitrepo.NewLanding(gitrepo.New(dir), e.paths().FromGit), nil
+	l := gitrepo.NewLanding(gitrepo.New(dir), e.paths().FromGit)
+	l.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
+	return l, nil
 }
 
 // landMovedHook, when set (by the test wrapper only), is called after

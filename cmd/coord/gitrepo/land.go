@@ -108,6 +108,32 @@ func (r *Repo) MoveRef(ctx context.Context, branch, new, old, reason string) err
 	return err
 }
 
+// SyncCheckouts brings every worktree that has branch checked out from
+// old to new after the branch moved there (git read-tree -m -u old
+// new: its index and files move as a fast-forward would move them,
+// local changes to other paths kept), as git does for a push with
+// receive.denyCurrentBranch=updateInstead; without it the checkout would
+// show the landing undone as staged changes. It returns, one line each,
+// the checkouts it could not bring (a local change in the way: they
+// keep old's files until their owner updates them).
+func (r *Repo) SyncCheckouts(ctx context.Context, branch, old, new string) []string {
+	list, err := r.Worktrees(ctx)
+	if err != nil {
+		return []string{fmt.Sprintf("cannot list the worktrees to update the checkouts of %s: %v", branch, err)}
+	}
+	var out []string
+	for _, w := range list {
+		if w.Bare || w.Branch != branch || w.Prunable {
+			continue
+		}
+		if _, err := r.run(ctx, w.Path, "read-tree", "-m", "-u", "--end-of-options", old, new); err != nil {
+			out = append(out, fmt.Sprintf("the checkout of %s at %s still holds the files of %.12s (%v): update it with 'git reset --keep %.12s' there",
+				branch, w.Path, old, coord.OneLine(err.Error()), new))
+		}
+	}
+	return out
+}
+
 // landDir is <common git dir>/coord-land.
 func (r *Repo) landDir(ctx context.Context) (string, error) {
 	common, err := r.CommonDir(ctx)
@@ -288,6 +314,9 @@ func (t *tailBuffer) tail() string {
 // (app.Lander), with conflicted paths mapped to the caller's.
 type Landing struct {
 	r *Repo
+	// Warn receives what went wrong after the target moved (a checkout
+	// of it that could not be brought along); nil drops it.
+	Warn func(string)
 	// paths maps the paths git names from the top of r's worktree to
 	// the caller's (nil: as they are).
 	paths func(top string, paths []string) []string
@@ -337,11 +366,20 @@ func (l *Landing) CommitMerge(ctx context.Context, tree string, parents []string
 	return l.r.CommitTree(ctx, tree, parents, msg)
 }
 
-// MoveTarget is Repo.MoveRef, its ErrRefMoved as app.ErrTargetMoved.
+// MoveTarget is Repo.MoveRef, its ErrRefMoved as app.ErrTargetMoved;
+// once the target moved, its checkouts are brought along
+// (SyncCheckouts).
 func (l *Landing) MoveTarget(ctx context.Context, branch, new, old, reason string) error {
 	err := l.r.MoveRef(ctx, branch, new, old, reason)
 	if errors.Is(err, ErrRefMoved) {
 		return fmt.Errorf("%w: %w", app.ErrTargetMoved, err)
+	}
+	if err == nil {
+		for _, w := range l.r.SyncCheckouts(ctx, branch, old, new) {
+			if l.Warn != nil {
+				l.Warn(w)
+			}
+		}
 	}
 	return err
 }

@@ -133,3 +133,38 @@ func TestRunCheck(t *testing.T) {
 		t.Fatalf("true exited %d", ok.Exit)
 	}
 }
+
+// TestSyncCheckouts: a checkout of the branch moved is brought along,
+// keeping a local change to another file; one whose local change is in
+// the way keeps its files and is named.
+func TestSyncCheckouts(t *testing.T) {
+	dir := testRepo(t)
+	ctx := context.Background()
+	r := New(dir)
+	old := git(t, dir, "rev-parse", "main")
+	git(t, dir, "checkout", "-q", "-b", "work")
+	commit(t, dir, "a.txt", "a\n", "work a")
+	next := commit(t, dir, "README.md", "changed\n", "work readme")
+	git(t, dir, "checkout", "-q", "main")
+	write(t, dir, "local.txt", "mine\n")
+	git(t, dir, "update-ref", "refs/heads/main", next, old)
+	if bad := r.SyncCheckouts(ctx, "main", old, next); len(bad) > 0 {
+		t.Fatalf("SyncCheckouts: %v", bad)
+	}
+	if got := git(t, dir, "status", "--porcelain"); got != "?? local.txt" {
+		t.Fatalf("status after the sync: %q", got)
+	}
+
+	git(t, dir, "checkout", "-q", "work")
+	later := commit(t, dir, "README.md", "later\n", "work readme again")
+	git(t, dir, "checkout", "-q", "main")
+	write(t, dir, "README.md", "local edit\n")
+	git(t, dir, "update-ref", "refs/heads/main", later, next)
+	bad := r.SyncCheckouts(ctx, "main", next, later)
+	if len(bad) != 1 || !strings.Contains(bad[0], "git reset --keep") {
+		t.Fatalf("SyncCheckouts with a change in the way: %v", bad)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "README.md")); string(b) != "local edit\n" {
+		t.Fatalf("the local edit was lost: %q", b)
+	}
+}
