@@ -219,7 +219,7 @@ func landErr(ctx context.Context, err error) error {
 	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
 		return c
 	}
-	return err
+	return interrupted(ctx, err)
 }
 
 // landLease takes the lander's lease, waiting for it with req.Watch.
@@ -482,6 +482,10 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 			}
 			run, err := ln.runCheck(ctx, t, cand, tip)
 			if err != nil {
+				// Interrupted: what is being checked is nothing now.
+				uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				ln.unmark(uctx, t, started)
+				cancel()
 				return res, err
 			}
 			if run.Exit != 0 {
