@@ -515,11 +515,16 @@ func landTitle(t queued) string {
 	return t.id
 }
 
-// held reports whether the target at tip already holds head.
+// held reports whether the target at tip already holds head. A head
+// the repository cannot judge (it lacks the commit: work released on
+// another machine) is not held; the merge then says why.
 func (ln *lander) held(ctx context.Context, tip, head string) (bool, error) {
 	ok, err := ln.l.IsAncestor(ctx, head, tip)
-	if err != nil || ok {
-		return ok, err
+	if err != nil {
+		return false, ctx.Err()
+	}
+	if ok {
+		return true, nil
 	}
 	ok, err = ln.l.Contains(ctx, tip, head)
 	if err != nil {
