@@ -355,7 +355,7 @@ func (ln *lander) queue(ctx context.Context) (q []queued, out []LandResult, err 
 			case t == nil:
 				out = append(out, LandResult{Task: id, Outcome: Skipped, Why: "no such task"})
 			case t.LandedAt != "":
-				out = append(out, LandResult{Task: id, Outcome: Landed, Commit: t.LandedCommit, How: "found", Why: "landed at " + t.LandedAt})
+				out = append(out, LandResult{Task: id, Outcome: Landed, Commit: t.LandedCommit, How: "found"})
 			case !t.Landable(ln.s.cfg.ReviewGate):
 				out = append(out, LandResult{Task: id, Outcome: Skipped, Why: notLandable(t, ln.s.cfg.ReviewGate)})
 			}
