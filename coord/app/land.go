@@ -642,7 +642,10 @@ func (ln *lander) sendBack(ctx context.Context, t queued, why string) (LandResul
 		if cur == nil || cur.Head != t.head {
 			return coord.Errorf(coord.CodeConflict, "task %s changed while the lander worked", t.id)
 		}
-		_, err := tx.SendBack(ln.req.Agent, t.id, why, ln.s.cfg.MaxRejections)
+		got, err := tx.SendBack(ln.req.Agent, t.id, why, ln.s.cfg.MaxRejections)
+		if err == nil && got.Status == coord.Blocked {
+			res.Why = coord.OneLine(why) + fmt.Sprintf(" (blocked: sent back %d times)", got.Rejections)
+		}
 		return err
 	})
 	var ce *coord.Error
