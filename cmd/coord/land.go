@@ -108,7 +108,7 @@ func (e *env) printLand(r app.LandResult) {
 			fmt.Fprintf(e.stderr, "coord: warning: task %s: %s\n", r.Task, r.Why)
 		}
 	case app.SentBack:
-		e.printf("sent back %s: %s\n", r.Task, r.Why)
+		e.printf("sent back %s to %s: %s\n", r.Task, r.Owner, r.Why)
 	default:
 		e.printf("skipped %s: %s\n", r.Task, r.Why)
 	}

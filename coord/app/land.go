@@ -140,6 +140,8 @@ type LandResult struct {
 	Commit string `json:"commit,omitempty"`
 	// How is "fast-forward", "merge" or "found" (already on the target).
 	How string `json:"how,omitempty"`
+	// Owner is who the task went back to (sent_back).
+	Owner string `json:"owner,omitempty"`
 	// Why is the reason it was sent back or skipped.
 	Why string `json:"why,omitempty"`
 
@@ -643,6 +645,9 @@ func (ln *lander) sendBack(ctx context.Context, t queued, why string) (LandResul
 			return coord.Errorf(coord.CodeConflict, "task %s changed while the lander worked", t.id)
 		}
 		got, err := tx.SendBack(ln.req.Agent, t.id, why, ln.s.cfg.MaxRejections)
+		if err == nil {
+			res.Owner = got.ClaimedBy
+		}
 		if err == nil && got.Status == coord.Blocked {
 			res.Why = coord.OneLine(why) + fmt.Sprintf(" (blocked: sent back %d times)", got.Rejections)
 		}
