@@ -67,6 +67,7 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 			}
 			e.printLand(r)
 		},
+		Meta:       landerMeta(),
 		HolderGone: landerGone,
 		OnMoved:    landMovedHook,
 		OnWait: func(holder string) {
@@ -137,6 +138,13 @@ func (e *env) lander() (app.Lander, error) {
 // landMovedHook, when set (by the test wrapper only), is called after
 // the lander moved the target and before it records the landing.
 var landMovedHook func(task string)
+
+// landerMeta is what a land lease records of its lander: this host and
+// process, for landerGone.
+func landerMeta() map[string]string {
+	host, _ := os.Hostname()
+	return map[string]string{"host": host, "pid": strconv.Itoa(os.Getpid())}
+}
 
 // landerGone reports that the lander a land lease's meta names ran on
 // this host and its process no longer exists.

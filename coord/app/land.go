@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -118,10 +119,12 @@ type LandRequest struct {
 	// before the landing is recorded (nil: not): a test's window onto
 	// the one instant a crash leaves a landing unrecorded.
 	OnMoved func(task string)
-	// HolderGone reports, from a land lease's meta (the holder's host
-	// and pid), that its lander is certainly gone (nil: never known): a
-	// lander killed on this host does not hold the landing until its
-	// lease expires.
+	// Meta is recorded on the lander's lease (the front end's host and
+	// process id), for HolderGone to judge it by.
+	Meta map[string]string
+	// HolderGone reports, from a land lease's meta, that its lander is
+	// certainly gone (nil: never known): a lander killed on this host
+	// does not hold the landing until its lease expires.
 	HolderGone func(meta map[string]string) bool
 }
 
@@ -226,9 +229,7 @@ func landErr(ctx context.Context, err error) error {
 
 // landLease takes the lander's lease, waiting for it with req.Watch.
 func (s *Service) landLease(ctx context.Context, req LandRequest) (coord.Lease, error) {
-	host, _ := os.Hostname()
-	r := coord.LeaseRequest{Name: coord.LandLease, Holder: req.Agent, TTL: LandLeaseTTL,
-		Meta: map[string]string{"pid": fmt.Sprint(os.Getpid()), "host": host}}
+	r := coord.LeaseRequest{Name: coord.LandLease, Holder: req.Agent, TTL: LandLeaseTTL, Meta: req.Meta}
 	var lease coord.Lease
 	told := ""
 	try := func() (bool, error) {
@@ -277,10 +278,19 @@ func (s *Service) freeGoneLander(ctx context.Context, req LandRequest) bool {
 		if s.b.Leases().Release(ctx, l.Name, l.Holder, l.Epoch) != nil {
 			return false
 		}
-		s.log(ctx, req.Agent, "freed lease %s of %s (pid %s on %s): that lander is gone", l.Name, l.Holder, l.Meta["pid"], l.Meta["host"])
+		s.log(ctx, req.Agent, "freed lease %s of %s (%s): that lander is gone", l.Name, l.Holder, metaText(l.Meta))
 		return true
 	}
 	return false
+}
+
+// metaText is a lease's meta for the log: "host=h pid=1".
+func metaText(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+coord.OneLine(m[k]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // keepLease renews lease every LandLeaseTTL/4 until stop is called; a
