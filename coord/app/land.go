@@ -21,10 +21,12 @@ import (
 // it: never landed twice); else the task's head is merged with the
 // target in the object database; a conflict sends the task back to its
 // owner naming the files; a clean merge makes the candidate (the head
-// itself when the target is its ancestor: a fast-forward; else a merge
-// commit "coord: land task ID: TITLE" with the target as first parent),
-// the check runs on it in a temporary worktree, a failure sends the task
-// back with the check's last lines, and a pass moves the target from
+// itself when the target's tip is on its first-parent chain: a
+// fast-forward; else a merge commit "coord: land task ID: TITLE" with
+// the target as first parent, so that the target's first-parent history
+// is its landings, also when a branch merged the target in); the check
+// runs on it in a temporary worktree, a failure sends the task back
+// with the check's last lines, and a pass moves the target from
 // the tip merged to the candidate in one compare-and-swap. A target that
 // moved meanwhile is merged again (and checked again), never
 // overwritten. Only after the target moved is the landing recorded, in
@@ -38,6 +40,10 @@ type Lander interface {
 	Head(ctx context.Context, ref string) (string, error)
 	// IsAncestor reports whether a is an ancestor of b (or b itself).
 	IsAncestor(ctx context.Context, a, b string) (bool, error)
+	// OnFirstParents reports whether tip is on head's first-parent
+	// chain: a fast-forward to head keeps the target's first-parent
+	// history a list of landings.
+	OnFirstParents(ctx context.Context, tip, head string) (bool, error)
 	// Contains reports whether into already holds everything commit
 	// changed (merging it would change nothing).
 	Contains(ctx context.Context, into, commit string) (bool, error)
@@ -475,8 +481,12 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 			return ln.sendBack(ctx, t, fmt.Sprintf("landing on %s conflicts in %s: merge %s into your branch, resolve, and release again",
 				target, coord.FilesPhrase(m.Files, 10), target))
 		}
+		// A fast-forward only when the target's tip is on the head's
+		// first-parent chain (a branch that merged the target in is
+		// landed by a merge commit: the target's first parents stay
+		// its landings).
 		cand, how := t.head, "fast-forward"
-		if ff, err := ln.l.IsAncestor(ctx, tip, t.head); err != nil {
+		if ff, err := ln.l.OnFirstParents(ctx, tip, t.head); err != nil {
 			return res, err
 		} else if !ff {
 			how = "merge"

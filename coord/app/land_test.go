@@ -66,6 +66,20 @@ func (f *fakeLander) IsAncestor(_ context.Context, a, b string) (bool, error) {
 	return walk(b), nil
 }
 
+func (f *fakeLander) OnFirstParents(_ context.Context, tip, head string) (bool, error) {
+	for c := head; c != ""; {
+		if c == tip {
+			return true, nil
+		}
+		ps := f.parents[c]
+		if len(ps) == 0 {
+			return false, nil
+		}
+		c = ps[0]
+	}
+	return false, nil
+}
+
 func (f *fakeLander) Contains(ctx context.Context, into, commit string) (bool, error) {
 	return f.IsAncestor(ctx, commit, into)
 }

@@ -58,6 +58,33 @@ func (r *Repo) MergeWrite(ctx context.Context, a, b string) (tree string, files 
 	return tree, res.Files, res.Conflict, nil
 }
 
+// OnFirstParents reports whether tip is on head's first-parent chain
+// (head itself included): moving a branch from tip to head keeps tip's
+// first-parent history as the branch's, the commits in between each
+// following the last. A head that merged tip in as a second parent
+// (a branch that merged main) is not.
+func (r *Repo) OnFirstParents(ctx context.Context, tip, head string) (bool, error) {
+	if !isCommitID(tip) || !isCommitID(head) {
+		return false, fmt.Errorf("gitrepo: %q and %q are not both commit ids", tip, head)
+	}
+	if tip == head {
+		return true, nil
+	}
+	out, err := r.run(ctx, r.dir, "rev-list", "--first-parent", head, "^"+tip, "--")
+	if err != nil {
+		return false, err
+	}
+	list := strings.Fields(string(out))
+	if len(list) == 0 {
+		return false, nil // head is an ancestor of tip
+	}
+	parent, err := r.Head(ctx, list[len(list)-1]+"^1")
+	if errors.Is(err, ErrNoRef) {
+		return false, nil // a root commit
+	}
+	return parent == tip, err
+}
+
 // CommitTree makes a commit of tree with parents and message (git
 // commit-tree), touching no worktree, index or ref, and returns its id.
 // Author and committer are the user's git identity.
@@ -336,6 +363,11 @@ func (l *Landing) Head(ctx context.Context, ref string) (string, error) { return
 // IsAncestor is Repo.IsAncestor.
 func (l *Landing) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 	return l.r.IsAncestor(ctx, a, b)
+}
+
+// OnFirstParents is Repo.OnFirstParents.
+func (l *Landing) OnFirstParents(ctx context.Context, tip, head string) (bool, error) {
+	return l.r.OnFirstParents(ctx, tip, head)
 }
 
 // Contains is Repo.Contains.

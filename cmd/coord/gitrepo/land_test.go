@@ -168,3 +168,28 @@ func TestSyncCheckouts(t *testing.T) {
 		t.Fatalf("the local edit was lost: %q", b)
 	}
 }
+
+// TestOnFirstParents: a tip on the head's first-parent chain (itself
+// included) is; one the head merged in as a second parent is not, nor
+// one the head is behind.
+func TestOnFirstParents(t *testing.T) {
+	dir := testRepo(t)
+	ctx := context.Background()
+	r := New(dir)
+	base := git(t, dir, "rev-parse", "main")
+	git(t, dir, "checkout", "-q", "-b", "work")
+	work := commit(t, dir, "a.txt", "a\n", "work")
+	git(t, dir, "checkout", "-q", "main")
+	tip := commit(t, dir, "b.txt", "b\n", "main moves")
+	git(t, dir, "checkout", "-q", "work")
+	git(t, dir, "merge", "-q", "--no-ff", "-m", "merge main", "main")
+	merged := git(t, dir, "rev-parse", "HEAD")
+	for _, c := range []struct {
+		tip, head string
+		want      bool
+	}{{base, work, true}, {work, work, true}, {work, merged, true}, {tip, merged, false}, {work, base, false}} {
+		if got, err := r.OnFirstParents(ctx, c.tip, c.head); err != nil || got != c.want {
+			t.Errorf("OnFirstParents(%.7s, %.7s) = %v, %v; want %v", c.tip, c.head, got, err, c.want)
+		}
+	}
+}
