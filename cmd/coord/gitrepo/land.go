@@ -142,7 +142,8 @@ func (r *Repo) MoveRef(ctx context.Context, branch, new, old, reason string) err
 // receive.denyCurrentBranch=updateInstead; without it the checkout would
 // show the landing undone as staged changes. It returns, one line each,
 // the checkouts it could not bring (a local change in the way: they
-// keep old's files until their owner updates them).
+// keep old's files and their local changes; the line says how to
+// bring them: save the changes against old, reset, apply them again).
 func (r *Repo) SyncCheckouts(ctx context.Context, branch, old, new string) []string {
 	list, err := r.Worktrees(ctx)
 	if err != nil {
@@ -154,8 +155,9 @@ func (r *Repo) SyncCheckouts(ctx context.Context, branch, old, new string) []str
 			continue
 		}
 		if _, err := r.run(ctx, w.Path, "read-tree", "-m", "-u", "--end-of-options", old, new); err != nil {
-			out = append(out, fmt.Sprintf("the checkout of %s at %s still holds the files of %.12s (%v): update it with 'git reset --keep %.12s' there",
-				branch, w.Path, old, coord.OneLine(err.Error()), new))
+			out = append(out, fmt.Sprintf("the checkout of %s at %s keeps the files of %.12s (a local change is in the way: %v); "+
+				"there, keep your changes with 'git diff %s > mine.patch', then 'git reset --hard && git apply --3way mine.patch'",
+				branch, w.Path, old, coord.OneLine(err.Error()), old))
 		}
 	}
 	return out

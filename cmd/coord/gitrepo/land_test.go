@@ -161,7 +161,7 @@ func TestSyncCheckouts(t *testing.T) {
 	write(t, dir, "README.md", "local edit\n")
 	git(t, dir, "update-ref", "refs/heads/main", later, next)
 	bad := r.SyncCheckouts(ctx, "main", next, later)
-	if len(bad) != 1 || !strings.Contains(bad[0], "git reset --keep") {
+	if len(bad) != 1 || !strings.Contains(bad[0], "git diff "+next+" > mine.patch") {
 		t.Fatalf("SyncCheckouts with a change in the way: %v", bad)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "README.md")); string(b) != "local edit\n" {
