@@ -202,22 +202,58 @@ func (r *Repo) RemoveCheckout(ctx context.Context, path string) error {
 	err := r.RemoveWorktree(ctx, path, true)
 	if _, serr := os.Stat(path); serr == nil {
 		// git did not know it (a crash before its record was written):
-		// the directory goes, and prune drops any record.
+		// the directory goes, and any record of it with it.
 		if rerr := os.RemoveAll(path); rerr != nil {
 			return coord.Wrap(coord.CodeIO, rerr, "cannot remove %s", path)
 		}
 		err = nil
 	}
-	if _, perr := r.run(ctx, r.dir, "worktree", "prune"); perr != nil && err == nil {
+	if _, perr := r.pruneLandRecords(ctx); perr != nil && err == nil {
 		err = perr
 	}
 	return err
 }
 
+// pruneLandRecords drops git's records of the lander's temporary
+// worktrees whose directories are gone (what git worktree prune does,
+// kept to <common git dir>/coord-land/: a person's worktree on a disk
+// not mounted now keeps its record). It returns how many it dropped.
+func (r *Repo) pruneLandRecords(ctx context.Context) (int, error) {
+	common, err := r.CommonDir(ctx)
+	if err != nil {
+		return 0, err
+	}
+	land := filepath.Join(common, LandDir) + string(filepath.Separator)
+	ents, err := os.ReadDir(filepath.Join(common, "worktrees"))
+	if err != nil {
+		return 0, nil // no linked worktree at all
+	}
+	n := 0
+	for _, e := range ents {
+		rec := filepath.Join(common, "worktrees", e.Name())
+		b, err := os.ReadFile(filepath.Join(rec, "gitdir"))
+		if err != nil {
+			continue
+		}
+		wt := filepath.Dir(strings.TrimSpace(string(b))) // gitdir names <worktree>/.git
+		if !strings.HasPrefix(wt+string(filepath.Separator), land) {
+			continue
+		}
+		if _, err := os.Stat(wt); err == nil {
+			continue // still there: git worktree remove is for it
+		}
+		if err := os.RemoveAll(rec); err != nil {
+			return n, coord.Wrap(coord.CodeIO, err, "cannot remove git's record %s", rec)
+		}
+		n++
+	}
+	return n, nil
+}
+
 // CleanCheckouts removes every temporary worktree left under
-// <common git dir>/coord-land/ (a lander that crashed) and prunes git's
-// records of worktrees whose directories are gone. It returns how many
-// it removed.
+// <common git dir>/coord-land/ (a lander that crashed), and git's
+// records of those whose directories are gone (pruneLandRecords: no
+// other worktree's record is touched). It returns how many it removed.
 func (r *Repo) CleanCheckouts(ctx context.Context) (int, error) {
 	dir, err := r.landDir(ctx)
 	if err != nil {
@@ -243,7 +279,7 @@ func (r *Repo) CleanCheckouts(ctx context.Context) (int, error) {
 		}
 		n++
 	}
-	if _, err := r.run(ctx, r.dir, "worktree", "prune"); err != nil {
+	if _, err := r.pruneLandRecords(ctx); err != nil {
 		return n, err
 	}
 	return n, nil

@@ -85,12 +85,21 @@ func TestLandingOps(t *testing.T) {
 	if _, err := r.AddCheckout(ctx, "u", merge); err != nil {
 		t.Fatal(err)
 	}
+	gone, err := r.AddCheckout(ctx, "gone", merge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(gone) // killed while git removed it: its record stays
 	os.MkdirAll(filepath.Join(common, LandDir, "half-made"), 0o755)
-	if n, err := r.CleanCheckouts(ctx); err != nil || n != 2 {
+	// A person's worktree on a disk not mounted now keeps its record.
+	away := filepath.Join(t.TempDir(), "away")
+	git(t, dir, "worktree", "add", "-q", "--detach", away, "main")
+	os.RemoveAll(away)
+	if n, err := r.CleanCheckouts(ctx); err != nil || n != 3 {
 		t.Fatalf("CleanCheckouts = %d, %v", n, err)
 	}
-	if wl := git(t, dir, "worktree", "list", "--porcelain"); strings.Contains(wl, LandDir) {
-		t.Fatalf("worktree left:\n%s", wl)
+	if wl := git(t, dir, "worktree", "list", "--porcelain"); strings.Contains(wl, LandDir) || !strings.Contains(wl, away) {
+		t.Fatalf("worktrees after the clean-up:\n%s", wl)
 	}
 	if got := git(t, dir, "branch", "--list", "--format=%(refname:short)"); got != "main\nother\nwork" {
 		t.Fatalf("branches: %q", got)
