@@ -48,6 +48,10 @@ type Config struct {
 	// a task's base is its branch's merge base with it, and a task's
 	// work has landed once its head is reachable from it.
 	Target string
+	// LandCheck is the shell command line coord land runs (sh -c) on
+	// each candidate merge before it moves the target (land_check; ""
+	// none): exit 0 passes.
+	LandCheck string
 	// WriteClaims is what the edit hooks do at a task's first write to a
 	// path (write_claims: exclusive, warn, off; default exclusive).
 	WriteClaims ClaimMode

@@ -158,6 +158,10 @@ type Task struct {
 	// flight.
 	LandedCommit string
 	LandedAt     string
+	// LandingAt is when the lander started checking the task's work
+	// (RFC 3339 UTC; "" when it is not being landed): what the displays
+	// show as being checked. Cleared when it lands or goes back.
+	LandingAt string
 	// Conflicts are the in-flight conflicts last found for the task
 	// (coord conflicts, watch, schedule).
 	Conflicts []Conflict
@@ -257,6 +261,11 @@ func (t *Task) checkWork() error {
 	for _, c := range []struct{ name, v string }{{"base", t.Base}, {"head", t.Head}, {"landed_commit", t.LandedCommit}, {"reviewed_commit", t.ReviewedCommit}} {
 		if c.v != "" && !ValidCommit(c.v) {
 			return Errorf(CodeUsage, "task %q: %s %q is not a commit id (4 to 64 hexadecimal digits)", t.ID, c.name, clip(c.v))
+		}
+	}
+	if t.LandingAt != "" {
+		if _, err := ParseTime(t.LandingAt); err != nil {
+			return Errorf(CodeUsage, "task %q: landing_at %q is not an RFC 3339 time", t.ID, clip(t.LandingAt))
 		}
 	}
 	for _, p := range t.TouchedFiles {

@@ -41,6 +41,7 @@ func commands(e *env) []*cli.Command {
 		locksCommand(e),
 		guardCommand(e),
 		conflictsCommand(e),
+		landCommand(e),
 		quotaCommand(e),
 		artifactCommand(e),
 		scheduleCommand(e),

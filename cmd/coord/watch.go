@@ -68,6 +68,7 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 	}
 	e.logf("watching %s (%s; stale after %s; full rescan every %s)", e.where(), mode, timeout, interval)
 
+	landing := &landingWatch{}
 	step := func(full bool) {
 		res, err := s.Maintain(e.ctx, app.MaintainRequest{Timeout: timeout, Full: full})
 		for _, f := range res.Freed {
@@ -82,6 +83,7 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 		for _, id := range res.Landed {
 			e.logf("task %s landed on %s: its write claims are free", id, e.cfg.Target)
 		}
+		landing.say(e.ctx, s, e.logf)
 		if err != nil && e.ctx.Err() == nil {
 			for _, p := range res.Problems {
 				e.logf("%s", p)

@@ -45,5 +45,15 @@
 // merged it: it scans again only when a branch tip or a task moved).
 //
 // Git is the front end's: conflict scans (Conflicts) merge through the
-// Merger they are given, and the application never runs git itself.
+// Merger they are given, the lander (Land) through the Lander it is
+// given, and the application never runs git itself.
+//
+// Landing (Land, contract §10) is one task at a time under the
+// coord-land lease: a landing is recorded only after the target's ref
+// moved by compare-and-swap, and work the target already holds is
+// recorded, never merged again, so a lander killed at any instant leaves
+// the target before or after one whole landing and the next lander
+// finishes the record. A failed merge or check sends the task back to
+// its owner (coord.Txn.SendBack); what the lander checks is recorded on
+// the task (landing_at) for the displays (State.Landing).
 package app

@@ -108,6 +108,13 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 					err = d.errf(`"target" must name a branch: %v`, verr)
 				}
 			}
+		case "land_check":
+			c.LandCheck, err = d.str(`"land_check"`, true)
+			if err == nil {
+				if verr := coord.CheckLandCheck(c.LandCheck); verr != nil {
+					err = d.errf(`"land_check" must be a shell command line, like "go test ./...": %v`, verr)
+				}
+			}
 		case "write_claims":
 			var s string
 			s, err = d.str(`"write_claims"`, false)

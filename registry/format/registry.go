@@ -72,7 +72,7 @@ var taskFieldOrder = []string{
 	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
-	"receipts", "reviewed_commit",
+	"receipts", "reviewed_commit", "landing_at",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -438,6 +438,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.Receipts, err = parseReceipts(s, name)
 	case fReviewedCommit:
 		t.ReviewedCommit, err = s.strVal(name, true)
+	case fLandingAt:
+		t.LandingAt, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -483,6 +485,7 @@ const (
 	fConflicts
 	fReceipts
 	fReviewedCommit
+	fLandingAt
 	fLegacyRejectReason // in taskFieldsRead only
 )
 
@@ -557,8 +560,10 @@ func taskFieldIndex(name string) int {
 		return 32
 	case "reviewed_commit":
 		return 33
-	case legacyRejectReason:
+	case "landing_at":
 		return 34
+	case legacyRejectReason:
+		return 35
 	}
 	return -1
 }
@@ -978,6 +983,8 @@ func wantField(t *coord.Task, name string) bool {
 		return len(t.Receipts) > 0
 	case "reviewed_commit":
 		return t.ReviewedCommit != ""
+	case "landing_at":
+		return t.LandingAt != ""
 	}
 	return true
 }
@@ -1062,6 +1069,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return appendReceipts(b, t.Receipts)
 	case "reviewed_commit":
 		return nullable(t.ReviewedCommit)
+	case "landing_at":
+		return nullable(t.LandingAt)
 	}
 	return append(b, "null"...)
 }

@@ -215,7 +215,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"tasks":[{"id":"a","description":"d\n"},{"id":"b","description":{"x":1}}]}`))
 	f.Add([]byte(`{"tasks":[],"path_locks":[{"path":"src/x","holder":"a","since":"2026-01-01T00:00:00Z","task_id":"t","expires":""}]}`))
 	f.Add([]byte(`{"tasks":[{"id":"t","assigned_to":"a","assigned_at":"2026-01-01T00:00:00Z","review_started_at":null,"blocked_at":"2026-01-01T00:00:00Z"}],"agents":[{"id":"a","role":"reviewer","capabilities":["go"],"skill_level":">=entry","worktree":"/w","branch":"b","registered_at":"2026-01-01T00:00:00Z","x":[1]}]}`))
-	f.Add([]byte(`{"tasks":[{"id":"t","status":"done","branch":"coord/a","base":"abcd","touched_files":["b","a"],"head":"beef","landed_commit":null,"landed_at":"2026-01-01T00:00:00Z","conflicts":[{"with":"main","files":["a"],"since":"2026-01-01T00:00:00Z","told":true}]}]}`))
+	f.Add([]byte(`{"tasks":[{"id":"t","status":"done","branch":"coord/a","base":"abcd","touched_files":["b","a"],"head":"beef","landed_commit":null,"landed_at":"2026-01-01T00:00:00Z","landing_at":"2026-01-01T00:00:00Z","conflicts":[{"with":"main","files":["a"],"since":"2026-01-01T00:00:00Z","told":true}]}]}`))
 	f.Add([]byte(`{"tasks":[{"id":"t","status":"done","head":"beef","reviewed_commit":"beef","receipts":[{"tree":"abcd","cmd":"go test","exit":1,"seconds":0.5,"tail":"x\n","at":"2026-01-01T00:00:00Z","more":[1]}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reg, err := Parse("fuzz", data)
@@ -508,11 +508,13 @@ func TestWorkFields(t *testing.T) {
 	b := f.Tasks[1]
 	b.Branch, b.Base, b.TouchedFiles, b.Head, b.Dirty = "main", "0123abcd", []string{"README.md"}, "", true
 	b.LandedCommit, b.LandedAt = "0123abcd", "2026-01-02T00:00:00Z"
+	a.LandingAt = "2026-01-02T00:00:01Z"
 	b.Conflicts = []coord.Conflict{{With: "a", Files: []string{"README.md"}, Since: "2026-01-02T00:00:00Z"}}
 	a.Dirty = true
 	out := mustEncode(t, f)
 	if !strings.Contains(string(out), `"touched_files":["go.mod","z.txt"]`) ||
-		!strings.Contains(string(out), `"conflicts":[{"with":"a","files":["README.md"],"since":"2026-01-02T00:00:00Z"}]`) {
+		!strings.Contains(string(out), `"conflicts":[{"with":"a","files":["README.md"],"since":"2026-01-02T00:00:00Z"}]`) ||
+		!strings.Contains(string(out), `"landing_at":"2026-01-02T00:00:01Z"`) {
 		t.Fatalf("encoded:\n%s", out)
 	}
 	again, err := Parse("again", out)
@@ -528,6 +530,8 @@ func TestWorkFields(t *testing.T) {
 		`{"tasks":[{"id":"a","conflicts":[{"files":["x"]}]}]}`,
 		`{"tasks":[{"id":"a","conflicts":[{"with":"main","told":"yes"}]}]}`,
 		`{"tasks":[{"id":"a","conflicts":[{"with":"main","With":"b"}]}]}`,
+		`{"tasks":[{"id":"a","landing_at":"soon"}]}`,
+		`{"tasks":[{"id":"a","landing_at":1}]}`,
 	} {
 		if _, err := Parse("r", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "r: ") {
 			t.Errorf("%s: %v, want an error naming the file", bad, err)

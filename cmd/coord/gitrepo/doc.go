@@ -37,6 +37,18 @@
 // 2 s for another is skipped. Merger is a Repo as the application's
 // conflict scans ask for it (app.Merger).
 //
+// Landing (land.go) is Landing, a Repo as the application's lander asks
+// for it (app.Lander): a merge written to the object database
+// (MergeWrite), a merge commit made with commit-tree (no worktree, index
+// or ref touched), the target moved by compare-and-swap (MoveRef:
+// update-ref NEW OLD, ErrRefMoved when it moved), the checkouts of the
+// target brought along (SyncCheckouts, as updateInstead does), and the
+// check run with sh -c (RunCheck: bounded, its process group killed at
+// the end) in a temporary detached worktree under
+// <common git dir>/coord-land/ (AddCheckout, RemoveCheckout;
+// CleanCheckouts removes what a killed lander left). No branch is ever
+// created.
+//
 // Limits: the porcelain formats read here are git's stable ones (git
 // 2.20 and later); merge-tree --write-tree needs git 2.38 or later
 // (CheckMergeTree says so once, as a CodeIO error naming the version).
