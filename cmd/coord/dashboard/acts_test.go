@@ -324,7 +324,7 @@ func openEventsPath(t *testing.T, ctx context.Context, srv *httptest.Server, pat
 // its receipts and the log lines that name it (not those of a task whose
 // id it prefixes); every text escaped.
 func TestTaskPage(t *testing.T) {
-	seed := `{"id":"r1","title":"checked <b>task</b>","receipts":[{"tree":"4b825dc","cmd":"go test ./...","exit":0,"seconds":12,"tail":"ok  \u001b[31mall\n<script>x</script>","at":"2026-01-02T03:04:05Z"},{"cmd":"make lint","exit":2,"tail":"lint failed"}],"predicted_files":["src/parse.go"]}` + "\n"
+	seed := `{"id":"r1","title":"checked <b>task</b>","receipts":[{"tree":"4b825dc","cmd":"go test ./...","exit":0,"seconds":12,"tail":"ok  \u001b[31mall\n<script>x</script>","at":"2026-01-02T03:04:05Z"},{"tree":"4b825dc","cmd":"make lint","exit":2,"seconds":1,"tail":"lint failed","at":"2026-01-02T03:05:05Z"}],"predicted_files":["src/parse.go"]}` + "\n"
 	f := newActsFixture(t, dashboard.Options{Token: token}, true, `"review_gate": true, "max_rejections": 5`, seed,
 		&coord.Task{ID: "w1", Title: "waits", Deps: []string{"r1"}, Description: "line one\n<img src=x onerror=alert(1)>"},
 		&coord.Task{ID: "w11", Title: "prefix"})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/fsops"
 )
 
 // Landing (contract §10, "Landing"): the git side of coord land. A
@@ -224,14 +225,14 @@ func (r *Repo) pruneLandRecords(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	land := filepath.Join(common, LandDir) + string(filepath.Separator)
-	ents, err := os.ReadDir(filepath.Join(common, "worktrees"))
+	ents, err := fsops.ReadDir(filepath.Join(common, "worktrees"))
 	if err != nil {
 		return 0, nil // no linked worktree at all
 	}
 	n := 0
 	for _, e := range ents {
 		rec := filepath.Join(common, "worktrees", e.Name())
-		b, err := os.ReadFile(filepath.Join(rec, "gitdir"))
+		b, err := fsops.ReadFile(filepath.Join(rec, "gitdir"), 64<<10)
 		if err != nil {
 			continue
 		}
@@ -271,7 +272,7 @@ func (r *Repo) CleanCheckouts(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	ents, _ := os.ReadDir(dir)
+	ents, _ := fsops.ReadDir(dir)
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		if err := os.RemoveAll(p); err != nil {

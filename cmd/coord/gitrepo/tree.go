@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/rotd/coord/fsops"
 )
 
 // TreeTimeout bounds the staging of a worktree into a temporary index
@@ -41,14 +43,14 @@ func (r *Repo) WorktreeTree(ctx context.Context) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	copyIndex := filepath.Join(tmp, "index")
-	data, err := os.ReadFile(index)
+	data, err := fsops.ReadFile(index, maxIndex)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// no index yet (nothing ever staged): start from an empty one
 	case err != nil:
 		return "", err
 	default:
-		if err := os.WriteFile(copyIndex, data, 0o600); err != nil {
+		if err := writeNew(copyIndex, data); err != nil {
 			return "", err
 		}
 	}
@@ -61,4 +63,22 @@ func (r *Repo) WorktreeTree(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return line(out), nil
+}
+
+// maxIndex bounds the index copied for WorktreeTree (git's index of a
+// repository with a million files is about 100 MB).
+const maxIndex = 1 << 30
+
+// writeNew writes data to a new file name (never one that exists), synced
+// only as far as git reading it back next needs: it is scratch.
+func writeNew(name string, data []byte) error {
+	f, err := fsops.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
