@@ -58,6 +58,12 @@ type Config struct {
 	// with who asked, and a project that wants them kept to people says
 	// so.
 	Supervisors []string
+	// PredictedFiles is how eligibility and the scheduler treat the
+	// paths coord plan predicts (predicted_files: enforce, warn, off;
+	// default enforce). Plan says whether seed-tasks plans its batch
+	// (plan: auto, manual; default auto). Contract §9.
+	PredictedFiles PredictMode
+	Plan           PlanMode
 }
 
 // DefaultMaxRejections is max_rejections when config.json does not say.
@@ -91,6 +97,9 @@ func DefaultConfig() Config {
 		Target:              DefaultTarget,
 		WriteClaims:         ClaimsExclusive,
 		WriteClaimsUntasked: UntaskedGuard,
+
+		PredictedFiles: PredictEnforce,
+		Plan:           PlanAuto,
 	}
 }
 

@@ -72,6 +72,7 @@ var taskFieldOrder = []string{
 	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
+	"predicted_files", "predicted_at",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -433,6 +434,10 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.LandedAt, err = s.strVal(name, true)
 	case fConflicts:
 		t.Conflicts, err = parseConflicts(s, name)
+	case fPredictedFiles:
+		t.PredictedFiles, err = s.strsVal(name)
+	case fPredictedAt:
+		t.PredictedAt, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -476,6 +481,8 @@ const (
 	fLandedCommit
 	fLandedAt
 	fConflicts
+	fPredictedFiles
+	fPredictedAt
 	fLegacyRejectReason // in taskFieldsRead only
 )
 
@@ -546,8 +553,12 @@ func taskFieldIndex(name string) int {
 		return 30
 	case "conflicts":
 		return 31
+	case "predicted_files":
+		return fPredictedFiles
+	case "predicted_at":
+		return fPredictedAt
 	case legacyRejectReason:
-		return 32
+		return fLegacyRejectReason
 	}
 	return -1
 }
@@ -963,6 +974,10 @@ func wantField(t *coord.Task, name string) bool {
 		return t.LandedAt != ""
 	case "conflicts":
 		return len(t.Conflicts) > 0
+	case "predicted_files":
+		return len(t.PredictedFiles) > 0
+	case "predicted_at":
+		return t.PredictedAt != ""
 	}
 	return true
 }
@@ -1043,6 +1058,10 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.LandedAt)
 	case "conflicts":
 		return appendConflicts(b, t.Conflicts)
+	case "predicted_files":
+		return appendStrings(b, t.PredictedFiles)
+	case "predicted_at":
+		return nullable(t.PredictedAt)
 	}
 	return append(b, "null"...)
 }
