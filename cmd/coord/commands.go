@@ -40,6 +40,7 @@ func commands(e *env) []*cli.Command {
 		locksCommand(e),
 		guardCommand(e),
 		conflictsCommand(e),
+		planCommand(e),
 		quotaCommand(e),
 		artifactCommand(e),
 		scheduleCommand(e),

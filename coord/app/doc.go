@@ -42,5 +42,7 @@
 // merged it: it scans again only when a branch tip or a task moved).
 //
 // Git is the front end's: conflict scans (Conflicts) merge through the
-// Merger they are given, and the application never runs git itself.
+// Merger they are given, planning (Plan, Replan: contract §9) learns
+// from the History of Options.History, and the application never runs
+// git itself.
 package app
