@@ -113,6 +113,17 @@ func Clip(s string, max int) string {
 // Cell is OneLine then Clip: a field of a table printed for people.
 func Cell(s string, max int) string { return Clip(OneLine(s), max) }
 
+// PathCell is Cell for a path: a clipped path keeps its end (the file or
+// directory a person looks for), starting with "…".
+func PathCell(s string, max int) string {
+	s = OneLine(s)
+	if max < 1 || len(s) <= max || utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	rs := []rune(s)
+	return "…" + string(rs[len(rs)-(max-1):])
+}
+
 // MessageText is the text 'coord msg' logs: OneLine's, and marked as a
 // message ("message: claimed task …") when it would otherwise read as one
 // of coord's own events. An agent's message then never passes for a

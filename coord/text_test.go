@@ -63,6 +63,24 @@ func TestClip(t *testing.T) {
 	}
 }
 
+func TestPathCell(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"/a/b", 10, "/a/b"},
+		{"/very/long/tmp/dir/app-alice", 12, "…r/app-alice"},
+		{"/tmp/ä\nx/äbc", 4, "…äbc"},
+		{"/x\ny", 0, "/x y"},
+	} {
+		in := strings.ReplaceAll(c.in, `\n`, "\n")
+		if got := PathCell(in, c.max); got != c.want {
+			t.Errorf("PathCell(%q, %d) = %q, want %q", in, c.max, got, c.want)
+		}
+	}
+}
+
 // TestLogLineSanitised: a line written by hand (or by an older coord) with
 // forbidden runes reads back clean, the same for every reader.
 func TestLogLineSanitised(t *testing.T) {

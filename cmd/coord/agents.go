@@ -144,7 +144,7 @@ func poolCells(r coord.AgentView) string {
 	if len(r.Inbox) > 0 {
 		inbox = fmt.Sprintf("%d (%s)", len(r.Inbox), r.Inbox[0])
 	}
-	where := coord.Cell(r.Worktree, textWidth)
+	where := coord.PathCell(r.Worktree, textWidth)
 	if r.Branch != "" {
 		where += " [" + coord.Cell(r.Branch, textWidth) + "]"
 	}

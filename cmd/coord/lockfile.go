@@ -107,7 +107,7 @@ func (e *env) cmdLocks(_ context.Context, c *cli.Command) error {
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "PATH\tTASK\tHOLDER\tSTATUS")
 		for _, w := range claims {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", coord.Cell(w.Path, textWidth), w.TaskID, dash(w.Holder), w.Status)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", coord.PathCell(w.Path, textWidth), w.TaskID, dash(w.Holder), w.Status)
 		}
 		return tw.Flush()
 	}
@@ -121,7 +121,7 @@ func (e *env) cmdLocks(_ context.Context, c *cli.Command) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tHOLDER\tSINCE\tEXPIRES\tTASK")
 	for _, l := range live {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", coord.Cell(l.Path, textWidth), coord.Cell(l.Holder, textWidth), coord.Cell(l.Since, textWidth), dash(coord.Cell(l.Expires, textWidth)), dash(coord.Cell(l.TaskID, textWidth)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", coord.PathCell(l.Path, textWidth), coord.Cell(l.Holder, textWidth), coord.Cell(l.Since, textWidth), dash(coord.Cell(l.Expires, textWidth)), dash(coord.Cell(l.TaskID, textWidth)))
 	}
 	return tw.Flush()
 }

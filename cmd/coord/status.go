@@ -38,7 +38,7 @@ func (e *env) cmdStatus(_ context.Context, c *cli.Command) error {
 		}
 	}
 	for _, l := range v.Locks {
-		e.printf("path lock %s\n", coord.Cell(l.Path, textWidth))
+		e.printf("path lock %s\n", coord.PathCell(l.Path, textWidth))
 	}
 	for _, p := range v.Conflicts {
 		e.printf("conflict: %s\n", conflictLine(p, e.cfg.Target))

@@ -144,7 +144,7 @@ func (e *env) topFrame(s *app.Service, timeout time.Duration) ([]byte, error) {
 	if len(st.Locks) > 0 {
 		b.WriteString("\nPATH LOCKS\n")
 		for _, l := range st.Locks {
-			fmt.Fprintf(&b, "  %s  %s\n", coord.Cell(l.Path, textWidth), coord.Cell(l.Holder, textWidth))
+			fmt.Fprintf(&b, "  %s  %s\n", coord.PathCell(l.Path, textWidth), coord.Cell(l.Holder, textWidth))
 		}
 	}
 	b.WriteString("\nLOG\n")

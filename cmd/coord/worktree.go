@@ -80,7 +80,7 @@ func (e *env) cmdWorktreeList(_ context.Context, c *cli.Command) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tPATH\tBRANCH\tHEAD")
 	for _, w := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", dash(w.Agent), coord.Cell(w.Path, textWidth), dash(coord.Cell(w.Branch, textWidth)), shortCommit(w.Head))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", dash(w.Agent), coord.PathCell(w.Path, textWidth), dash(coord.Cell(w.Branch, textWidth)), shortCommit(w.Head))
 	}
 	return tw.Flush()
 }
