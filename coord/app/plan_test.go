@@ -1,0 +1,137 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coord/registry/backend/backendtest"
+)
+
+// history is an app.History over commits in memory, counting loads.
+type history struct {
+	commits []plan.Commit
+	tree    []string
+	loads   atomic.Int32
+}
+
+func (h *history) Load(context.Context) (app.HistoryData, error) {
+	h.loads.Add(1)
+	return app.HistoryData{Head: "h", Commits: h.commits, Tree: h.tree, Read: len(h.commits)}, nil
+}
+
+// printerHistory: docs commits touch docs/, printer commits printer.go.
+func printerHistory() *history {
+	h := &history{tree: []string{"docs/usage.md", "printer.go", "search.go"}}
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, c := range []struct{ subject, path string }{
+		{"docs: explain --wrap", "docs/usage.md"},
+		{"printer: fix the column width", "printer.go"},
+		{"search: skip binary files", "search.go"},
+		{"printer: wrap long lines", "printer.go"},
+		{"docs: fix a typo", "docs/usage.md"},
+		{"printer: colour the matches", "printer.go"},
+	} {
+		h.commits = append(h.commits, plan.Commit{Hash: fmt.Sprint(i), Time: t0.Add(time.Duration(i) * time.Hour), Subject: c.subject,
+			Changes: []plan.Change{{Status: 'M', Path: c.path}}})
+	}
+	return h
+}
+
+// TestPlanRecordsAndSeedPlans: Plan records each unclaimed task's
+// predicted paths (why included); seed-tasks plans its batch unless
+// "plan": "manual"; without a history nothing is predicted.
+func TestPlanRecordsAndSeedPlans(t *testing.T) {
+	ctx := context.Background()
+	h := printerHistory()
+	p := backendtest.NewProject(t, backendtest.Options{History: h, Tasks: []*coord.Task{
+		{ID: "p1", Title: "printer: trim trailing spaces"}, {ID: "s1", Title: "search: follow symbolic links"}}})
+	ls := func() map[string]*coord.Task {
+		tasks, err := p.Service.Tasks(ctx, app.ListRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*coord.Task{}
+		for _, x := range tasks {
+			out[x.ID] = x
+		}
+		return out
+	}
+	if got := ls()["p1"].PredictedFiles; !slices.Equal(got, []string{"printer.go"}) {
+		t.Fatalf("seeded p1 predicted %v, want printer.go (seed plans its batch)", got)
+	}
+	res, err := p.Service.Plan(ctx, app.PlanRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Predictions) != 2 || res.Recorded != 0 || res.Commits != 6 {
+		t.Fatalf("plan again: %+v", res)
+	}
+	for _, pr := range res.Predictions {
+		if pr.Task == "s1" && (len(pr.Paths) == 0 || pr.Paths[0].Path != "search.go" || len(pr.Paths[0].Why) == 0) {
+			t.Fatalf("s1: %+v", pr)
+		}
+	}
+
+	manual := backendtest.NewProject(t, backendtest.Options{History: h, Config: `{"plan":"manual"}`,
+		Tasks: []*coord.Task{{ID: "p1", Title: "printer: trim trailing spaces"}}})
+	tasks, _ := manual.Service.Tasks(ctx, app.ListRequest{})
+	if len(tasks[0].PredictedFiles) != 0 {
+		t.Fatalf(`"plan": "manual" planned the seed: %v`, tasks[0].PredictedFiles)
+	}
+
+	none := backendtest.NewProject(t, backendtest.Options{Tasks: []*coord.Task{{ID: "p1", Title: "printer: x"}}})
+	if res, err := none.Service.Plan(ctx, app.PlanRequest{}); err != nil || !res.NoHistory || len(res.Predictions) != 0 {
+		t.Fatalf("without history: %+v, %v", res, err)
+	}
+	if _, err := p.Service.Plan(ctx, app.PlanRequest{Tasks: []string{"nosuch"}}); coord.CodeOf(err) != coord.CodeConflict {
+		t.Fatalf("unknown task: %v", err)
+	}
+}
+
+// TestReplan: Replan reads no history until a task has landed since the
+// last plan, plans the unclaimed tasks then, and not again for the same
+// landing.
+func TestReplan(t *testing.T) {
+	ctx := context.Background()
+	h := printerHistory()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := backendtest.NewProject(t, backendtest.Options{History: h, Clock: func() time.Time { return now },
+		Tasks: []*coord.Task{{ID: "p1", Title: "printer: trim trailing spaces"}, {ID: "p2", Title: "printer: align"}}})
+	loads := h.loads.Load()
+	if did, _, err := p.Service.Replan(ctx); err != nil || did || h.loads.Load() != loads {
+		t.Fatalf("nothing landed: replanned %v (%v), history read %d times", did, err, h.loads.Load()-loads)
+	}
+	// p2 is claimed, finished and lands a minute later.
+	now = now.Add(time.Minute)
+	claimed, err := p.Service.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "p2"})
+	if err != nil || claimed.Task == nil {
+		t.Fatal(err)
+	}
+	err = p.Backend.Tasks().Update(ctx, func(tx *coord.Txn) error {
+		x := tx.Task("p2")
+		x.Status, x.Head, x.Dirty = coord.Done, "abcd1234", true
+		if !tx.Landed("p2", "abcd1234", "abcd1234", "main") {
+			t.Fatal("not landed")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	did, res, err := p.Service.Replan(ctx)
+	if err != nil || !did || len(res.Predictions) != 1 || res.Predictions[0].Task != "p1" {
+		t.Fatalf("after a landing: replanned %v, %+v, %v", did, res, err)
+	}
+	loads = h.loads.Load()
+	if did, _, err := p.Service.Replan(ctx); err != nil || did || h.loads.Load() != loads {
+		t.Fatalf("the same landing again: replanned %v (%v)", did, err)
+	}
+}
