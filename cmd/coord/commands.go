@@ -41,6 +41,7 @@ func commands(e *env) []*cli.Command {
 		guardCommand(e),
 		conflictsCommand(e),
 		planCommand(e),
+		adviseCommand(e),
 		quotaCommand(e),
 		artifactCommand(e),
 		scheduleCommand(e),

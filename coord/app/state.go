@@ -32,6 +32,9 @@ type State struct {
 	// (coord.Txn.Conflicts: a pair once), as coord conflicts --json
 	// prints them.
 	Conflicts []coord.ConflictPair `json:"conflicts"`
+	// Advice is how many agents to run now, with the rates behind it
+	// (coord advise: Service.Advise).
+	Advice coord.Advice `json:"advice"`
 
 	// The project's settings this state was judged by, read afresh for
 	// every State (a change shows without a restart): StaleAfter is the
@@ -78,6 +81,10 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 	if err != nil {
 		return st, interrupted(ctx, err)
 	}
+	ev, err := s.conflictEvents(ctx, s.clock())
+	if err != nil {
+		return st, err
+	}
 	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		st.Tasks = tx.Tasks
 		for _, t := range tx.Tasks {
@@ -101,6 +108,7 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 			st.Alerts = append(st.Alerts, u.Alert())
 		}
 		st.Conflicts = tx.Conflicts()
+		st.Advice = tx.Advise(s.clock(), ev)
 		return nil
 	})
 	if err != nil {
