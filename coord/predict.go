@@ -175,3 +175,59 @@ func plural(n int, what string) string {
 	}
 	return strconv.Itoa(n) + " " + what + "s"
 }
+
+// PredictedNote names a task in flight that was predicted to touch a
+// path someone else writes.
+type PredictedNote struct {
+	Path, TaskID, Holder string
+}
+
+// String is the note for the writer: "printer.go was predicted for
+// task 4.3 (bob), in flight".
+func (n PredictedNote) String() string {
+	return n.Path + " was predicted for task " + n.TaskID + " (" + n.Holder + "), in flight"
+}
+
+// PredictedFor names, for a write to paths by agent, the tasks in flight
+// of other agents (claimed or blocked) predicted to touch one of them,
+// a path once, leaving out the paths hits already name (a real holder
+// says more) and nothing under predicted_files off. A prediction alone
+// never refuses a write (write claims refuse once a file is really
+// written): the writer is only told.
+func (tx *Txn) PredictedFor(agent string, paths []string, hits []GuardHit) []PredictedNote {
+	if !tx.PredictedFiles.Counted() {
+		return nil
+	}
+	var out []PredictedNote
+	for _, p := range paths {
+		if slices.ContainsFunc(hits, func(h GuardHit) bool { return h.Path == p }) {
+			continue
+		}
+		for _, t := range tx.Tasks {
+			if t.ClaimedBy == "" || t.ClaimedBy == agent || !t.HoldsLock() {
+				continue
+			}
+			if slices.Contains(t.PredictedFiles, p) {
+				out = append(out, PredictedNote{Path: p, TaskID: t.ID, Holder: t.ClaimedBy})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Notes are the predicted notes a writer is told: for a task's first
+// write to each path (New), or every write of an agent holding no
+// task; a path the task already wrote was told before.
+func (p WriteClaimPlan) Notes() []PredictedNote {
+	if p.Task == nil {
+		return p.Predicted
+	}
+	var out []PredictedNote
+	for _, n := range p.Predicted {
+		if slices.Contains(p.New, n.Path) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
