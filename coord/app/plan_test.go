@@ -135,3 +135,24 @@ func TestReplan(t *testing.T) {
 		t.Fatalf("the same landing again: replanned %v (%v)", did, err)
 	}
 }
+
+// failing is a history that cannot be read.
+type failing struct{}
+
+func (failing) Load(context.Context) (app.HistoryData, error) {
+	return app.HistoryData{}, coord.Errorf(coord.CodeIO, "git log in /x: no answer within 60s")
+}
+
+// TestSeedSurvivesPlanning: a batch is seeded whatever happens to its
+// planning; a failure is a note naming the fix.
+func TestSeedSurvivesPlanning(t *testing.T) {
+	ctx := context.Background()
+	p := backendtest.NewProject(t, backendtest.Options{History: failing{}})
+	res, err := p.Service.Seed(ctx, app.SeedRequest{Name: "b", Batch: []coord.SeedLine{{Line: 1, Task: &coord.Task{ID: "a", Title: "printer: x", Status: coord.Unclaimed}}}})
+	if err != nil || res.Count != 1 || res.Planned != 0 || res.PlanNote != "planning the batch failed: git log in /x: no answer within 60s (run 'coord plan')" {
+		t.Fatalf("seed: %+v, %v", res, err)
+	}
+	if tasks, _ := p.Service.Tasks(ctx, app.ListRequest{}); len(tasks) != 1 {
+		t.Fatalf("the batch was lost: %d tasks", len(tasks))
+	}
+}
