@@ -95,44 +95,61 @@ func TestPlanRecordsAndSeedPlans(t *testing.T) {
 	}
 }
 
-// TestReplan: Replan reads no history until a task has landed since the
-// last plan, plans the unclaimed tasks then, and not again for the same
-// landing.
+// TestReplan: Replan reads no history until ReplanAfter tasks have
+// landed since the last plan, plans the unclaimed tasks then, and not
+// again for the same landings.
 func TestReplan(t *testing.T) {
 	ctx := context.Background()
 	h := printerHistory()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := backendtest.NewProject(t, backendtest.Options{History: h, Clock: func() time.Time { return now },
-		Tasks: []*coord.Task{{ID: "p1", Title: "printer: trim trailing spaces"}, {ID: "p2", Title: "printer: align"}}})
-	loads := h.loads.Load()
-	if did, _, err := p.Service.Replan(ctx); err != nil || did || h.loads.Load() != loads {
-		t.Fatalf("nothing landed: replanned %v (%v), history read %d times", did, err, h.loads.Load()-loads)
+	tasks := []*coord.Task{{ID: "p0", Title: "printer: trim trailing spaces"}}
+	for i := 1; i <= app.ReplanAfter; i++ {
+		tasks = append(tasks, &coord.Task{ID: fmt.Sprint("d", i), Title: fmt.Sprint("docs: part ", i)})
 	}
-	// p2 is claimed, finished and lands a minute later.
-	now = now.Add(time.Minute)
-	claimed, err := p.Service.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "p2"})
-	if err != nil || claimed.Task == nil {
-		t.Fatal(err)
-	}
-	err = p.Backend.Tasks().Update(ctx, func(tx *coord.Txn) error {
-		x := tx.Task("p2")
-		x.Status, x.Head, x.Dirty = coord.Done, "abcd1234", true
-		if !tx.Landed("p2", "abcd1234", "abcd1234", "main") {
-			t.Fatal("not landed")
+	p := backendtest.NewProject(t, backendtest.Options{History: h, Clock: func() time.Time { return now }, Tasks: tasks})
+	replan := func() (bool, app.PlanResult) {
+		t.Helper()
+		loads := h.loads.Load()
+		did, res, err := p.Service.Replan(ctx)
+		if err != nil || did != (h.loads.Load() != loads) {
+			t.Fatalf("replanned %v, history read %d times, %v", did, h.loads.Load()-loads, err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		return did, res
 	}
+	if did, _ := replan(); did {
+		t.Fatal("nothing landed, yet replanned")
+	}
+	// The docs tasks are claimed, finished and land, one a minute.
+	for i := 1; i <= app.ReplanAfter; i++ {
+		now = now.Add(time.Minute)
+		id := fmt.Sprint("d", i)
+		if c, err := p.Service.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: id}); err != nil || c.Task == nil {
+			t.Fatal(err)
+		}
+		err := p.Backend.Tasks().Update(ctx, func(tx *coord.Txn) error {
+			x := tx.Task(id)
+			x.Status, x.Head, x.Dirty = coord.Done, "abcd1234", true
+			if !tx.Landed(id, "abcd1234", "abcd1234", "main") {
+				t.Fatal("not landed")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		did, res := replan()
+		if did != (i == app.ReplanAfter) {
+			t.Fatalf("after %d landings: replanned %v", i, did)
+		}
+		if did && (len(res.Predictions) != 1 || res.Predictions[0].Task != "p0") {
+			t.Fatalf("replanned %+v, want the one unclaimed task", res.Predictions)
+		}
+	}
+	// The same landings again (the predictions unchanged, so their
+	// predicted_at too): nothing read.
 	now = now.Add(time.Minute)
-	did, res, err := p.Service.Replan(ctx)
-	if err != nil || !did || len(res.Predictions) != 1 || res.Predictions[0].Task != "p1" {
-		t.Fatalf("after a landing: replanned %v, %+v, %v", did, res, err)
-	}
-	loads = h.loads.Load()
-	if did, _, err := p.Service.Replan(ctx); err != nil || did || h.loads.Load() != loads {
-		t.Fatalf("the same landing again: replanned %v (%v)", did, err)
+	if did, res := replan(); did {
+		t.Fatalf("replanned twice for the same landings: %+v", res)
 	}
 }
 
