@@ -106,14 +106,23 @@ func quoted(paths []string) []string {
 // t waiting under enforce ("" when there is none or the mode is not
 // warn): what ready --explain and the claim report.
 func (tx *Txn) PredictedWarning(t *Task) string {
+	return tx.PredictedWarnings([]*Task{t})[0]
+}
+
+// PredictedWarnings is PredictedWarning for each of ts (what others
+// occupy read once); nil unless the mode is warn.
+func (tx *Txn) PredictedWarnings(ts []*Task) []string {
+	out := make([]string, len(ts))
 	if tx.PredictedFiles != PredictWarn {
-		return ""
+		return out
 	}
 	h := tx.holders()
-	if why := h.predictedMeet(t); why != "" {
-		return why
+	for i, t := range ts {
+		if out[i] = h.predictedMeet(t); out[i] == "" {
+			out[i] = h.claimedBy(quoted(t.PredictedFiles), "", t.ID, "predicted path ")
+		}
 	}
-	return h.claimedBy(quoted(t.PredictedFiles), "", t.ID, "predicted path ")
+	return out
 }
 
 // predictedMeet is the first task holding or assigned paths that meet

@@ -630,6 +630,9 @@ type ReadyRow struct {
 	Priority string `json:"priority"`
 	Title    string `json:"title,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Warning, on a ready task under predicted_files "warn", is the
+	// predicted overlap that would hold it under "enforce".
+	Warning string `json:"warning,omitempty"`
 }
 
 // Ready lists what agent could claim now, in the order claim takes it,
@@ -637,8 +640,9 @@ type ReadyRow struct {
 func (s *Service) Ready(ctx context.Context, a coord.Agent) (ready, not []ReadyRow, err error) {
 	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		yes, no, why := tx.Ready(a)
-		for _, t := range yes {
-			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title})
+		warn := tx.PredictedWarnings(yes)
+		for i, t := range yes {
+			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Warning: warn[i]})
 		}
 		for i, t := range no {
 			not = append(not, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Reason: why[i]})
