@@ -11,7 +11,7 @@ FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./cmd/coord/setup:FuzzReconcile ./cmd/coord/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./cmd/coord/gitlog:FuzzParse ./coord/plan:FuzzLoad ./cmd/coord/gitrepo:FuzzParseWorktrees ./cmd/coord/gitrepo:FuzzParseMergeTree
 
-.PHONY: build demo demo-hub test vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
+.PHONY: build demo demo-hub demo-land test vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -o $(BIN)/coord ./cmd/coord
@@ -22,6 +22,9 @@ demo: build
 # Two working directories sharing one project through a coord hub.
 demo-hub: build
 	./scripts/demo-hub.sh
+
+demo-land: build
+	./scripts/demo-land.sh
 
 # The race pass, the many-process pass and the conformance suite run side
 # by side (they share nothing: each test makes its own temporary trees,
@@ -106,6 +109,8 @@ bench: build bench-tools
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 	@echo "--- SIGKILL storm: throughput against a kill-free run (a figure, not a test)"
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'SIGKILLStorm' ./cmd/coord | grep -E 'throughput|^(ok|FAIL|--- FAIL)'
+	@echo "--- landing: coord land throughput (check true) and release-to-landed with 8 agents at once"
+	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestLandFigures' ./cmd/coord | grep -E 'throughput|agents releasing|^(ok|FAIL|--- FAIL)'
 	@echo "--- dashboard: Chromium loading the page of a 10,000-task project (a figure; skipped without chromium)"
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestBrowserLoad10k' ./cmd/coord/dashboard | grep -E '10,000 tasks|skipped|^(ok|FAIL|--- FAIL)'
 	@echo "--- multi-process suite: coord against the naive reference, same run"

@@ -186,6 +186,7 @@ func (tx *Txn) Landed(id, head, at, target string) bool {
 	}
 	t.LandedAt = FormatTime(tx.Now)
 	t.LandedCommit = at
+	t.LandingAt = ""
 	t.Dirty = true
 	tx.Log(CoordinatorID, "task %s landed on %s (%s); its write claims are free", id, target, short(head))
 	return true

@@ -14,6 +14,10 @@ type Config struct {
 	ReviewGate   bool          // review_gate: release goes to review, approve to done
 	OnStale      StalePolicy   // on_stale: what the sweep does with a dead agent's task
 	Quota        QuotaLimits   // quota_daily_tokens, quota_daily_requests
+	// RequireVerified makes release refuse a task whose newest receipt
+	// did not pass on the tree being released (require_verified; contract
+	// §10, Txn.CheckVerified).
+	RequireVerified bool
 	// ArchiveAfter, when set, makes maintenance archive done tasks
 	// completed longer ago than this (archive_after).
 	ArchiveAfter time.Duration
@@ -44,6 +48,10 @@ type Config struct {
 	// a task's base is its branch's merge base with it, and a task's
 	// work has landed once its head is reachable from it.
 	Target string
+	// LandCheck is the shell command line coord land runs (sh -c) on
+	// each candidate merge before it moves the target (land_check; ""
+	// none): exit 0 passes.
+	LandCheck string
 	// WriteClaims is what the edit hooks do at a task's first write to a
 	// path (write_claims: exclusive, warn, off; default exclusive).
 	WriteClaims ClaimMode

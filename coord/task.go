@@ -158,9 +158,20 @@ type Task struct {
 	// flight.
 	LandedCommit string
 	LandedAt     string
+	// LandingAt is when the lander started checking the task's work
+	// (RFC 3339 UTC; "" when it is not being landed): what the displays
+	// show as being checked. Cleared when it lands or goes back.
+	LandingAt string
 	// Conflicts are the in-flight conflicts last found for the task
 	// (coord conflicts, watch, schedule).
 	Conflicts []Conflict
+	// Receipts are the newest checks run on the task's work (coord
+	// verify), oldest first, at most MaxReceipts of them.
+	Receipts []Receipt
+	// ReviewedCommit is the commit a reviewer approved: the task's head
+	// at the approval. When the task's branch moves past it before the
+	// work lands, the review is void (app.Service.VoidMovedReviews).
+	ReviewedCommit string
 	// PredictedFiles are the paths coord plan predicts the task will
 	// touch (clean repository paths, best first, no glob meaning), and
 	// PredictedAt when (contract §9; coord/predict.go).
@@ -255,9 +266,14 @@ func (t *Task) checkWork() error {
 			return Errorf(CodeUsage, "task %q: branch: %v", t.ID, err)
 		}
 	}
-	for _, c := range []struct{ name, v string }{{"base", t.Base}, {"head", t.Head}, {"landed_commit", t.LandedCommit}} {
+	for _, c := range []struct{ name, v string }{{"base", t.Base}, {"head", t.Head}, {"landed_commit", t.LandedCommit}, {"reviewed_commit", t.ReviewedCommit}} {
 		if c.v != "" && !ValidCommit(c.v) {
 			return Errorf(CodeUsage, "task %q: %s %q is not a commit id (4 to 64 hexadecimal digits)", t.ID, c.name, clip(c.v))
+		}
+	}
+	if t.LandingAt != "" {
+		if _, err := ParseTime(t.LandingAt); err != nil {
+			return Errorf(CodeUsage, "task %q: landing_at %q is not an RFC 3339 time", t.ID, clip(t.LandingAt))
 		}
 	}
 	for _, p := range t.TouchedFiles {
@@ -273,6 +289,11 @@ func (t *Task) checkWork() error {
 			if f == "" || strings.ContainsRune(f, 0) {
 				return Errorf(CodeUsage, "task %q: conflicts: empty or NUL-containing file", t.ID)
 			}
+		}
+	}
+	for _, r := range t.Receipts {
+		if err := r.check(); err != nil {
+			return Errorf(CodeUsage, "task %q: receipts: %v", t.ID, err)
 		}
 	}
 	return nil

@@ -666,6 +666,7 @@ func (tx *Txn) approve(agent, reviewer, kind, id, note string) (*Task, error) {
 	t.Status = Done
 	t.ReviewerID = reviewer
 	t.ReviewerKind = kind
+	t.ReviewedCommit = t.Head // what the reviewer saw ("" released outside git)
 	t.Progress = 100
 	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // the review is over, whoever it was routed to
 	t.ReviewAlertAt = ""
@@ -720,8 +721,10 @@ func (tx *Txn) SendBack(by, id, why string, max int) (*Task, error) {
 	if err := CheckReason("send back", why); err != nil {
 		return nil, err
 	}
-	if err := ValidActingAgent(by); err != nil {
-		return nil, err
+	if by != CoordinatorID { // coord's own round (a review made void) decides as the coordinator
+		if err := ValidActingAgent(by); err != nil {
+			return nil, err
+		}
 	}
 	if err := ValidTaskID(id); err != nil {
 		return nil, err
@@ -738,7 +741,7 @@ func (tx *Txn) SendBack(by, id, why string, max int) (*Task, error) {
 		return nil, Errorf(CodeConflict, "task %q has no owner to send it back to", id)
 	}
 	tx.backToOwner(t, why, max)
-	t.Head = ""
+	t.Head, t.LandingAt = "", ""
 	t.ReviewerID, t.ReviewerKind = "", ""
 	tx.Log(by, "sent task %s back to %s: %s", id, t.ClaimedBy, t.ReviewNotes)
 	tx.blockAtMax(t, max)
@@ -753,6 +756,8 @@ func (tx *Txn) backToOwner(t *Task, reason string, max int) {
 	t.CompletedAt = ""
 	t.ReviewNotes = OneLine(reason)
 	t.Rejections++
+	// Whatever was reviewed is not what comes next.
+	t.ReviewedCommit = ""
 	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", "" // back to its owner, not to the reviewer's inbox
 	t.ReviewAlertAt = ""
 	t.Dirty = true

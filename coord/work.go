@@ -43,7 +43,7 @@ func (t *Task) WriteClaims() []string {
 // touched files, its head and its conflicts (the task was handed back or
 // swept; where its work stood stays in branch and base).
 func (t *Task) freeClaims() {
-	t.TouchedFiles, t.Head, t.Conflicts = nil, "", nil
+	t.TouchedFiles, t.Head, t.Conflicts, t.LandingAt = nil, "", nil, ""
 }
 
 // clearWork starts a new claim's record of where the work lives (the

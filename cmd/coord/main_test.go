@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -39,6 +40,16 @@ func installTestHooks() {
 			return nil
 		}
 		return func() { os.WriteFile(name, nil, 0o644) }
+	}
+	if name := os.Getenv("COORD_TEST_LAND_MOVED"); name != "" {
+		// FILE.<task> once the target moved to the task's landing; the
+		// task COORD_TEST_LAND_HOLD names then waits there to be killed.
+		landMovedHook = func(task string) {
+			os.WriteFile(name+"."+task, nil, 0o644)
+			if task == os.Getenv("COORD_TEST_LAND_HOLD") {
+				time.Sleep(time.Minute)
+			}
+		}
 	}
 	signalsHook = touch(os.Getenv("COORD_TEST_SIGNALS"))
 	waitingHook = touch(os.Getenv("COORD_TEST_WAITING"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -197,6 +198,8 @@ type runner struct {
 	keeper       *app.Keeper
 	lost         chan lostTask // what the keeper found lost or fenced
 	blocked      *coord.Task   // the task the last run blocked, if any
+	dir          string        // where CMD runs ("" : here)
+	output       io.Writer     // also gets CMD's stdout and stderr (nil: none)
 }
 
 // settleWait bounds a self-fenced run's attempt to hand its task back.
@@ -226,12 +229,7 @@ func (r *runner) work(a coord.Agent, t *coord.Task, since time.Time) error {
 	}
 	r.keeper.Hold(ref, since)
 	defer r.keeper.Drop(id)
-	env := append(withoutEnv(os.Environ(), "COORD_REVIEW_NOTES"), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(epoch, 10),
-		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root)
-	if t.ReviewNotes != "" { // work a reviewer sent back: what to change
-		env = append(env, "COORD_REVIEW_NOTES="+t.ReviewNotes)
-	}
-	out, err := r.supervise(env, a.ID, ref)
+	out, err := r.supervise(e.taskEnv(a, t), a.ID, ref)
 	if err != nil {
 		return r.blockAfterRun(ctx, ref, "could not start: "+err.Error())
 	}
@@ -274,6 +272,19 @@ func (r *runner) work(a coord.Agent, t *coord.Task, since time.Time) error {
 		return nil
 	}
 	return r.blockAfterRun(ctx, ref, out.reason())
+}
+
+// taskEnv is the environment CMD works on task t in (run, verify): the
+// task, its epoch, the agent and the project root, and a task a
+// reviewer sent back gives its review notes in COORD_REVIEW_NOTES (an
+// inherited one removed).
+func (e *env) taskEnv(a coord.Agent, t *coord.Task) []string {
+	env := append(withoutEnv(os.Environ(), "COORD_REVIEW_NOTES"), "COORD_TASK="+t.ID, "COORD_EPOCH="+strconv.FormatInt(t.Epoch, 10),
+		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root)
+	if t.ReviewNotes != "" { // work a reviewer sent back: what to change
+		env = append(env, "COORD_REVIEW_NOTES="+t.ReviewNotes)
+	}
+	return env
 }
 
 // review runs CMD on a review routed to the agent (COORD_REVIEW=1 in its
@@ -350,8 +361,12 @@ func (o runOutcome) reason() string {
 func (r *runner) supervise(env []string, agent string, task app.TaskRef) (runOutcome, error) {
 	e := r.e
 	ctx := context.WithoutCancel(e.ctx)
-	errTail := &lastLine{w: e.stderr}
-	g, err := startSupervised(r.path, r.argv, env, rawStdin(e.stdin), e.stdout, errTail)
+	stdout, stderr := e.stdout, e.stderr
+	if r.output != nil {
+		stdout, stderr = io.MultiWriter(stdout, r.output), io.MultiWriter(stderr, r.output)
+	}
+	errTail := &lastLine{w: stderr}
+	g, err := startSupervised(r.dir, r.path, r.argv, env, rawStdin(e.stdin), stdout, errTail)
 	if err != nil {
 		return runOutcome{}, err
 	}

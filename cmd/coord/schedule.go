@@ -83,7 +83,7 @@ func (e *env) cmdSchedule(_ context.Context, c *cli.Command) error {
 		switch {
 		case err != nil:
 			e.logf("round failed: %v", err)
-		case !res.Changed() && len(res.Freed) == 0:
+		case !res.Changed() && len(res.Freed) == 0 && len(res.Voided) == 0:
 		case e.json:
 			e.printJSON(res)
 		default:
@@ -109,6 +109,9 @@ func (e *env) printRound(res app.ScheduleResult, stamped bool) {
 			e.printf("%s\n", coord.OneLine(fmt.Sprintf(format, args...)))
 		}
 	}
+	for _, v := range res.Voided {
+		line("sent %s back to %s: %s", v.Task, v.Agent, v.Why)
+	}
 	for _, f := range res.Freed {
 		line("freed %s (agent %s, idle %s) -> %s", f.TaskID, f.Agent, (time.Duration(f.IdleS) * time.Second).String(), f.Status)
 	}
@@ -132,7 +135,7 @@ func (e *env) printRound(res app.ScheduleResult, stamped bool) {
 			line("alert: %s waits in review and %s", u.Task, u.Why)
 		}
 	}
-	if !stamped && !res.Changed() && len(res.Freed) == 0 {
+	if !stamped && !res.Changed() && len(res.Freed) == 0 && len(res.Voided) == 0 {
 		line("nothing to do")
 	}
 }

@@ -138,8 +138,9 @@ type supervised struct {
 	line *net.UnixConn // run's end of the lifeline
 }
 
-// startSupervised starts the supervisor, which starts CMD (path, argv) with env.
-func startSupervised(path string, argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (*supervised, error) {
+// startSupervised starts the supervisor, which starts CMD (path, argv) with env
+// in dir ("" : the current directory).
+func startSupervised(dir, path string, argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (*supervised, error) {
 	self, err := selfExe()
 	if err != nil {
 		return nil, err
@@ -159,6 +160,7 @@ func startSupervised(path string, argv, env []string, stdin io.Reader, stdout, s
 	line := fc.(*net.UnixConn)
 	cmd := exec.Command(self)
 	cmd.Args = append([]string{"coord", supervisorArg, path}, argv...)
+	cmd.Dir = dir // the supervisor's, and so CMD's, working directory
 	cmd.Env = append(env, supervisorEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.ExtraFiles = []*os.File{supervisorEnd}

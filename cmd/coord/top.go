@@ -141,6 +141,15 @@ func (e *env) topFrame(s *app.Service, timeout time.Duration) ([]byte, error) {
 		}
 		tw.Flush()
 	}
+	if len(st.Landing) > 0 {
+		b.WriteString("\nLANDING\n")
+		tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TASK\tSTATE\tOWNER\tSINCE\tWHY")
+		for _, r := range st.Landing {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Task, landState(r.State), dash(r.Owner), dash(r.Since), coord.Clip(dash(r.Why), logWidth))
+		}
+		tw.Flush()
+	}
 	if len(st.Locks) > 0 {
 		b.WriteString("\nPATH LOCKS\n")
 		for _, l := range st.Locks {

@@ -30,7 +30,8 @@ func watchCommand(e *env) *cli.Command {
 // is set). When notification is unavailable, or lost changes, it says so
 // once and keeps rescanning. Every ConflictPoll it checks the branch
 // tips of the caller's repository and, when one moved, scans the work in
-// flight for conflicts (app.ConflictScanner), saying each new one. One
+// flight for conflicts (app.ConflictScanner), saying each new one, and
+// sends back the reviews a later commit made void (voidReviews). One
 // watcher per project (coord.Exclusive).
 func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
@@ -67,6 +68,7 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 	}
 	e.logf("watching %s (%s; stale after %s; full rescan every %s)", e.where(), mode, timeout, interval)
 
+	landing := &landingWatch{}
 	step := func(full bool) {
 		res, err := s.Maintain(e.ctx, app.MaintainRequest{Timeout: timeout, Full: full})
 		for _, f := range res.Freed {
@@ -81,6 +83,7 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 		for _, id := range res.Landed {
 			e.logf("task %s landed on %s: its write claims are free", id, e.cfg.Target)
 		}
+		landing.say(e.ctx, s, e.logf)
 		if err != nil && e.ctx.Err() == nil {
 			for _, p := range res.Problems {
 				e.logf("%s", p)
@@ -98,6 +101,7 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 	step(true)
 	conflicts := e.newConflictWatch(s, e.logf)
 	conflicts.scan(e.ctx, e.cfg.Target, e.logf)
+	e.voidReviews(s, e.logf)
 	poll := time.NewTicker(ConflictPoll)
 	defer poll.Stop()
 	rescan := time.NewTicker(interval)
@@ -147,7 +151,20 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 			schedule()
 		case <-poll.C:
 			conflicts.scan(e.ctx, e.cfg.Target, e.logf)
+			e.voidReviews(s, e.logf)
 		}
+	}
+}
+
+// voidReviews sends back the reviews a later commit made void
+// (app.Service.VoidMovedReviews), saying each.
+func (e *env) voidReviews(s *app.Service, say func(string, ...any)) {
+	sent, err := s.VoidMovedReviews(e.ctx)
+	if err != nil && e.ctx.Err() == nil {
+		say("reviews made void: %v", err)
+	}
+	for _, t := range sent {
+		say("sent %s back to %s: %s", t.ID, t.ClaimedBy, t.ReviewNotes)
 	}
 }
 

@@ -26,7 +26,10 @@
 // wires; the application never runs git itself and never holds the
 // registry's exclusion while git runs. Without a repository nothing
 // git-aware is recorded, and a write claim lasts until its task is
-// released.
+// released. Proof of checks (StartVerify, RecordReceipt, and Release
+// under require_verified) names the tree of the caller's worktree, so
+// without a repository it refuses (CodeConflict); VoidMovedReviews
+// sends back reviewed work whose branch moved after the review.
 //
 // A front end that must not reach every write is given a narrow part of
 // the Service instead: a Reader (reads only: the dashboard without a
@@ -42,7 +45,16 @@
 // merged it: it scans again only when a branch tip or a task moved).
 //
 // Git is the front end's: conflict scans (Conflicts) merge through the
-// Merger they are given, planning (Plan, Replan: contract §9) learns
-// from the History of Options.History, and the application never runs
-// git itself.
+// Merger they are given, the lander (Land) through the Lander it is
+// given, planning (Plan, Replan: contract §9) learns from the History of
+// Options.History, and the application never runs git itself.
+//
+// Landing (Land, contract §10) is one task at a time under the
+// coord-land lease: a landing is recorded only after the target's ref
+// moved by compare-and-swap, and work the target already holds is
+// recorded, never merged again, so a lander killed at any instant leaves
+// the target before or after one whole landing and the next lander
+// finishes the record. A failed merge or check sends the task back to
+// its owner (coord.Txn.SendBack); what the lander checks is recorded on
+// the task (landing_at) for the displays (State.Landing).
 package app

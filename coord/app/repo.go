@@ -45,6 +45,11 @@ type Repo interface {
 	Unmerged(ctx context.Context, branch, target string, max int) ([]string, error)
 	// DeleteBranch deletes a branch (force: even unmerged).
 	DeleteBranch(ctx context.Context, branch string, force bool) error
+	// WorktreeTree is the git tree id of the caller's worktree as it
+	// stands, uncommitted changes and untracked files included (ignored
+	// files not), computed without touching its index or files: what a
+	// receipt and require_verified compare (contract §10).
+	WorktreeTree(ctx context.Context) (string, error)
 }
 
 // Worktree is one working tree of the caller's repository.

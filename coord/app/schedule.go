@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -134,6 +135,9 @@ type ScheduleRequest struct {
 type ScheduleResult struct {
 	coord.Round
 	Freed []coord.Stale `json:"freed"`
+	// Voided are the reviews found void before the round
+	// (VoidMovedReviews): each task went back to its owner.
+	Voided []coord.Assignment `json:"voided,omitempty"`
 }
 
 // changed reports whether the round is worth a commit: it changed what it
@@ -175,6 +179,9 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 		res.Round = tx.Schedule(tx.PoolLive(seen, now, timeout), r.Depth)
 		return res, nil
 	}
+	// Reviews made void by a later commit go back to their owners first
+	// (a separate commit: the round below sees them claimed again).
+	voided, verr := s.VoidMovedReviews(ctx)
 	worth := false
 	var plan ScheduleResult
 	var done map[string]string
@@ -191,12 +198,16 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 	// the round: tasks waiting on them may be assigned in it.
 	landed, tip := s.landedAmong(ctx, done)
 	worth = worth || len(landed) > 0
+	if verr != nil && ctx.Err() == nil {
+		s.warnf(fmt.Errorf("reviews made void: %w", verr)) // the round goes on
+	}
 	if err != nil || !worth {
 		var res ScheduleResult
 		if err == nil {
 			res.Unreviewable = plan.Unreviewable // nothing changed: the alerts stand as planned
 		}
 		res.fill()
+		res.voided(voided)
 		return res, interrupted(ctx, err)
 	}
 	var res ScheduleResult
@@ -210,7 +221,15 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 		res = ScheduleResult{}
 	}
 	res.fill()
+	res.voided(voided)
 	return res, interrupted(ctx, err)
+}
+
+// voided reports the tasks VoidMovedReviews sent back.
+func (r *ScheduleResult) voided(sent []*coord.Task) {
+	for _, t := range sent {
+		r.Voided = append(r.Voided, coord.Assignment{Task: t.ID, Agent: t.ClaimedBy, Why: t.ReviewNotes})
+	}
 }
 
 // RunScheduler runs scheduling rounds until ctx ends: one after every

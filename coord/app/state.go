@@ -32,6 +32,9 @@ type State struct {
 	// (coord.Txn.Conflicts: a pair once), as coord conflicts --json
 	// prints them.
 	Conflicts []coord.ConflictPair `json:"conflicts"`
+	// Landing is the landing queue (coord.Txn.LandingQueue): the task
+	// the lander checks, what waits to land, what went back and why.
+	Landing []coord.LandingRow `json:"landing"`
 	// Advice is how many agents to run now, with the rates behind it
 	// (coord advise: Service.Advise).
 	Advice coord.Advice `json:"advice"`
@@ -108,6 +111,7 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 			st.Alerts = append(st.Alerts, u.Alert())
 		}
 		st.Conflicts = tx.Conflicts()
+		st.Landing = tx.LandingQueue(cfg.ReviewGate)
 		st.Advice = tx.Advise(s.clock(), ev)
 		return nil
 	})
@@ -126,7 +130,7 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 		}
 	}
 	st.Agents, st.Locks, st.Log, st.Alerts = nonNil(st.Agents), nonNil(st.Locks), nonNil(st.Log), nonNil(st.Alerts)
-	st.Conflicts = nonNil(st.Conflicts)
+	st.Conflicts, st.Landing = nonNil(st.Conflicts), nonNil(st.Landing)
 	return st, nil
 }
 

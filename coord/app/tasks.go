@@ -424,13 +424,24 @@ func (s *Service) held(ctx context.Context, r TaskRef, what, text string, op fun
 // task's branch as its head (when the branch has commits of its own
 // against the target) and the paths those commits changed among its
 // touched files; the task's write claims then hold until that head has
-// landed.
+// landed. With require_verified the release is refused (CodeConflict,
+// naming the mismatch) unless the task's newest receipt passed on the
+// tree of the caller's worktree as it stands (coord.Txn.CheckVerified).
 func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coord.Task, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
+	tree, err := s.releasedTree(ctx)
+	if err != nil {
+		return nil, err
+	}
 	head, changed := s.workDone(ctx, r.TaskID)
 	return s.held(ctx, r, "summary", summary, func(tx *coord.Txn) (*coord.Task, error) {
+		if s.cfg.RequireVerified {
+			if err := tx.CheckVerified(r.Agent.ID, r.TaskID, r.Epoch, tree); err != nil {
+				return nil, err
+			}
+		}
 		t, err := tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.cfg.ReviewGate)
 		if err == nil {
 			t.RecordWork(head, changed)

@@ -76,6 +76,8 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 			c.Backend, err = d.str(`"backend"`, false)
 		case "review_gate":
 			c.ReviewGate, err = d.boolean(`"review_gate"`)
+		case "require_verified":
+			c.RequireVerified, err = d.boolean(`"require_verified"`)
 		case "sweep_on_claim":
 			c.SweepOnClaim, err = d.boolean(`"sweep_on_claim"`)
 		case "on_stale":
@@ -104,6 +106,13 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 			if err == nil {
 				if verr := coord.ValidBranch(c.Target); verr != nil {
 					err = d.errf(`"target" must name a branch: %v`, verr)
+				}
+			}
+		case "land_check":
+			c.LandCheck, err = d.str(`"land_check"`, true)
+			if err == nil {
+				if verr := coord.CheckLandCheck(c.LandCheck); verr != nil {
+					err = d.errf(`"land_check" must be a shell command line, like "go test ./...": %v`, verr)
 				}
 			}
 		case "write_claims":

@@ -72,6 +72,7 @@ var taskFieldOrder = []string{
 	"reviewer_kind", "assigned_to", "assigned_at", "review_started_at",
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
+	"receipts", "reviewed_commit", "landing_at",
 	"predicted_files", "predicted_at",
 }
 
@@ -434,6 +435,12 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.LandedAt, err = s.strVal(name, true)
 	case fConflicts:
 		t.Conflicts, err = parseConflicts(s, name)
+	case fReceipts:
+		t.Receipts, err = parseReceipts(s, name)
+	case fReviewedCommit:
+		t.ReviewedCommit, err = s.strVal(name, true)
+	case fLandingAt:
+		t.LandingAt, err = s.strVal(name, true)
 	case fPredictedFiles:
 		t.PredictedFiles, err = s.strsVal(name)
 	case fPredictedAt:
@@ -481,6 +488,9 @@ const (
 	fLandedCommit
 	fLandedAt
 	fConflicts
+	fReceipts
+	fReviewedCommit
+	fLandingAt
 	fPredictedFiles
 	fPredictedAt
 	fLegacyRejectReason // in taskFieldsRead only
@@ -553,6 +563,12 @@ func taskFieldIndex(name string) int {
 		return 30
 	case "conflicts":
 		return 31
+	case "receipts":
+		return 32
+	case "reviewed_commit":
+		return 33
+	case "landing_at":
+		return 34
 	case "predicted_files":
 		return fPredictedFiles
 	case "predicted_at":
@@ -974,6 +990,12 @@ func wantField(t *coord.Task, name string) bool {
 		return t.LandedAt != ""
 	case "conflicts":
 		return len(t.Conflicts) > 0
+	case "receipts":
+		return len(t.Receipts) > 0
+	case "reviewed_commit":
+		return t.ReviewedCommit != ""
+	case "landing_at":
+		return t.LandingAt != ""
 	case "predicted_files":
 		return len(t.PredictedFiles) > 0
 	case "predicted_at":
@@ -1058,6 +1080,12 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.LandedAt)
 	case "conflicts":
 		return appendConflicts(b, t.Conflicts)
+	case "receipts":
+		return appendReceipts(b, t.Receipts)
+	case "reviewed_commit":
+		return nullable(t.ReviewedCommit)
+	case "landing_at":
+		return nullable(t.LandingAt)
 	case "predicted_files":
 		return appendStrings(b, t.PredictedFiles)
 	case "predicted_at":
@@ -1146,6 +1174,92 @@ func appendConflicts(b []byte, cs []coord.Conflict) []byte {
 		if c.Told {
 			b = append(b, `,"told":true`...)
 		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// receiptFields are the members of one of a task's receipts, in the
+// order written.
+var receiptFields = []string{"tree", "cmd", "exit", "seconds", "tail", "at"}
+
+func receiptFieldIndex(name string) int {
+	for i, f := range receiptFields {
+		if f == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// parseReceipts reads a task's "receipts": null or an array of {"tree",
+// "cmd", "exit", "seconds", "tail", "at"} objects (other members are
+// validated and skipped; what the values mean is Task.Check's to judge).
+func parseReceipts(s *scanner, what string) ([]coord.Receipt, error) {
+	if s.peek() == 'n' {
+		return nil, s.literal("null")
+	}
+	if s.peek() != '[' {
+		return nil, s.errf("%s must be an array, found %s", what, s.kindName())
+	}
+	var out []coord.Receipt
+	err := s.array(func() error {
+		if s.peek() != '{' {
+			return s.errf("%s element must be an object, found %s", what, s.kindName())
+		}
+		var r coord.Receipt
+		err := s.objectKnown(receiptFields, receiptFieldIndex, func(name string, k int) error {
+			var err error
+			switch k {
+			case 0:
+				r.Tree, err = s.strVal(what+" tree", false)
+			case 1:
+				r.Cmd, err = s.strVal(what+" cmd", false)
+			case 2:
+				var n int64
+				n, err = s.intVal(what+" exit", false)
+				if err == nil && n > 255 {
+					err = s.errf("%s exit must be 0..255, found %d", what, n)
+				}
+				r.Exit = int(n)
+			case 3:
+				r.Seconds, err = s.floatVal(what + " seconds")
+			case 4:
+				r.Tail, err = s.strVal(what+" tail", false)
+			case 5:
+				r.At, err = s.strVal(what+" at", false)
+			default:
+				if k := caseTwin(name, receiptFields); k != "" {
+					return s.errf("%s: %q is not a field; names are case-sensitive (did you mean %q?)", what, name, k)
+				}
+				err = s.value()
+			}
+			return err
+		})
+		out = append(out, r)
+		return err
+	})
+	return out, err
+}
+
+func appendReceipts(b []byte, rs []coord.Receipt) []byte {
+	b = append(b, '[')
+	for i, r := range rs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"tree":`...)
+		b = appendString(b, r.Tree)
+		b = append(b, `,"cmd":`...)
+		b = appendString(b, r.Cmd)
+		b = append(b, `,"exit":`...)
+		b = strconv.AppendInt(b, int64(r.Exit), 10)
+		b = append(b, `,"seconds":`...)
+		b = strconv.AppendFloat(b, r.Seconds, 'f', -1, 64)
+		b = append(b, `,"tail":`...)
+		b = appendString(b, r.Tail)
+		b = append(b, `,"at":`...)
+		b = appendString(b, r.At)
 		b = append(b, '}')
 	}
 	return append(b, ']')

@@ -215,8 +215,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"tasks":[{"id":"a","description":"d\n"},{"id":"b","description":{"x":1}}]}`))
 	f.Add([]byte(`{"tasks":[],"path_locks":[{"path":"src/x","holder":"a","since":"2026-01-01T00:00:00Z","task_id":"t","expires":""}]}`))
 	f.Add([]byte(`{"tasks":[{"id":"t","assigned_to":"a","assigned_at":"2026-01-01T00:00:00Z","review_started_at":null,"blocked_at":"2026-01-01T00:00:00Z"}],"agents":[{"id":"a","role":"reviewer","capabilities":["go"],"skill_level":">=entry","worktree":"/w","branch":"b","registered_at":"2026-01-01T00:00:00Z","x":[1]}]}`))
+	f.Add([]byte(`{"tasks":[{"id":"t","status":"done","branch":"coord/a","base":"abcd","touched_files":["b","a"],"head":"beef","landed_commit":null,"landed_at":"2026-01-01T00:00:00Z","landing_at":"2026-01-01T00:00:00Z","conflicts":[{"with":"main","files":["a"],"since":"2026-01-01T00:00:00Z","told":true}]}]}`))
+	f.Add([]byte(`{"tasks":[{"id":"t","status":"done","head":"beef","reviewed_commit":"beef","receipts":[{"tree":"abcd","cmd":"go test","exit":1,"seconds":0.5,"tail":"x\n","at":"2026-01-01T00:00:00Z","more":[1]}]}]}`))
 	f.Add([]byte(`{"tasks":[{"id":"t","predicted_files":["b.go","a/x.md"],"predicted_at":"2026-01-01T00:00:00Z","y":1}]}`))
-	f.Add([]byte(`{"tasks":[{"id":"t","status":"done","branch":"coord/a","base":"abcd","touched_files":["b","a"],"head":"beef","landed_commit":null,"landed_at":"2026-01-01T00:00:00Z","conflicts":[{"with":"main","files":["a"],"since":"2026-01-01T00:00:00Z","told":true}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reg, err := Parse("fuzz", data)
 		if err != nil {
@@ -508,11 +509,13 @@ func TestWorkFields(t *testing.T) {
 	b := f.Tasks[1]
 	b.Branch, b.Base, b.TouchedFiles, b.Head, b.Dirty = "main", "0123abcd", []string{"README.md"}, "", true
 	b.LandedCommit, b.LandedAt = "0123abcd", "2026-01-02T00:00:00Z"
+	a.LandingAt = "2026-01-02T00:00:01Z"
 	b.Conflicts = []coord.Conflict{{With: "a", Files: []string{"README.md"}, Since: "2026-01-02T00:00:00Z"}}
 	a.Dirty = true
 	out := mustEncode(t, f)
 	if !strings.Contains(string(out), `"touched_files":["go.mod","z.txt"]`) ||
-		!strings.Contains(string(out), `"conflicts":[{"with":"a","files":["README.md"],"since":"2026-01-02T00:00:00Z"}]`) {
+		!strings.Contains(string(out), `"conflicts":[{"with":"a","files":["README.md"],"since":"2026-01-02T00:00:00Z"}]`) ||
+		!strings.Contains(string(out), `"landing_at":"2026-01-02T00:00:01Z"`) {
 		t.Fatalf("encoded:\n%s", out)
 	}
 	again, err := Parse("again", out)
@@ -528,6 +531,61 @@ func TestWorkFields(t *testing.T) {
 		`{"tasks":[{"id":"a","conflicts":[{"files":["x"]}]}]}`,
 		`{"tasks":[{"id":"a","conflicts":[{"with":"main","told":"yes"}]}]}`,
 		`{"tasks":[{"id":"a","conflicts":[{"with":"main","With":"b"}]}]}`,
+		`{"tasks":[{"id":"a","landing_at":"soon"}]}`,
+		`{"tasks":[{"id":"a","landing_at":1}]}`,
+	} {
+		if _, err := Parse("r", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "r: ") {
+			t.Errorf("%s: %v, want an error naming the file", bad, err)
+		}
+	}
+}
+
+// Receipts and the reviewed commit (contract §10) read and write back,
+// unknown task fields kept beside them; a bad receipt is refused naming
+// the file.
+func TestReceiptFields(t *testing.T) {
+	in := `{"version":1,"tasks":[
+{"id":"a","status":"done","claimed_by":"x","epoch":1,"head":"beef0123","reviewer_id":"r","reviewed_commit":"beef0123","x-later":{"k":[1]},
+ "receipts":[{"tree":"0123abcd","cmd":"go test ./...","exit":1,"seconds":2.5,"tail":"FAIL\n","at":"2026-01-01T00:00:00Z","later":true},
+             {"tree":"0123abce","cmd":"go test ./...","exit":0,"seconds":0,"tail":"","at":"2026-01-01T00:01:00Z"}]},
+{"id":"b","status":"claimed","claimed_by":"y","epoch":2}
+]}`
+	f, err := Parse("r", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.Tasks[0]
+	want := []coord.Receipt{
+		{Tree: "0123abcd", Cmd: "go test ./...", Exit: 1, Seconds: 2.5, Tail: "FAIL\n", At: "2026-01-01T00:00:00Z"},
+		{Tree: "0123abce", Cmd: "go test ./...", Exit: 0, Seconds: 0, Tail: "", At: "2026-01-01T00:01:00Z"},
+	}
+	if !reflect.DeepEqual(a.Receipts, want) || a.ReviewedCommit != "beef0123" {
+		t.Fatalf("read %+v, %q", a.Receipts, a.ReviewedCommit)
+	}
+	b := f.Tasks[1]
+	b.Receipts = []coord.Receipt{coord.NewReceipt("fedcba98", "make check", 2, 1.23456, "é\n", "2026-01-02T00:00:00Z")}
+	b.Dirty, a.Dirty = true, true
+	out := mustEncode(t, f)
+	for _, s := range []string{`"x-later":{"k":[1]}`, `"reviewed_commit":"beef0123"`,
+		`"receipts":[{"tree":"fedcba98","cmd":"make check","exit":2,"seconds":1.235,"tail":"é\n","at":"2026-01-02T00:00:00Z"}]`} {
+		if !strings.Contains(string(out), s) {
+			t.Fatalf("encoded lacks %s:\n%s", s, out)
+		}
+	}
+	again, err := Parse("again", out)
+	if err != nil || !sameTasks(f.Tasks, again.Tasks) {
+		t.Fatalf("round trip: %v\n%s", err, out)
+	}
+	for _, bad := range []string{
+		`{"tasks":[{"id":"a","receipts":{}}]}`,
+		`{"tasks":[{"id":"a","receipts":[{"tree":"HEAD","cmd":"x","exit":0,"seconds":1,"tail":"","at":"2026-01-01T00:00:00Z"}]}]}`,
+		`{"tasks":[{"id":"a","receipts":[{"tree":"abcd","cmd":"","exit":0,"seconds":1,"tail":"","at":"2026-01-01T00:00:00Z"}]}]}`,
+		`{"tasks":[{"id":"a","receipts":[{"tree":"abcd","cmd":"x","exit":256,"seconds":1,"tail":"","at":"2026-01-01T00:00:00Z"}]}]}`,
+		`{"tasks":[{"id":"a","receipts":[{"tree":"abcd","cmd":"x","exit":0,"seconds":-1,"tail":"","at":"2026-01-01T00:00:00Z"}]}]}`,
+		`{"tasks":[{"id":"a","receipts":[{"tree":"abcd","cmd":"x","exit":0,"seconds":"1","tail":"","at":"2026-01-01T00:00:00Z"}]}]}`,
+		`{"tasks":[{"id":"a","receipts":[{"tree":"abcd","cmd":"x","exit":0,"seconds":1,"tail":"","at":"yesterday"}]}]}`,
+		`{"tasks":[{"id":"a","receipts":[{"tree":"abcd","Tree":"abcd"}]}]}`,
+		`{"tasks":[{"id":"a","reviewed_commit":"HEAD"}]}`,
 	} {
 		if _, err := Parse("r", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "r: ") {
 			t.Errorf("%s: %v, want an error naming the file", bad, err)

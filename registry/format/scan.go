@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -519,6 +520,23 @@ func (s *scanner) intVal(what string, nullable bool) (int64, error) {
 		return 0, s.errf("%s must be a non-negative integer below 2^63, found %s", what, clipBytes(s.data[a:b]))
 	}
 	return n, nil
+}
+
+// floatVal reads a non-negative number (a duration in seconds).
+func (s *scanner) floatVal(what string) (float64, error) {
+	c := s.peek()
+	if c != '-' && (c < '0' || c > '9') {
+		return 0, s.errf("%s must be a number, found %s", what, s.kindName())
+	}
+	a, b, err := s.number()
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(unsafe.String(&s.data[a], b-a), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) {
+		return 0, s.errf("%s must be a non-negative number, found %s", what, clipBytes(s.data[a:b]))
+	}
+	return f, nil
 }
 
 func (s *scanner) strsVal(what string) ([]string, error) {

@@ -19,10 +19,10 @@ import (
 // lists them. TestConfigKeysAreParsed keeps this list and ParseConfig's
 // cases the same.
 var ConfigKeys = []string{
-	"stale_after", "beat_interval", "lock_wait", "review_gate", "max_rejections",
+	"stale_after", "beat_interval", "lock_wait", "review_gate", "require_verified", "max_rejections",
 	"on_stale", "sweep_on_claim", "scheduling", "archive_after", "lease_ttl", "lease_roster",
 	"quota_daily_tokens", "quota_daily_requests", "supervisors", "backend",
-	"target", "write_claims", "write_claims_untasked",
+	"target", "write_claims", "write_claims_untasked", "land_check",
 	"predicted_files", "plan",
 }
 
@@ -267,11 +267,12 @@ func defaultSettings() map[string]json.RawMessage {
 	}
 	return map[string]json.RawMessage{
 		"stale_after": dur(c.StaleAfter), "beat_interval": dur(c.BeatInterval), "lock_wait": dur(c.LockWait),
-		"review_gate": js(c.ReviewGate), "max_rejections": num(int64(c.MaxRejections)), "on_stale": str(string(c.OnStale)), "sweep_on_claim": js(c.SweepOnClaim),
+		"review_gate": js(c.ReviewGate), "require_verified": js(c.RequireVerified), "max_rejections": num(int64(c.MaxRejections)), "on_stale": str(string(c.OnStale)), "sweep_on_claim": js(c.SweepOnClaim),
 		"scheduling": str(string(c.Scheduling)), "archive_after": dur(c.ArchiveAfter), "lease_ttl": dur(c.LeaseTTL), "lease_roster": roster,
 		"quota_daily_tokens": num(c.Quota.Tokens), "quota_daily_requests": num(c.Quota.Requests), "backend": str(c.Backend),
 		"supervisors": json.RawMessage("null"),
 		"target":      str(c.Target), "write_claims": str(string(c.WriteClaims)), "write_claims_untasked": str(string(c.WriteClaimsUntasked)),
+		"land_check":      str(c.LandCheck),
 		"predicted_files": str(string(c.PredictedFiles)), "plan": str(string(c.Plan)),
 	}
 }

@@ -25,7 +25,7 @@ var tmpl = sync.OnceValue(func() *template.Template {
 
 // panelIDs are the page's live parts, in page order: each is one
 // template and one element id, swapped whole when it changes.
-var panelIDs = []string{"summary", "alerts", "agents", "thru", "advice", "queue", "blocked", "review", "conflicts", "locks", "log"}
+var panelIDs = []string{"summary", "alerts", "agents", "thru", "advice", "queue", "blocked", "review", "conflicts", "landing", "locks", "log"}
 
 // snapshot is the state after one change, digested and rendered once and
 // shared by every client: the page and every event are cut from it.
@@ -176,6 +176,7 @@ func (s *snapshot) encode() []byte {
 	member("locks", st.Locks)
 	member("leases", st.Leases)
 	member("conflicts", st.Conflicts)
+	member("landing", st.Landing)
 	log := make([]coord.LogEntry, 0, len(st.Log))
 	for _, l := range st.Log {
 		if e, ok := coord.ParseLogLine(l); ok {

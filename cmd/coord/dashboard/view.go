@@ -42,6 +42,10 @@ type view struct {
 	ConflictsN    int
 	ConflictsMore int
 
+	Landing     []landingRow
+	LandingN    int
+	LandingMore int
+
 	Locks  []lockRow
 	Leases []leaseRow
 	Log    []logRow
@@ -101,6 +105,14 @@ type heldRow struct {
 }
 
 // conflictRow is one pair of a conflict in flight.
+// landingRow is one task of the landing queue.
+type landingRow struct {
+	Task, Owner string
+	State       string // checking, waiting, sent back
+	Since       string // how long ago it started being checked, or was finished
+	Why         string
+}
+
 type conflictRow struct {
 	Task, Owner     string
 	With, WithOwner string
@@ -351,6 +363,21 @@ func digest(st *app.State, doc doctorResult, o renderOptions) *view {
 			r.Target = true
 		}
 		v.Conflicts = append(v.Conflicts, r)
+	}
+
+	// The landing queue: what the lander checks, what waits, what went
+	// back and why.
+	v.LandingN = len(st.Landing)
+	v.LandingMore = max(0, v.LandingN-rows)
+	for _, l := range first(st.Landing, rows) {
+		r := landingRow{Task: l.Task, Owner: l.Owner, State: l.State, Why: coord.OneLine(l.Why)}
+		if l.State == coord.LandSentBack {
+			r.State = "sent back"
+		}
+		if at, err := coord.ParseTime(l.Since); err == nil {
+			r.Since = ago(now.Sub(at))
+		}
+		v.Landing = append(v.Landing, r)
 	}
 
 	for _, l := range st.Locks {

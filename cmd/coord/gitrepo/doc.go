@@ -2,8 +2,10 @@
 // repository for work in flight (contract §10): the branch checked out
 // and the commits it and the target name, merge bases and ancestry, the
 // paths a range of commits changed, linked worktrees (add, list,
-// remove), what a worktree holds that no commit does (Dirty), and the
-// commits of a branch the target lacks (Unmerged).
+// remove), what a worktree holds that no commit does (Dirty), the tree
+// of a worktree with its uncommitted changes (WorktreeTree: staged into
+// a temporary copy of its index, the real index and files untouched),
+// and the commits of a branch the target lacks (Unmerged).
 //
 // A Repo is made from a directory and runs nothing until a method is
 // called: making one costs no process. Every method runs git as a child
@@ -34,6 +36,18 @@
 // a record: an unreadable one is replaced, a save that waits more than
 // 2 s for another is skipped. Merger is a Repo as the application's
 // conflict scans ask for it (app.Merger).
+//
+// Landing (land.go) is Landing, a Repo as the application's lander asks
+// for it (app.Lander): a merge written to the object database
+// (MergeWrite), a merge commit made with commit-tree (no worktree, index
+// or ref touched), the target moved by compare-and-swap (MoveRef:
+// update-ref NEW OLD, ErrRefMoved when it moved), the checkouts of the
+// target brought along (SyncCheckouts, as updateInstead does), and the
+// check run with sh -c (RunCheck: bounded, its process group killed at
+// the end) in a temporary detached worktree under
+// <common git dir>/coord-land/ (AddCheckout, RemoveCheckout;
+// CleanCheckouts removes what a killed lander left). No branch is ever
+// created.
 //
 // Limits: the porcelain formats read here are git's stable ones (git
 // 2.20 and later); merge-tree --write-tree needs git 2.38 or later

@@ -30,6 +30,8 @@ func ForProject(dir string, toProject func(top string, paths []string) []string)
 	return &Project{r: New(dir), toProject: toProject}
 }
 
+func (p *Project) WorktreeTree(ctx context.Context) (string, error) { return p.r.WorktreeTree(ctx) }
+
 func (p *Project) Branch(ctx context.Context) (string, error) { return p.r.Branch(ctx) }
 
 func (p *Project) Head(ctx context.Context, ref string) (string, error) { return p.r.Head(ctx, ref) }

@@ -63,15 +63,22 @@ var gitEnv = []string{"GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C
 
 // run runs git in dir with args and returns its stdout.
 func (r *Repo) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return r.runWith(ctx, nil, 0, dir, args...)
+}
+
+// runWith is run with more environment and, when longer than the Repo's,
+// a timeout of its own.
+func (r *Repo) runWith(ctx context.Context, env []string, atLeast time.Duration, dir string, args ...string) ([]byte, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = Timeout
 	}
+	timeout = max(timeout, atLeast)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	full := append([]string{"-C", dir, "-c", "core.quotePath=false", "--no-pager"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Env = append(os.Environ(), gitEnv...)
+	cmd.Env = append(append(os.Environ(), gitEnv...), env...)
 	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -262,7 +262,7 @@ func (h *hook) start(ctx context.Context) (int, error) {
 }
 
 // StartContext is what a session is told at its start: the prime text,
-// its identity, and what it holds.
+// its identity, and what it holds (with why, for work sent back to it).
 func StartContext(prime string, v app.StatusView) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(prime, "\n"))
@@ -273,6 +273,9 @@ func StartContext(prime string, v app.StatusView) string {
 			fmt.Fprintf(&b, ": %s", coord.OneLine(t.Title))
 		}
 		b.WriteString(". Finish it (release) or block it with a reason.")
+		if t.ReviewNotes != "" { // sent back: rejected, a review made void, a landing refused
+			fmt.Fprintf(&b, " It was sent back to you: %s.", strings.TrimRight(coord.OneLine(t.ReviewNotes), "."))
+		}
 	}
 	for _, l := range v.Locks {
 		fmt.Fprintf(&b, "\nYou hold a path lock on %s.", l.Path)

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/rotd/coord/cmd/coord/gitrepo"
+	"github.com/rotd/coord/cmd/coord/workspace"
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+)
+
+// Landing (contract §10): `coord land`. The landing is app.Service's
+// (Land), the git side package gitrepo's (Landing); this parses, wires
+// and prints.
+
+func landCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "land",
+		Usage:     "land finished work on the target, one task at a time: merge, check, move the target (exit 3 when a task is sent back)",
+		ArgsUsage: "[TASK…]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "check", Usage: "shell command line run (sh -c) on each merge in a temporary worktree; exit 0 passes (default: config land_check; none: no check)"},
+			&cli.StringFlag{Name: "timeout", Usage: "the longest one run of the check may take before it is killed and fails (default 30m)"},
+			&cli.BoolFlag{Name: "watch", Usage: "keep landing as tasks become landable (waits for another lander's lease)"},
+		}, Action: e.cmdLand}
+}
+
+func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
+	ids := c.Args().Slice()
+	for _, id := range ids {
+		if err := coord.ValidTaskID(id); err != nil {
+			return err
+		}
+	}
+	check := c.String("check")
+	if c.IsSet("check") {
+		if check == "" {
+			return strErr("--check is empty (leave it out for config land_check)")
+		}
+		if err := coord.CheckLandCheck(check); err != nil {
+			return err
+		}
+	}
+	timeout, err := durFlag(c, "timeout", app.DefaultLandTimeout)
+	if err != nil {
+		return err
+	}
+	s, agent, err := e.openAs()
+	if err != nil {
+		return err
+	}
+	l, err := e.lander()
+	if err != nil {
+		return err
+	}
+	failed := 0
+	res, err := s.Land(e.ctx, l, app.LandRequest{
+		Agent: agent, Tasks: ids, Check: check, CheckTimeout: timeout, Watch: c.Bool("watch"),
+		OnResult: func(r app.LandResult) {
+			if r.Outcome == app.SentBack || r.Outcome == app.Skipped && len(ids) > 0 {
+				failed++
+			}
+			e.printLand(r)
+		},
+		Meta:       landerMeta(),
+		HolderGone: landerGone,
+		OnMoved:    landMovedHook,
+		OnWait: func(holder string) {
+			fmt.Fprintf(e.stderr, "coord: waiting for the lander %s to finish (lease %s)\n", coord.OneLine(holder), coord.LandLease)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if len(res) == 0 {
+		if e.json {
+			return e.printJSON(map[string]string{"status": "nothing_to_land"})
+		}
+		e.printf("nothing to land on %s\n", e.cfg.Target)
+		return nil
+	}
+	if failed > 0 {
+		return coord.Errorf(coord.CodeConflict, "%d of %d task(s) not landed", failed, len(res)).
+			WithHint("a task sent back is its owner's again, with review_notes saying why")
+	}
+	return nil
+}
+
+// printLand prints one task's outcome: a JSON line with --json, else a
+// line for people.
+func (e *env) printLand(r app.LandResult) {
+	if e.json {
+		e.printJSON(r)
+		return
+	}
+	switch r.Outcome {
+	case app.Landed:
+		how := r.How
+		if how == "found" {
+			how = "already on " + e.cfg.Target
+		}
+		e.printf("landed %s on %s at %s (%s)\n", r.Task, e.cfg.Target, shortCommit(r.Commit), how)
+		if r.Why != "" {
+			fmt.Fprintf(e.stderr, "coord: warning: task %s: %s\n", r.Task, r.Why)
+		}
+	case app.SentBack:
+		e.printf("sent back %s to %s: %s\n", r.Task, r.Owner, r.Why)
+	default:
+		e.printf("skipped %s: %s\n", r.Task, r.Why)
+	}
+}
+
+// lander is the caller's repository as the lander needs it (after open),
+// as merger finds it: outside a git working tree a conflict (exit 3).
+func (e *env) lander() (app.Lander, error) {
+	dir := e.root
+	if dir == "" {
+		dir = e.cwd
+	}
+	top, _ := workspace.GitTop(dir)
+	if top == "" {
+		return nil, coord.Wrap(coord.CodeConflict, errNoRepo, "%s is not in a git repository: there is no work to land", dir).
+			WithHint("run coord land in the project's repository (any of its worktrees), or point --root at it")
+	}
+	if err := gitrepo.CheckMergeTree(e.ctx); err != nil {
+		return nil, err
+	}
+	l := gitrepo.NewLanding(gitrepo.New(dir), e.paths().FromGit)
+	l.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
+	return l, nil
+}
+
+// landMovedHook, when set (by the test wrapper only), is called after
+// the lander moved the target and before it records the landing.
+var landMovedHook func(task string)
+
+// landerMeta is what a land lease records of its lander: this host and
+// process, for landerGone.
+func landerMeta() map[string]string {
+	host, _ := os.Hostname()
+	return map[string]string{"host": host, "pid": strconv.Itoa(os.Getpid())}
+}
+
+// landerGone reports that the lander a land lease's meta names ran on
+// this host and its process no longer exists.
+func landerGone(meta map[string]string) bool {
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(meta["pid"])
+	if err != nil || pid <= 0 || host == "" || meta["host"] != host || pid == os.Getpid() {
+		return false
+	}
+	return syscall.Kill(pid, 0) == syscall.ESRCH
+}
+
+// landState is a landing queue row's state for people.
+func landState(s string) string {
+	if s == coord.LandSentBack {
+		return "sent back"
+	}
+	return s
+}
+
+// landingWatch says the landing queue's changes as watch passes: a task
+// that starts to wait, is being checked, or went back to its owner
+// (with why), each once per change of its state.
+type landingWatch struct {
+	seen map[string]string // task -> state said
+}
+
+func (w *landingWatch) say(ctx context.Context, s *app.Service, say func(format string, args ...any)) {
+	rows, err := s.LandingQueue(ctx)
+	if err != nil {
+		return // the next pass reads it again
+	}
+	now := map[string]string{}
+	for _, r := range rows {
+		now[r.Task] = r.State
+		if w.seen[r.Task] == r.State {
+			continue
+		}
+		switch r.State {
+		case coord.LandWaiting:
+			say("to land: task %s (%s) waits for the lander", r.Task, dash(r.Owner))
+		case coord.LandChecking:
+			say("landing: checking task %s (%s)", r.Task, dash(r.Owner))
+		case coord.LandSentBack:
+			say("sent back: task %s to %s: %s", r.Task, dash(r.Owner), r.Why)
+		}
+	}
+	w.seen = now
+}

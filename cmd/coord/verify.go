@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/coord/app"
+)
+
+func verifyCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "verify", Usage: "run a check in your worktree and record its receipt on the task (exit 0 passed, 3 failed)", ArgsUsage: "-- CMD [ARGS...]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "task", Usage: "the task checked, which you hold (default: the one task you hold claimed)"},
+			&cli.StringFlag{Name: "grace", Usage: "after a signal to verify, SIGKILL CMD after this (default 10s)"},
+		}, Action: e.cmdVerify}
+}
+
+// cmdVerify runs CMD (no shell) at the top of the caller's worktree with
+// the environment run gives (taskEnv), under the run supervisor (beating
+// for the caller meanwhile), and records a receipt on the task
+// (app.Service.StartVerify, RecordReceipt): the worktree's tree as it
+// stood when CMD started, the command line, its exit status, how long it
+// ran and the last 4 KiB of its output. CMD's output streams through
+// (with --json its stdout goes to stderr, and stdout holds the receipt
+// alone). Exit 0 when CMD passed, 3 when it failed; a signal to verify
+// stops CMD and records nothing (exit 130).
+func (e *env) cmdVerify(_ context.Context, c *cli.Command) error {
+	argv := c.Args().Slice()
+	if len(argv) == 0 {
+		return strErr("verify needs a command: coord verify [--task ID] -- CMD ARGS...")
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return strErr("verify: %s: command not found", argv[0])
+	}
+	if !filepath.IsAbs(path) { // CMD runs at the worktree's top: name it as the caller did
+		if path, err = filepath.Abs(path); err != nil {
+			return err
+		}
+	}
+	grace, err := durFlag(c, "grace", 10*time.Second)
+	if err != nil {
+		return err
+	}
+	svc, err := e.open()
+	if err != nil {
+		return err
+	}
+	a, err := e.caller(c)
+	if err != nil {
+		return err
+	}
+	every := e.cfg.BeatInterval
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, stopSignals...)
+	defer signal.Stop(sigs)
+	v, err := svc.StartVerify(e.ctx, a, c.String("task"))
+	if err != nil {
+		return err
+	}
+	tail := &tailBuffer{max: coord.MaxNote}
+	r := &runner{e: e, c: c, svc: svc, argv: argv, path: path, grace: grace, every: every, sigs: sigs,
+		dir: e.paths().WorkTop(), output: tail}
+	if sig := pendingSignal(e.ctx, sigs); sig != nil {
+		return &coord.Error{Code: coord.CodeInterrupted, Msg: "verify: interrupted by " + signalName(sig)}
+	}
+	stdout := e.stdout
+	if e.json {
+		e.stdout = e.stderr // CMD's stdout; the receipt alone goes to stdout
+	}
+	start := time.Now()
+	out, err := r.supervise(e.taskEnv(a, v.Task), a.ID, app.TaskRef{})
+	took := time.Since(start)
+	e.stdout = stdout
+	if err != nil {
+		return coord.Wrap(coord.CodeIO, err, "verify: cannot start %s", argv[0])
+	}
+	if out.sig != nil {
+		return &coord.Error{Code: coord.CodeInterrupted, Msg: fmt.Sprintf("verify: interrupted by %s; %s was stopped and no receipt recorded", signalName(out.sig), argv[0])}
+	}
+	exit, text := exitOf(out.status)
+	if text != "" {
+		tail.Write([]byte("coord: " + text + "\n"))
+	}
+	ctx := context.WithoutCancel(e.ctx) // the check ran: record it whatever comes
+	t, err := svc.RecordReceipt(ctx, v, commandLine(argv), exit, took, tail.String())
+	if err != nil {
+		return err
+	}
+	rec := t.Receipts[len(t.Receipts)-1]
+	if e.json {
+		if err := e.printJSON(map[string]any{"task": t.ID, "receipt": rec}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stderr, "coord: verify: %s on tree %s: %s in %.1fs; receipt recorded on %s\n",
+			argv[0], coord.ShortID(rec.Tree), verdict(rec), rec.Seconds, t.ID)
+	}
+	if !rec.Passed() {
+		return coord.Errorf(coord.CodeConflict, "verify: %s failed on task %s (exit %d)", argv[0], t.ID, rec.Exit).
+			WithHint("fix it and verify again")
+	}
+	return nil
+}
+
+func verdict(r coord.Receipt) string {
+	if r.Passed() {
+		return "passed"
+	}
+	return "failed, exit " + strconv.Itoa(r.Exit)
+}
+
+// exitOf is the exit status a receipt records for the supervisor's
+// report: CMD's own, 128+N when signal N killed it, 127 when it could
+// not start (what a shell says), and a text for the tail when there is
+// more to say.
+func exitOf(status string) (int, string) {
+	kind, arg, _ := strings.Cut(status, " ")
+	n, err := strconv.Atoi(arg)
+	switch {
+	case kind == "exit" && err == nil && n >= 0 && n <= 255:
+		return n, ""
+	case kind == "signal" && err == nil && n > 0 && n < 128:
+		return 128 + n, "killed by " + syscall.Signal(n).String()
+	}
+	return 127, exitReason(status)
+}
+
+// commandLine is argv as one line for people, an argument quoted for a
+// shell when it needs it.
+func commandLine(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+		}) < 0 {
+			parts[i] = a
+		} else {
+			parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+	cut bool // bytes were dropped from the front
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 2*t.max { // trim now and then, not on every write
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+		t.cut = true
+	}
+	return len(p), nil
+}
+
+// String is the last max bytes, from the start of a line when bytes
+// were dropped and a line begins in them, as valid UTF-8.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.b
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+	}
+	if t.cut || len(b) < len(t.b) {
+		if i := strings.IndexByte(string(b), '\n'); i >= 0 && i < len(b)-1 {
+			b = b[i+1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

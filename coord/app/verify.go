@@ -1,0 +1,223 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rotd/coord/coord"
+)
+
+// Proof of checks and reviews pinned to a commit (contract §10). A check
+// runs in the caller's worktree, run by the front end (coord verify);
+// the application says which task it is for and on which tree it runs
+// (StartVerify), and records how it ended (RecordReceipt). With
+// require_verified, Release refuses unless the task's newest receipt
+// passed on the tree being released (coord.Txn.CheckVerified): one rule
+// for every front end. VoidMovedReviews sends back the reviewed work
+// whose branch moved after the review.
+
+// Verification is a check about to run: the task it is for, held by the
+// caller at Ref.Epoch, and the tree of the caller's worktree it runs on.
+type Verification struct {
+	Ref  TaskRef
+	Task *coord.Task
+	Tree string
+}
+
+// StartVerify prepares a check by agent on taskID ("" : the one task the
+// caller holds claimed): the task must be held by the caller (CodeLost
+// otherwise), and the caller must stand in a git worktree of the project
+// (CodeConflict otherwise: a receipt names a tree). The tree is computed
+// now, before the check runs: a receipt says the check passed on what it
+// started from, and a file changed while it ran makes the tree released
+// differ from it.
+func (s *Service) StartVerify(ctx context.Context, agent coord.Agent, taskID string) (Verification, error) {
+	if err := coord.ValidActingAgent(agent.ID); err != nil {
+		return Verification{}, err
+	}
+	if taskID != "" {
+		if err := coord.ValidTaskID(taskID); err != nil {
+			return Verification{}, err
+		}
+	}
+	var v Verification
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		id := taskID
+		if id == "" {
+			var claimed []string
+			for _, t := range tx.HeldBy(agent.ID) {
+				if t.Status == coord.Claimed {
+					claimed = append(claimed, t.ID)
+				}
+			}
+			switch len(claimed) {
+			case 0:
+				return coord.Errorf(coord.CodeConflict, "%s holds no claimed task to verify", agent.ID).
+					WithHint("claim a task first, or name one you hold with --task")
+			case 1:
+				id = claimed[0]
+			default:
+				return coord.Errorf(coord.CodeUsage, "%s holds %d claimed tasks (%s): name the one checked", agent.ID, len(claimed), strings.Join(claimed, ", ")).
+					WithHint("coord verify --task ID -- CMD")
+			}
+		}
+		t, err := tx.Verifiable(agent.ID, id)
+		if err != nil {
+			return err
+		}
+		v = Verification{Ref: TaskRef{Agent: agent, TaskID: id, Epoch: t.Epoch}, Task: t}
+		return nil
+	})
+	if err != nil {
+		return Verification{}, interrupted(ctx, err)
+	}
+	if v.Tree, err = s.worktreeTree(ctx, "verify"); err != nil {
+		return Verification{}, err
+	}
+	return v, nil
+}
+
+// worktreeTree is the tree of the caller's worktree (Repo.WorktreeTree),
+// for what (verify, release): CodeConflict outside git, CodeIO when git
+// fails.
+func (s *Service) worktreeTree(ctx context.Context, what string) (string, error) {
+	if s.repo == nil {
+		return "", coord.Errorf(coord.CodeConflict, "%s: not in a git worktree of the project: a receipt is for a git tree", what).
+			WithHint("run it in the task's worktree (coord worktree add AGENT makes one)")
+	}
+	tree, err := s.repo.WorktreeTree(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", interrupted(ctx, err)
+		}
+		var ce *coord.Error
+		if errors.As(err, &ce) {
+			return "", err
+		}
+		return "", coord.Wrap(coord.CodeIO, err, "%s: cannot compute the worktree's tree", what)
+	}
+	if !coord.ValidCommit(tree) {
+		return "", coord.Errorf(coord.CodeIO, "%s: git gave %q for the worktree's tree", what, tree)
+	}
+	return tree, nil
+}
+
+// RecordReceipt records how the check v ended: its command line, exit
+// status, how long it took and the end of its output (cut to
+// coord.MaxNote). The task must still be held at the epoch the check
+// started under (CodeLost otherwise: the receipt is not recorded).
+func (s *Service) RecordReceipt(ctx context.Context, v Verification, cmd string, exit int, took time.Duration, tail string) (*coord.Task, error) {
+	r := coord.NewReceipt(v.Tree, cmd, exit, took.Seconds(), tail, coord.FormatTime(s.clock()))
+	return s.held(ctx, v.Ref, "", "", func(tx *coord.Txn) (*coord.Task, error) {
+		return tx.AddReceipt(v.Ref.Agent.ID, v.Ref.TaskID, v.Ref.Epoch, r)
+	})
+}
+
+// releasedTree is the tree a release hands over, when require_verified
+// asks for it ("" otherwise).
+func (s *Service) releasedTree(ctx context.Context) (string, error) {
+	if !s.cfg.RequireVerified {
+		return "", nil
+	}
+	return s.worktreeTree(ctx, "release (require_verified)")
+}
+
+// VoidMovedReviews finds the reviewed work whose branch moved after the
+// review (coord.Task.ReviewPin: a task in review, at the head it was
+// released at; an approved one not landed, at its reviewed_commit) and
+// sends each back to its owner as claimed (coord.Txn.SendBack, counted
+// as a rejection), with a note saying so, when coord.Txn.ReviewVoid
+// says the review is void: the branch was rewritten past the pin, or has
+// commits after it while its owner holds no other task on that branch.
+// A reviewed commit the target already holds (reachable from it, or its
+// changes merged by a squash or rebase) has landed and is left to
+// Landed. It costs one read of the registry and one git rev-parse per
+// branch with a review; branches this repository does not have are
+// skipped. It returns the tasks sent back (none without a repository).
+// watch and schedule call it each round; a lander calls it before it
+// lands.
+func (s *Service) VoidMovedReviews(ctx context.Context) ([]*coord.Task, error) {
+	if s.repo == nil {
+		return []*coord.Task{}, nil
+	}
+	type review struct{ id, branch, pin string }
+	var reviews []review
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.Tasks {
+			if pin := t.ReviewPin(); pin != "" {
+				reviews = append(reviews, review{t.ID, t.Branch, pin})
+			}
+		}
+		return nil
+	})
+	if err != nil || len(reviews) == 0 {
+		return []*coord.Task{}, interrupted(ctx, err)
+	}
+	type move struct {
+		review
+		tip      string
+		onBranch bool
+	}
+	var moves []move
+	tips := map[string]string{}
+	target := ""
+	for _, r := range reviews {
+		tip, ok := tips[r.branch]
+		if !ok {
+			tip, _ = s.repo.Head(ctx, r.branch) // "" : not in this repository
+			tips[r.branch] = tip
+		}
+		if tip == "" || tip == r.pin {
+			continue
+		}
+		onBranch, err := s.repo.IsAncestor(ctx, r.pin, tip)
+		if err != nil {
+			continue // the pinned commit is not here: nothing to judge it by
+		}
+		if target == "" {
+			if target, err = s.repo.Head(ctx, s.cfg.Target); err != nil {
+				target = "-"
+			}
+		}
+		if target != "-" {
+			landed, err := s.repo.IsAncestor(ctx, r.pin, target)
+			if err == nil && !landed {
+				landed, err = s.repo.Contains(ctx, target, r.pin) // a squash or rebase merge
+			}
+			if err == nil && landed {
+				continue
+			}
+		}
+		moves = append(moves, move{r, tip, onBranch})
+	}
+	if len(moves) == 0 {
+		return []*coord.Task{}, nil
+	}
+	var sent []*coord.Task
+	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
+		sent = sent[:0]
+		for _, m := range moves {
+			t := tx.Task(m.id)
+			if t == nil || t.Branch != m.branch || t.ReviewPin() != m.pin {
+				continue // decided or changed meanwhile
+			}
+			note := tx.ReviewVoid(t, m.tip, m.onBranch)
+			if note == "" {
+				continue
+			}
+			got, err := tx.SendBack(coord.CoordinatorID, m.id, note, s.cfg.MaxRejections)
+			if err != nil {
+				return fmt.Errorf("void review of task %s: %w", m.id, err)
+			}
+			sent = append(sent, got)
+		}
+		return nil
+	})
+	if err != nil {
+		return []*coord.Task{}, interrupted(ctx, err)
+	}
+	return nonNil(sent), nil
+}
