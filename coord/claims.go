@@ -90,6 +90,9 @@ type WriteClaimPlan struct {
 	Task *Task
 	New  []string
 	Hits []GuardHit
+	// Predicted are the tasks in flight predicted to touch a path
+	// written (PredictedFor): named, never refused.
+	Predicted []PredictedNote
 }
 
 // Refused returns the hits that refuse the write.
@@ -109,6 +112,7 @@ func (p WriteClaimPlan) Refused() []GuardHit {
 // agent holds claimed (else blocked), the first in registry order.
 func (tx *Txn) PlanWriteClaim(agent string, paths []string) WriteClaimPlan {
 	p := WriteClaimPlan{Hits: tx.Guard(agent, paths)}
+	p.Predicted = tx.PredictedFor(agent, paths, p.Hits)
 	if !tx.WriteClaims.Recorded() {
 		return p
 	}

@@ -66,6 +66,12 @@ type Config struct {
 	// with who asked, and a project that wants them kept to people says
 	// so.
 	Supervisors []string
+	// PredictedFiles is how eligibility and the scheduler treat the
+	// paths coord plan predicts (predicted_files: enforce, warn, off;
+	// default enforce). Plan says whether seed-tasks plans its batch
+	// (plan: auto, manual; default auto). Contract §9.
+	PredictedFiles PredictMode
+	Plan           PlanMode
 }
 
 // DefaultMaxRejections is max_rejections when config.json does not say.
@@ -99,6 +105,9 @@ func DefaultConfig() Config {
 		Target:              DefaultTarget,
 		WriteClaims:         ClaimsExclusive,
 		WriteClaimsUntasked: UntaskedGuard,
+
+		PredictedFiles: PredictEnforce,
+		Plan:           PlanAuto,
 	}
 }
 

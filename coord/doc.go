@@ -1,7 +1,10 @@
 // Package coord holds the domain of multi-agent coordination: tasks and their
 // states, identifiers, eligibility and priority rules, path-pattern overlap,
 // the fencing epoch, what "in flight" means and the write claims it holds
-// (Task.InFlight, Txn.WriteClaim), log-line format, the error type with its
+// (Task.InFlight, Txn.WriteClaim), predicted paths and how eligibility
+// treats them (predict.go: predicted_files count as files unless the
+// project says warn or off; never a reason to refuse a write), how many
+// agents to run now (advise.go), log-line format, the error type with its
 // documented exit codes, and the clock.
 //
 // It does no I/O. Storage lives behind the Backend interface (implemented for

@@ -214,6 +214,9 @@ func (tx *Txn) assign(t *Task, agent string) {
 	if len(t.Files) > 0 {
 		occ = append(occ, "files "+strings.Join(t.Files, " "))
 	}
+	if len(t.PredictedFiles) > 0 && tx.PredictedFiles.Enforced() {
+		occ = append(occ, "predicted "+strings.Join(t.PredictedFiles, " "))
+	}
 	if len(occ) == 0 {
 		tx.Log(CoordinatorID, "assigned task %s to %s", t.ID, agent)
 		return

@@ -172,6 +172,11 @@ type Task struct {
 	// at the approval. When the task's branch moves past it before the
 	// work lands, the review is void (app.Service.VoidMovedReviews).
 	ReviewedCommit string
+	// PredictedFiles are the paths coord plan predicts the task will
+	// touch (clean repository paths, best first, no glob meaning), and
+	// PredictedAt when (contract §9; coord/predict.go).
+	PredictedFiles []string
+	PredictedAt    string
 
 	// Dirty is set by every operation that changes the task; the backend
 	// re-encodes only dirty tasks.
@@ -247,6 +252,9 @@ func (t *Task) Check() error {
 		if f == "" || strings.ContainsRune(f, 0) {
 			return Errorf(CodeUsage, "task %q: files: empty or NUL-containing pattern", t.ID)
 		}
+	}
+	if err := t.checkPredicted(); err != nil {
+		return err
 	}
 	return t.checkWork()
 }

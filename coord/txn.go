@@ -55,6 +55,9 @@ type Txn struct {
 	// transaction; the zero values are exclusive and guard.
 	WriteClaims         ClaimMode
 	WriteClaimsUntasked UntaskedMode
+	// PredictedFiles is the project's predicted_files setting: how
+	// eligibility treats predicted paths (coord/predict.go).
+	PredictedFiles PredictMode
 
 	index map[string]int
 }
@@ -142,6 +145,8 @@ type holders struct {
 	groups map[string]string // conflict group -> task id
 	files  []*Task
 	claims []claimed
+	// predicted is the predicted_files mode the holders were taken under.
+	predicted PredictMode
 }
 
 // claimed is an in-flight task's write claims, each quoted as a glob
@@ -152,7 +157,7 @@ type claimed struct {
 }
 
 func (tx *Txn) holders() holders {
-	h := holders{groups: map[string]string{}}
+	h := holders{groups: map[string]string{}, predicted: tx.PredictedFiles}
 	enforced := tx.WriteClaims.Enforced()
 	for _, t := range tx.Tasks {
 		if t.Status == Claimed || t.Status == Blocked || (t.Status == Unclaimed && t.AssignedTo != "") {
@@ -174,16 +179,26 @@ func (tx *Txn) holders() holders {
 // on its branch does not keep its next task waiting; "" counts every
 // task's): "file X is write-claimed by task 4.3 (bob)".
 func (h *holders) writeClaimed(t *Task, agent string) string {
-	if len(t.Files) == 0 {
+	why := h.claimedBy(t.Files, agent, t.ID, "file ")
+	if why == "" && h.predicted.Enforced() {
+		why = h.claimedBy(quoted(t.PredictedFiles), agent, t.ID, "predicted path ")
+	}
+	return why
+}
+
+// claimedBy says which write claim of a task in flight (other than
+// self's, and not agent's) the patterns meet, the path said after what.
+func (h *holders) claimedBy(patterns []string, agent, self, what string) string {
+	if len(patterns) == 0 {
 		return ""
 	}
 	for _, c := range h.claims {
-		if c.task.ID == t.ID || (agent != "" && c.task.ClaimedBy == agent) {
+		if c.task.ID == self || (agent != "" && c.task.ClaimedBy == agent) {
 			continue
 		}
 		for i, p := range c.patterns {
-			if AnyOverlap([]string{p}, t.Files) {
-				return "file " + c.task.TouchedFiles[i] + " is write-claimed by task " + c.task.ID + " (" + c.task.ClaimedBy + ")"
+			if AnyOverlap([]string{p}, patterns) {
+				return what + c.task.TouchedFiles[i] + " is write-claimed by task " + c.task.ID + " (" + c.task.ClaimedBy + ")"
 			}
 		}
 	}
@@ -195,7 +210,7 @@ func (h *holders) add(t *Task) {
 	if t.ConflictGroup != "" {
 		h.groups[t.ConflictGroup] = t.ID
 	}
-	if len(t.Files) > 0 {
+	if len(t.Files) > 0 || len(t.PredictedFiles) > 0 {
 		h.files = append(h.files, t)
 	}
 }
@@ -282,6 +297,9 @@ func (tx *Txn) occupied(t *Task, h holders) string {
 			}
 		}
 	}
+	if h.predicted.Enforced() {
+		return h.predictedMeet(t)
+	}
 	return ""
 }
 
@@ -340,6 +358,7 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	warn := tx.PredictedWarning(pick)
 	tx.LastEpoch = next
 	pick.Status = Claimed
 	pick.ClaimedBy = a.ID
@@ -360,6 +379,9 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.clearWork()
 	pick.Dirty = true
 	tx.Log(a.ID, "claimed task %s (epoch %d)", pick.ID, pick.Epoch)
+	if warn != "" {
+		tx.Log(a.ID, "warning: task %s is in flight although its %s (predicted_files: warn)", pick.ID, warn)
+	}
 	return pick, nil
 }
 

@@ -42,6 +42,8 @@ func commands(e *env) []*cli.Command {
 		guardCommand(e),
 		conflictsCommand(e),
 		landCommand(e),
+		planCommand(e),
+		adviseCommand(e),
 		quotaCommand(e),
 		artifactCommand(e),
 		scheduleCommand(e),

@@ -139,7 +139,8 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 		return nil, err
 	}
 	repo := newProjectRepo(e.cwd, root, e.paths)
-	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Formats: backend.Formats{}, Getenv: os.Getenv, Repo: repo})
+	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Formats: backend.Formats{}, Getenv: os.Getenv, Repo: repo,
+		History: newProjectHistory(e.cwd, root, e.paths)})
 	if err != nil {
 		b.Close()
 		return nil, err

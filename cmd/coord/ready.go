@@ -54,6 +54,11 @@ func (e *env) cmdReady(_ context.Context, c *cli.Command) error {
 	}
 	e.printMore(more, "ready")
 	if c.Bool("explain") {
+		for _, r := range ready {
+			if r.Warning != "" {
+				fmt.Fprintf(tw, "%s\tready, but\t%s (predicted_files: warn)\n", r.ID, coord.Cell(r.Warning, reasonWidth))
+			}
+		}
 		rows, more := app.Limit(not, limit)
 		for _, r := range rows {
 			fmt.Fprintf(tw, "%s\tnot eligible\t%s\n", r.ID, coord.Cell(r.Reason, reasonWidth))

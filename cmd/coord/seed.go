@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -69,9 +70,17 @@ func (e *env) cmdSeed(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	if res.PlanNote != "" {
+		fmt.Fprintf(e.stderr, "coord: warning: %s\n", res.PlanNote)
+	}
 	if e.json {
 		return e.printJSON(res)
 	}
+	defer func() {
+		if res.Planned > 0 {
+			e.printf("planned %s: 'coord plan --explain ID' says why\n", count(res.Planned, "task"))
+		}
+	}()
 	plain := res.Updated == 0 && res.Unchanged == 0
 	switch {
 	case res.Validated && plain:

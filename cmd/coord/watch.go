@@ -89,6 +89,14 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 				e.logf("%s", p)
 			}
 		}
+		// Once app.ReplanAfter tasks landed since the unclaimed tasks
+		// were planned, plan them again (contract §9; one read of the
+		// registry until then).
+		if did, pr, perr := s.Replan(e.ctx); perr != nil && e.ctx.Err() == nil {
+			e.logf("replanning after a landing failed: %s", coord.OneLine(perr.Error()))
+		} else if did {
+			e.logf("work landed: replanned %s (%d predictions changed)", count(len(pr.Predictions), "unclaimed task"), pr.Recorded)
+		}
 	}
 	step(true)
 	conflicts := e.newConflictWatch(s, e.logf)

@@ -19,6 +19,8 @@ type Service struct {
 	formats Formats
 	getenv  func(string) string
 	repo    Repo
+	history History
+	replan  replanMark
 	// notLanded remembers finished work found not yet on the target
 	// (landedAmong).
 	notLanded notLanded
@@ -48,6 +50,9 @@ type Options struct {
 	// repository, and nothing git-aware is recorded or checked: no
 	// branch at a claim, no head at a release, no landing found).
 	Repo Repo
+	// History is the caller's repository's history as coord plan
+	// learns from it (nil: no repository; plan predicts nothing).
+	History History
 }
 
 // New opens the application on b, reading the project's configuration.
@@ -56,7 +61,7 @@ func New(ctx context.Context, b coord.Backend, opt Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats, getenv: opt.Getenv, repo: opt.Repo}
+	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats, getenv: opt.Getenv, repo: opt.Repo, history: opt.History}
 	if s.clock == nil {
 		s.clock = coord.SystemClock
 	}

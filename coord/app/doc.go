@@ -46,7 +46,8 @@
 //
 // Git is the front end's: conflict scans (Conflicts) merge through the
 // Merger they are given, the lander (Land) through the Lander it is
-// given, and the application never runs git itself.
+// given, planning (Plan, Replan: contract §9) learns from the History of
+// Options.History, and the application never runs git itself.
 //
 // Landing (Land, contract §10) is one task at a time under the
 // coord-land lease: a landing is recorded only after the target's ref

@@ -60,28 +60,29 @@ type Worktree struct {
 }
 
 // tasks is the registry store, every transaction of which follows the
-// project's write_claims settings (coord.Txn.WriteClaims,
-// WriteClaimsUntasked).
+// project's write_claims and predicted_files settings
+// (coord.Txn.WriteClaims, WriteClaimsUntasked, PredictedFiles).
 func (s *Service) tasks() coord.TaskStore {
-	return claimStore{s.b.Tasks(), s.cfg.WriteClaims, s.cfg.WriteClaimsUntasked}
+	return claimStore{s.b.Tasks(), s.cfg.WriteClaims, s.cfg.WriteClaimsUntasked, s.cfg.PredictedFiles}
 }
 
 type claimStore struct {
 	coord.TaskStore
 	mode     coord.ClaimMode
 	untasked coord.UntaskedMode
+	predict  coord.PredictMode
 }
 
 func (c claimStore) Update(ctx context.Context, fn func(*coord.Txn) error) error {
 	return c.TaskStore.Update(ctx, func(tx *coord.Txn) error {
-		tx.WriteClaims, tx.WriteClaimsUntasked = c.mode, c.untasked
+		tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles = c.mode, c.untasked, c.predict
 		return fn(tx)
 	})
 }
 
 func (c claimStore) View(ctx context.Context, fn func(*coord.Txn) error) error {
 	return c.TaskStore.View(ctx, func(tx *coord.Txn) error {
-		tx.WriteClaims, tx.WriteClaimsUntasked = c.mode, c.untasked
+		tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles = c.mode, c.untasked, c.predict
 		return fn(tx)
 	})
 }

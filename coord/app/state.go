@@ -35,6 +35,9 @@ type State struct {
 	// Landing is the landing queue (coord.Txn.LandingQueue): the task
 	// the lander checks, what waits to land, what went back and why.
 	Landing []coord.LandingRow `json:"landing"`
+	// Advice is how many agents to run now, with the rates behind it
+	// (coord advise: Service.Advise).
+	Advice coord.Advice `json:"advice"`
 
 	// The project's settings this state was judged by, read afresh for
 	// every State (a change shows without a restart): StaleAfter is the
@@ -81,6 +84,10 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 	if err != nil {
 		return st, interrupted(ctx, err)
 	}
+	ev, err := s.conflictEvents(ctx, s.clock())
+	if err != nil {
+		return st, err
+	}
 	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		st.Tasks = tx.Tasks
 		for _, t := range tx.Tasks {
@@ -105,6 +112,7 @@ func (s *Service) State(ctx context.Context, r StateRequest) (State, error) {
 		}
 		st.Conflicts = tx.Conflicts()
 		st.Landing = tx.LandingQueue(cfg.ReviewGate)
+		st.Advice = tx.Advise(s.clock(), ev)
 		return nil
 	})
 	if err != nil {

@@ -34,6 +34,13 @@ type SeedResult struct {
 	UpdatedIDs   []string `json:"updated_ids"`
 	Unchanged    int      `json:"unchanged"`
 	UnchangedIDs []string `json:"unchanged_ids"`
+	// Planned counts the tasks of the batch that were planned
+	// (predicted_files recorded: contract §9), unless config.json says
+	// "plan": "manual"; PlanNote says why planning was skipped or what
+	// went wrong with it ("" when nothing did). Neither is part of the
+	// printed JSON.
+	Planned  int    `json:"-"`
+	PlanNote string `json:"-"`
 }
 
 // Seed checks a batch against the registry and, unless Validate, applies
@@ -101,7 +108,35 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 	}
 	res.UnchangedIDs = append(res.UnchangedIDs, plan.Unchanged...)
 	res.Count, res.Updated, res.Unchanged = len(res.IDs), len(res.UpdatedIDs), len(res.UnchangedIDs)
+	if !r.Validate {
+		res.Planned, res.PlanNote = s.planSeeded(ctx, append(slices.Clone(res.IDs), res.UpdatedIDs...))
+	}
 	return res, nil
+}
+
+// SeedPlanTimeout bounds the planning of a seeded batch: the batch is
+// in the registry whatever happens to its planning.
+const SeedPlanTimeout = 20 * time.Second
+
+// planSeeded plans a batch just seeded (contract §9), unless the project
+// plans by hand or has no history; a failure is a note, never the
+// seed's error (the batch is committed).
+func (s *Service) planSeeded(ctx context.Context, ids []string) (int, string) {
+	if len(ids) == 0 || s.cfg.Plan == coord.PlanManual || s.history == nil {
+		return 0, ""
+	}
+	pctx, cancel := context.WithTimeout(ctx, SeedPlanTimeout)
+	defer cancel()
+	res, err := s.Plan(pctx, PlanRequest{Tasks: ids})
+	switch {
+	case err != nil && pctx.Err() != nil && ctx.Err() == nil:
+		return 0, fmt.Sprintf("planning the batch took longer than %v: not planned (run 'coord plan')", SeedPlanTimeout)
+	case err != nil:
+		return 0, "planning the batch failed: " + coord.OneLine(err.Error()) + " (run 'coord plan')"
+	case res.NoHistory:
+		return 0, ""
+	}
+	return len(res.Predictions), res.Warning
 }
 
 // ClaimRequest asks for one task.
@@ -606,6 +641,9 @@ type ReadyRow struct {
 	Priority string `json:"priority"`
 	Title    string `json:"title,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Warning, on a ready task under predicted_files "warn", is the
+	// predicted overlap that would hold it under "enforce".
+	Warning string `json:"warning,omitempty"`
 }
 
 // Ready lists what agent could claim now, in the order claim takes it,
@@ -613,8 +651,9 @@ type ReadyRow struct {
 func (s *Service) Ready(ctx context.Context, a coord.Agent) (ready, not []ReadyRow, err error) {
 	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		yes, no, why := tx.Ready(a)
-		for _, t := range yes {
-			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title})
+		warn := tx.PredictedWarnings(yes)
+		for i, t := range yes {
+			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Warning: warn[i]})
 		}
 		for i, t := range no {
 			not = append(not, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Reason: why[i]})

@@ -129,6 +129,20 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 			if err == nil && !c.WriteClaimsUntasked.Valid() {
 				err = d.errf(`"write_claims_untasked" must be "guard", "warn" or "off", found %q`, s)
 			}
+		case "predicted_files":
+			var s string
+			s, err = d.str(`"predicted_files"`, false)
+			c.PredictedFiles = coord.PredictMode(s)
+			if err == nil && !c.PredictedFiles.Valid() {
+				err = d.errf(`"predicted_files" must be "enforce", "warn" or "off", found %q`, s)
+			}
+		case "plan":
+			var s string
+			s, err = d.str(`"plan"`, false)
+			c.Plan = coord.PlanMode(s)
+			if err == nil && !c.Plan.Valid() {
+				err = d.errf(`"plan" must be "auto" or "manual", found %q`, s)
+			}
 		case "supervisors":
 			unset := d.PeekKind() == 'n'
 			c.Supervisors, err = d.strs(`"supervisors"`)

@@ -73,6 +73,7 @@ var taskFieldOrder = []string{
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
 	"receipts", "reviewed_commit", "landing_at",
+	"predicted_files", "predicted_at",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -440,6 +441,10 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.ReviewedCommit, err = s.strVal(name, true)
 	case fLandingAt:
 		t.LandingAt, err = s.strVal(name, true)
+	case fPredictedFiles:
+		t.PredictedFiles, err = s.strsVal(name)
+	case fPredictedAt:
+		t.PredictedAt, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -486,6 +491,8 @@ const (
 	fReceipts
 	fReviewedCommit
 	fLandingAt
+	fPredictedFiles
+	fPredictedAt
 	fLegacyRejectReason // in taskFieldsRead only
 )
 
@@ -562,8 +569,12 @@ func taskFieldIndex(name string) int {
 		return 33
 	case "landing_at":
 		return 34
+	case "predicted_files":
+		return fPredictedFiles
+	case "predicted_at":
+		return fPredictedAt
 	case legacyRejectReason:
-		return 35
+		return fLegacyRejectReason
 	}
 	return -1
 }
@@ -985,6 +996,10 @@ func wantField(t *coord.Task, name string) bool {
 		return t.ReviewedCommit != ""
 	case "landing_at":
 		return t.LandingAt != ""
+	case "predicted_files":
+		return len(t.PredictedFiles) > 0
+	case "predicted_at":
+		return t.PredictedAt != ""
 	}
 	return true
 }
@@ -1071,6 +1086,10 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.ReviewedCommit)
 	case "landing_at":
 		return nullable(t.LandingAt)
+	case "predicted_files":
+		return appendStrings(b, t.PredictedFiles)
+	case "predicted_at":
+		return nullable(t.PredictedAt)
 	}
 	return append(b, "null"...)
 }

@@ -217,6 +217,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"tasks":[{"id":"t","assigned_to":"a","assigned_at":"2026-01-01T00:00:00Z","review_started_at":null,"blocked_at":"2026-01-01T00:00:00Z"}],"agents":[{"id":"a","role":"reviewer","capabilities":["go"],"skill_level":">=entry","worktree":"/w","branch":"b","registered_at":"2026-01-01T00:00:00Z","x":[1]}]}`))
 	f.Add([]byte(`{"tasks":[{"id":"t","status":"done","branch":"coord/a","base":"abcd","touched_files":["b","a"],"head":"beef","landed_commit":null,"landed_at":"2026-01-01T00:00:00Z","landing_at":"2026-01-01T00:00:00Z","conflicts":[{"with":"main","files":["a"],"since":"2026-01-01T00:00:00Z","told":true}]}]}`))
 	f.Add([]byte(`{"tasks":[{"id":"t","status":"done","head":"beef","reviewed_commit":"beef","receipts":[{"tree":"abcd","cmd":"go test","exit":1,"seconds":0.5,"tail":"x\n","at":"2026-01-01T00:00:00Z","more":[1]}]}]}`))
+	f.Add([]byte(`{"tasks":[{"id":"t","predicted_files":["b.go","a/x.md"],"predicted_at":"2026-01-01T00:00:00Z","y":1}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reg, err := Parse("fuzz", data)
 		if err != nil {
@@ -585,6 +586,36 @@ func TestReceiptFields(t *testing.T) {
 		`{"tasks":[{"id":"a","receipts":[{"tree":"abcd","cmd":"x","exit":0,"seconds":1,"tail":"","at":"yesterday"}]}]}`,
 		`{"tasks":[{"id":"a","receipts":[{"tree":"abcd","Tree":"abcd"}]}]}`,
 		`{"tasks":[{"id":"a","reviewed_commit":"HEAD"}]}`,
+	} {
+		if _, err := Parse("r", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "r: ") {
+			t.Errorf("%s: %v, want an error naming the file", bad, err)
+		}
+	}
+}
+
+// predicted_files and predicted_at (contract §9) read and write back in
+// their order (best first, not sorted), next to a field coord does not
+// know; bad ones are refused naming the file.
+func TestPredictedFields(t *testing.T) {
+	in := `{"version":1,"tasks":[{"id":"a","status":"unclaimed","predicted_files":["z.go","a.go"],"predicted_at":"2026-01-01T00:00:00Z","later_field":{"k":[1]}}]}`
+	f, err := Parse("r", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.Tasks[0]
+	if !slices.Equal(a.PredictedFiles, []string{"z.go", "a.go"}) || a.PredictedAt != "2026-01-01T00:00:00Z" {
+		t.Fatalf("read %+v", a)
+	}
+	a.PredictedFiles, a.Dirty = []string{"b.go"}, true
+	out := mustEncode(t, f)
+	if !strings.Contains(string(out), `"predicted_files":["b.go"],"predicted_at":"2026-01-01T00:00:00Z"`) || !strings.Contains(string(out), `"later_field":{"k":[1]}`) {
+		t.Fatalf("encoded:\n%s", out)
+	}
+	for _, bad := range []string{
+		`{"tasks":[{"id":"a","predicted_files":["/x"]}]}`,
+		`{"tasks":[{"id":"a","predicted_files":"x"}]}`,
+		`{"tasks":[{"id":"a","predicted_at":"soon"}]}`,
+		`{"tasks":[{"id":"a","Predicted_files":["x"]}]}`,
 	} {
 		if _, err := Parse("r", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "r: ") {
 			t.Errorf("%s: %v, want an error naming the file", bad, err)

@@ -42,7 +42,10 @@
 //     unless Options.Timeout (--timeout) says otherwise, and the page
 //     names which; throughput counts done tasks only (approved, with the
 //     review gate on) and says so, counting the ones waiting in review
-//     apart;
+//     apart; the advice panel shows coord advise's number (how many
+//     agents to run now, app.State's Advice) with the rates behind it,
+//     and a plot of the number per half hour, sampled at each build and
+//     kept in memory (a restarted dashboard starts its plot again);
 //   - live: one builder goroutine waits on the backend's change
 //     notification (app.Reader.Until: the wait that `coord wait` and
 //     `coord top` use, with its one-second fallback poll) and builds one

@@ -124,6 +124,8 @@ type Server struct {
 	// renderMu orders the renders and publications of the builder and of
 	// the stall watch (watchReads).
 	renderMu sync.Mutex
+	// advised is the advised number over time (under renderMu).
+	advised adviceSeries
 }
 
 type client struct {
@@ -192,6 +194,11 @@ func (s *Server) Build(ctx context.Context) error {
 		}
 		st = *prev.state // keep showing the last good state, and say so
 	}
+	if err == nil {
+		if now, perr := coord.ParseTime(st.Now); perr == nil {
+			s.advised.add(now, st.Advice.Agents)
+		}
+	}
 	snap, rerr := s.render(&st, doc, readErr)
 	if rerr != nil {
 		return rerr
@@ -202,7 +209,11 @@ func (s *Server) Build(ctx context.Context) error {
 
 // render renders a state with the doctor's result and the read error.
 func (s *Server) render(st *app.State, doc doctorResult, readErr string) (*snapshot, error) {
-	return render(0, st, doc, renderOptions{rows: s.opt.Rows, token: s.opt.Token, actions: s.actions(), readErr: readErr, ownTimeout: s.opt.Timeout > 0}, s.opt.TaskJSON)
+	var advised []int
+	if now, err := coord.ParseTime(st.Now); err == nil {
+		advised = s.advised.slots(now)
+	}
+	return render(0, st, doc, renderOptions{rows: s.opt.Rows, token: s.opt.Token, actions: s.actions(), readErr: readErr, ownTimeout: s.opt.Timeout > 0, advised: advised}, s.opt.TaskJSON)
 }
 
 // actions reports whether the page may act: a token, and something to

@@ -25,7 +25,7 @@ var tmpl = sync.OnceValue(func() *template.Template {
 
 // panelIDs are the page's live parts, in page order: each is one
 // template and one element id, swapped whole when it changes.
-var panelIDs = []string{"summary", "alerts", "agents", "thru", "queue", "blocked", "review", "conflicts", "landing", "locks", "log"}
+var panelIDs = []string{"summary", "alerts", "agents", "thru", "advice", "queue", "blocked", "review", "conflicts", "landing", "locks", "log"}
 
 // snapshot is the state after one change, digested and rendered once and
 // shared by every client: the page and every event are cut from it.
@@ -59,6 +59,7 @@ type renderOptions struct {
 	actions    bool   // the page may act: buttons beside the tasks
 	readErr    string // why the backend cannot be read now ("" when it can)
 	ownTimeout bool   // stale after the dashboard's --timeout, not stale_after
+	advised    []int  // the advised number per half hour (adviceSeries.slots)
 }
 
 // render builds the view and the panels of a state. While the backend
@@ -192,6 +193,7 @@ func (s *snapshot) encode() []byte {
 	}
 	member("queue", q)
 	member("throughput", st.Throughput)
+	member("advice", st.Advice)
 	member("stale_after_seconds", st.StaleAfter)
 	member("review_gate", st.ReviewGate)
 	var alerts []coord.Alert

@@ -50,7 +50,8 @@ type view struct {
 	Leases []leaseRow
 	Log    []logRow
 
-	Thru thru
+	Thru   thru
+	Advice adviceView
 
 	Links links
 	// Actions: the page may act (a token and Options.Acts): buttons
@@ -420,6 +421,7 @@ func digest(st *app.State, doc doctorResult, o renderOptions) *view {
 		v.Thru.Median = span(time.Duration(*th.MedianClaimToDone) * time.Second)
 	}
 	v.Thru.Plot = barPlot(th.PerHour)
+	v.Advice = adviceOf(st.Advice, o.advised)
 	if st.ReviewGate {
 		v.Thru.Means = "Done means approved by a reviewer (the review gate is on), counted when its agent released it"
 	} else {

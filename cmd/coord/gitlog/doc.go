@@ -8,6 +8,14 @@
 // since the index's head, and reads the history again from scratch when
 // that head is no longer an ancestor of HEAD (a rewritten branch).
 //
+// Source is the history as coord's application asks for it
+// (app.History): the index kept in <common git dir>/coord/
+// plan-index.json (IndexFile), shared by every worktree, brought up to
+// HEAD at each Load by reading only the new commits, replaced atomically
+// through fsops when it changed. The file is a cache: a damaged or
+// foreign one is rebuilt from the history with a one-line warning, and
+// a failure to save it is a warning, never an error.
+//
 // Limits: merges contribute no paths of their own (their changes arrive
 // with the commits they merged); renames are those git's rename detection
 // (-M, 50% similarity) finds; a commit message is kept up to

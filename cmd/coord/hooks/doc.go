@@ -11,6 +11,9 @@
 //	                                               the holder and the task on stderr) when another agent's
 //	                                               path lock or held task's files cover a file, or another
 //	                                               task in flight wrote it (write_claims: warn names it only)
+//	                                               a file coord plan predicted for another agent's task in
+//	                                               flight is never refused: one line of added context names
+//	                                               that task, at the writer's first write of the file
 //	PostToolUse, PostToolUseFailure / PostToolUse / AfterTool
 //	                                               beat (Claude sends a failed tool to PostToolUseFailure);
 //	                                               a conflict of the agent's work not yet told (coord conflicts,

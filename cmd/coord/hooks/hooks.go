@@ -361,8 +361,26 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 	for _, hit := range plan.Hits { // only warnings are left
 		fmt.Fprintf(h.opt.Stderr, "coord: warning: %s; the edit goes ahead (write_claims: warn)\n", coord.OneLine(hit.String()))
 	}
+	if notes := plan.Notes(); len(notes) > 0 {
+		// A prediction never refuses a write: the agent is told who
+		// was expected to touch the file (contract §9).
+		return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName":     h.eventName,
+			"additionalContext": PredictedContext(notes),
+		}})
+	}
 	h.quiet()
 	return ExitOK, nil
+}
+
+// PredictedContext is the one line an agent reads when it writes a file
+// that coord plan predicted for another agent's task in flight.
+func PredictedContext(notes []coord.PredictedNote) string {
+	var parts []string
+	for _, n := range notes {
+		parts = append(parts, n.String())
+	}
+	return "coord: note: " + coord.OneLine(strings.Join(parts, "; ")) + ". The edit goes ahead; if your change meets that task's, say so (coord msg) or pick other work."
 }
 
 // Refusal is what an agent reads when its edit is refused: one line per

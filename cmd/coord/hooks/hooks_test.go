@@ -642,3 +642,55 @@ func TestWriteClaimsWarnAndOff(t *testing.T) {
 		t.Fatalf("off claims nothing: %q %q", a, b)
 	}
 }
+
+// TestEditPredicted: a write to a file that coord plan predicted for
+// another agent's task in flight is never refused: the writer gets one
+// line of added context naming that task, at its first write of the
+// file (later writes are quiet), in every agent's convention; with
+// predicted_files off, nothing.
+func TestEditPredicted(t *testing.T) {
+	const two = `{"id":"a","title":"modal"}
+{"id":"b","title":"other"}
+`
+	for _, c := range []struct{ agent, fixture string }{
+		{"claude", "PreToolUse-Edit"}, {"codex", "PreToolUse-apply_patch"}, {"gemini", "BeforeTool-write_file"},
+	} {
+		t.Run(c.agent, func(t *testing.T) {
+			p := &project{backendtest.NewProject(t, backendtest.Options{Seed: two})}
+			predict(t, p, "a", "src/editor/modal.ts")
+			p.claim(t, "first", "a")
+			p.claim(t, "second", "b")
+			o := fire(t, p, c.agent, c.fixture, "second", nil)
+			if o.code != 0 || o.stderr != "" {
+				t.Fatalf("a prediction refused or warned: %+v", o)
+			}
+			hso, _ := o.json(t)["hookSpecificOutput"].(map[string]any)
+			note, _ := hso["additionalContext"].(string)
+			if !strings.HasPrefix(note, "coord: note: src/editor/modal.ts was predicted for task a (first), in flight") || strings.Contains(note, "\n") {
+				t.Fatalf("note %q", note)
+			}
+			if got := p.task(t, "b").TouchedFiles; !slices.Contains(got, "src/editor/modal.ts") {
+				t.Fatalf("the write was not claimed for b: %q", got)
+			}
+			fire(t, p, c.agent, c.fixture, "second", nil).quiet(t, c.agent)
+		})
+	}
+	p := &project{backendtest.NewProject(t, backendtest.Options{Seed: two, Config: `{"predicted_files":"off"}`})}
+	predict(t, p, "a", "src/editor/modal.ts")
+	p.claim(t, "first", "a")
+	p.claim(t, "second", "b")
+	fire(t, p, "claude", "PreToolUse-Edit", "second", nil).quiet(t, "claude")
+}
+
+// predict records paths as task id's predicted_files, as coord plan
+// does.
+func predict(t *testing.T, p *project, id string, paths ...string) {
+	t.Helper()
+	err := p.Backend.Tasks().Update(context.Background(), func(tx *coord.Txn) error {
+		tx.RecordPredictions([]coord.Prediction{{Task: id, Paths: paths}})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -157,11 +157,12 @@ func benchOne(ctx context.Context, opt BenchOptions, h string) ([]Figures, error
 	for _, n := range opt.Agents {
 		f := Figures{History: h, Agents: n, Commits: len(hist), Tasks: len(work), Recall: rec, Prec: prec, PlanTime: planTime}
 		runs := []struct {
-			files [][]string
-			res   *Result
-		}{{nil, &f.FCFS}, {oracle, &f.Oracle}, {naive, &f.Naive}, {onceFiles, &f.Once}}
+			files     [][]string
+			res       *Result
+			predicted bool
+		}{{nil, &f.FCFS, false}, {oracle, &f.Oracle, false}, {naive, &f.Naive, false}, {onceFiles, &f.Once, true}}
 		for _, r := range runs {
-			if *r.res, err = Simulate(work, r.files, Options{Agents: n}); err != nil {
+			if *r.res, err = Simulate(work, r.files, Options{Agents: n, Predicted: r.predicted}); err != nil {
 				return nil, err
 			}
 		}
@@ -177,7 +178,7 @@ func benchOne(ctx context.Context, opt BenchOptions, h string) ([]Figures, error
 				*p.index = *p0.index
 				p.index.Commits = append([]plan.Commit(nil), p0.index.Commits...)
 			}
-			sim := Options{Agents: n, ReplanEvery: opt.ReplanEvery, Replan: func(landed, unclaimed []int) (map[int][]string, error) {
+			sim := Options{Agents: n, ReplanEvery: opt.ReplanEvery, Predicted: true, Replan: func(landed, unclaimed []int) (map[int][]string, error) {
 				if err := p.land(ctx, landed); err != nil {
 					return nil, err
 				}

@@ -7,9 +7,12 @@
 //
 // The simulation is event-driven in simulated time and uses coord's own
 // domain: each task is a coord.Task whose Files are the paths a policy
-// declares, and an idle agent claims with coord.Txn.Claim (coord's
-// eligibility and priority rules: a task whose files meet a claimed
-// task's waits, later ones go ahead) and releases with coord.Txn.Release.
+// declares (the planner's policies record them as predicted_files, as
+// coord plan does, so the rule measured is the one coord enforces under
+// predicted_files "enforce"), and an idle agent claims with
+// coord.Txn.Claim (coord's eligibility and priority rules: a task whose
+// files meet a claimed task's waits, later ones go ahead) and releases
+// with coord.Txn.Release.
 // A task lasts Duration(lines changed). Two tasks in flight at once whose
 // real changes meet (see Meet: overlapping or adjacent hunks of a file, or
 // a file one adds, deletes or renames) are one merge conflict.

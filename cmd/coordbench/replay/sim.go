@@ -66,6 +66,10 @@ type Options struct {
 	// index), as running the planner again would.
 	Replan      func(landed, unclaimed []int) (map[int][]string, error)
 	ReplanEvery int
+	// Predicted records the file lists as the tasks' predicted_files
+	// (what coord plan records, under predicted_files "enforce") instead
+	// of their declared files: the wired rule, measured.
+	Predicted bool
 }
 
 // A Result is what one replay measured.
@@ -107,9 +111,7 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 	for i, w := range work {
 		t := &coord.Task{ID: w.ID, Title: w.Commit.Subject, Status: coord.Unclaimed}
 		if files != nil {
-			for _, p := range files[i] {
-				t.Files = append(t.Files, coord.QuoteGlob(p))
-			}
+			setFiles(t, files[i], opt.Predicted)
 		}
 		tx.Add(t)
 		byID[w.ID] = i
@@ -212,10 +214,7 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 				if t == nil || t.Status != coord.Unclaimed {
 					continue
 				}
-				t.Files = t.Files[:0]
-				for _, p := range fs {
-					t.Files = append(t.Files, coord.QuoteGlob(p))
-				}
+				setFiles(t, fs, opt.Predicted)
 			}
 		}
 	}
@@ -233,4 +232,17 @@ func RealFiles(c *Commit) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// setFiles gives t the paths as its declared files (each quoted: a path
+// names one file) or, predicted, as its predicted_files.
+func setFiles(t *coord.Task, paths []string, predicted bool) {
+	t.Files, t.PredictedFiles = nil, nil
+	if predicted {
+		t.PredictedFiles = slices.Clone(paths)
+		return
+	}
+	for _, p := range paths {
+		t.Files = append(t.Files, coord.QuoteGlob(p))
+	}
 }

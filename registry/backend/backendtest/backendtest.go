@@ -86,6 +86,9 @@ type Options struct {
 	// Repo is the caller's git repository as the application sees it
 	// (nil: none).
 	Repo app.Repo
+	// History is the repository's history as planning learns from it
+	// (nil: none).
+	History app.History
 }
 
 // Project is a test's project, closed when the test ends.
@@ -146,7 +149,7 @@ func NewProject(t testing.TB, o Options) *Project {
 	if o.Wrap != nil {
 		seen = o.Wrap(b)
 	}
-	p.Service, err = app.New(ctx, seen, app.Options{Clock: o.Clock, Warn: o.Warn, Formats: backend.Formats{}, Repo: o.Repo})
+	p.Service, err = app.New(ctx, seen, app.Options{Clock: o.Clock, Warn: o.Warn, Formats: backend.Formats{}, Repo: o.Repo, History: o.History})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/rotd/coord/cmd/coord/gitlog"
+	"github.com/rotd/coord/cmd/coord/workspace"
+	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coord/coord/plan"
+)
+
+// Planning (contract §9): `coord plan` predicts the paths each task not
+// yet claimed will touch and records them as its predicted_files. The
+// model is package coord/plan, the git reading package gitlog, the use
+// case app.Service.Plan; this file parses, wires and prints.
+
+func planCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "plan", Usage: "predict the paths each unclaimed task will touch (from the git history and finished tasks) and record them as its predicted_files",
+		ArgsUsage: "[ID…]",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "task", Usage: "plan this task (repeatable; default: every unclaimed task)"},
+			&cli.BoolFlag{Name: "explain", Usage: "say why each path was chosen, for the tasks named (--explain ID) or all"},
+		},
+		Action: e.cmdPlan}
+}
+
+func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
+	// coord plan 4.2 plans 4.2, as --task 4.2 does; with --explain, the
+	// tasks named are explained, planned with their batch.
+	explain := c.Bool("explain")
+	req := app.PlanRequest{Tasks: c.StringSlice("task")}
+	if explain {
+		req.Include = c.Args().Slice()
+	} else {
+		req.Tasks = append(req.Tasks, c.Args().Slice()...)
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	res, err := s.Plan(e.ctx, req)
+	if err != nil {
+		return err
+	}
+	if res.Warning != "" {
+		fmt.Fprintf(e.stderr, "coord: warning: %s\n", res.Warning)
+	}
+	if res.NoHistory {
+		fmt.Fprintf(e.stderr, "coord: no git repository with commits at %s: nothing predicted\n", e.root)
+		if e.json {
+			return e.printJSON(map[string][]string{})
+		}
+		return nil
+	}
+	show := res.Predictions
+	if explain && c.NArg() > 0 {
+		show = nil
+		for _, p := range res.Predictions {
+			for _, id := range c.Args().Slice() {
+				if p.Task == id {
+					show = append(show, p)
+				}
+			}
+		}
+	}
+	if e.json {
+		if explain {
+			out := map[string][]explainedPath{}
+			for _, p := range show {
+				out[p.Task] = explained(p)
+			}
+			return e.printJSON(out)
+		}
+		out := map[string][]string{}
+		for _, p := range show {
+			out[p.Task] = nonNilStrings(p.Files())
+		}
+		return e.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, p := range show {
+		if !explain {
+			paths := strings.Join(p.Files(), " ")
+			if paths == "" {
+				paths = "(nothing predicted)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", p.Task, paths)
+			continue
+		}
+		if len(p.Paths) == 0 {
+			fmt.Fprintf(tw, "%s\t(nothing predicted)\t\n", p.Task)
+		}
+		for i, x := range p.Paths {
+			id := p.Task
+			if i > 0 {
+				id = ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\n", id, x.Path, x.Score, strings.Join(x.Why, "; "))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	e.printf("planned %s from %s (%d read now) and %s in %s\n", count(len(res.Predictions), "task"),
+		count(res.Commits, "commit"), res.Read, count(res.Finished, "finished task"), res.Took.Round(time.Millisecond))
+	return nil
+}
+
+// explainedPath is one predicted path with its score and reasons, as
+// plan --explain --json prints it.
+type explainedPath struct {
+	Path  string   `json:"path"`
+	Score float64  `json:"score"`
+	Why   []string `json:"why"`
+}
+
+func explained(p plan.Prediction) []explainedPath {
+	out := make([]explainedPath, len(p.Paths))
+	for i, x := range p.Paths {
+		out[i] = explainedPath{x.Path, x.Score, nonNilStrings(x.Why)}
+	}
+	return out
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// newProjectHistory is the project's git history as the planner asks
+// for it (app.History): the repository of the project root (the main
+// worktree when the caller stands in a linked one), its index kept in
+// the common git directory; paths mapped to project paths when the
+// project lies below the repository's top. nil when the caller's
+// directory and the root are not in one repository (as newProjectRepo).
+// Making it runs nothing.
+func newProjectHistory(cwd, root string, paths func() *workspace.Paths) app.History {
+	if !workspace.SameRepository(cwd, root) {
+		return nil
+	}
+	src := &gitlog.Source{Dir: root}
+	if top, _ := workspace.GitTop(root); top != root {
+		src.Map = func(top string, list []string) []string { return paths().FromGit(top, list) }
+	}
+	return src
+}
+
+// count says n things: "1 task", "3 tasks".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
