@@ -73,6 +73,13 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 		OnWait: func(holder string) {
 			fmt.Fprintf(e.stderr, "coord: waiting for the lander %s to finish (lease %s)\n", coord.OneLine(holder), coord.LandLease)
 		},
+		OnReplan: func(n int, err error) {
+			if err != nil {
+				fmt.Fprintf(e.stderr, "coord: land: replanning after a landing failed: %s\n", coord.OneLine(err.Error()))
+				return
+			}
+			fmt.Fprintf(e.stderr, "coord: land: work landed: replanned %d unclaimed task(s)\n", n)
+		},
 	})
 	if err != nil {
 		return err

@@ -121,6 +121,10 @@ type LandRequest struct {
 	// OnWait is told the lease's holder when a watching lander waits
 	// for it (nil: not).
 	OnWait func(holder string)
+	// OnReplan is told how many tasks were planned again after a pass
+	// that landed work (Replan decided to), or why planning failed (nil:
+	// not told). Planning never stops the lander.
+	OnReplan func(planned int, err error)
 	// OnMoved is called after the target moved to a task's landing and
 	// before the landing is recorded (nil: not): a test's window onto
 	// the one instant a crash leaves a landing unrecorded.
@@ -431,6 +435,7 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 		ln.tell(r)
 		out = append(out, r)
 	}
+	ln.replan(ctx, out)
 	if ln.req.Watch {
 		after, _, err := ln.queue(ctx)
 		if err != nil {
@@ -439,6 +444,23 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 		ln.last = fingerprint(after)
 	}
 	return out, nil
+}
+
+// replan plans the unclaimed tasks again when this pass landed work and
+// enough has landed since the last plan (Service.Replan): what landed is
+// history the predictions did not know.
+func (ln *lander) replan(ctx context.Context, out []LandResult) {
+	landed := false
+	for _, r := range out {
+		landed = landed || r.Outcome == Landed
+	}
+	if !landed {
+		return
+	}
+	did, res, err := ln.s.Replan(ctx)
+	if ln.req.OnReplan != nil && (did || (err != nil && ctx.Err() == nil)) {
+		ln.req.OnReplan(len(res.Predictions), err)
+	}
 }
 
 func (ln *lander) tell(r LandResult) {

@@ -240,3 +240,48 @@ func TestLand_Lease(t *testing.T) {
 		t.Fatalf("leases left: %+v", ls)
 	}
 }
+
+// TestLandReplans: a landing pass that lands ReplanAfter tasks plans the
+// unclaimed ones again (what landed is history the predictions did not
+// know) and says so; a pass that lands nothing does not.
+func TestLandReplans(t *testing.T) {
+	f := newFakeLander()
+	tasks := []*coord.Task{{ID: "p0", Title: "printer: trim trailing spaces"}}
+	for i := 1; i <= app.ReplanAfter; i++ {
+		tasks = append(tasks, &coord.Task{ID: fmt.Sprint("d", i), Title: fmt.Sprint("docs: part ", i)})
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := backendtest.NewProject(t, backendtest.Options{History: printerHistory(), Tasks: tasks, Clock: func() time.Time { return now }})
+	now = now.Add(time.Hour) // the landings come after the seed's plan
+	err := p.Service.Backend().Tasks().Update(context.Background(), func(tx *coord.Txn) error {
+		for i := 1; i <= app.ReplanAfter; i++ {
+			tk := tx.Task(fmt.Sprint("d", i))
+			tk.Status, tk.ClaimedBy, tk.Epoch, tk.Head, tk.Dirty = coord.Done, "owner", 1, f.commit("0000"), true
+			tk.ClaimedAt, tk.CompletedAt = "2026-01-01T00:00:00Z", fmt.Sprintf("2026-01-01T00:00:%02dZ", i)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told []int
+	req := app.LandRequest{Agent: "lander", OnReplan: func(n int, err error) {
+		if err != nil {
+			t.Errorf("replan: %v", err)
+		}
+		told = append(told, n)
+	}}
+	res, err := p.Service.Land(context.Background(), f, req)
+	if err != nil || len(res) != app.ReplanAfter {
+		t.Fatalf("Land = %+v, %v", res, err)
+	}
+	if len(told) != 1 || told[0] != 1 {
+		t.Fatalf("replans told %v, want one of the one unclaimed task", told)
+	}
+	if tk := taskOf(t, p.Service, "p0"); len(tk.PredictedFiles) == 0 || tk.PredictedFiles[0] != "printer.go" {
+		t.Fatalf("p0 predicted %v after the replan", tk.PredictedFiles)
+	}
+	if _, err := p.Service.Land(context.Background(), f, req); err != nil || len(told) != 1 {
+		t.Fatalf("a pass that landed nothing replanned (%v, %v)", told, err)
+	}
+}
