@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // pairUp makes tasks whose texts nearly match share their best file:
@@ -18,9 +19,13 @@ func (m *Model) pairUp(tasks []Task, ev []map[int]*evidence) {
 	for i, t := range tasks {
 		vecs[i] = m.taskVector(t, unseen)
 	}
+	areas := make([][]string, len(tasks))
+	for i, t := range tasks {
+		areas[i] = area(t.Title)
+	}
 	for i := range tasks {
 		for j := i + 1; j < len(tasks); j++ {
-			if cosine(vecs[i], vecs[j]) < m.p.PairSim {
+			if cosine(vecs[i], vecs[j]) < m.p.PairSim || apart(areas[i], areas[j]) {
 				continue
 			}
 			best, bs := -1, 0.0
@@ -49,6 +54,40 @@ func (m *Model) pairUp(tasks []Task, ev []map[int]*evidence) {
 			}
 		}
 	}
+}
+
+// area is where a subject's prefix says the change is: its scopes
+// ("printer" of "printer: …" or "fix(printer): …"), else a kind that
+// names a place ("docs: …", "test: …", "ci: …"); none otherwise.
+func area(subject string) []string {
+	kind, sc := scopes(subject)
+	if len(sc) == 0 && placeKinds[kind] {
+		sc = []string{kind}
+	}
+	out := make([]string, len(sc))
+	for i, s := range sc {
+		out[i] = strings.TrimSuffix(s, "s") // "docs" and "doc", "tests" and "test"
+	}
+	return out
+}
+
+// placeKinds are the Conventional Commits kinds that say where a change
+// is as well as what it is.
+var placeKinds = map[string]bool{"docs": true, "doc": true, "test": true, "tests": true, "ci": true, "build": true}
+
+// apart reports whether two tasks' prefixes name different places: then
+// words they share ("trim" in "printer: trim spaces" and "docs: document
+// --trim") do not make them the same work.
+func apart(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }
 
 func score(ev map[int]*evidence, f int) float64 {

@@ -386,3 +386,33 @@ func TestLoad_Damaged(t *testing.T) {
 		}
 	}
 }
+
+// TestPairApart: two tasks sharing a rare word but whose prefixes name
+// different places are not paired: "docs: document --trim" is not given
+// the printer's file because "printer: trim spaces" is predicted to
+// touch it. Tasks with the same prefix still are.
+func TestPairApart(t *testing.T) {
+	var commits []Commit
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, c := range []struct{ subject, path string }{
+		{"docs: explain --wrap", "docs/usage.md"}, {"printer: fix the column width", "printer.go"},
+		{"search: skip binary files", "search.go"}, {"printer: wrap long lines", "printer.go"},
+		{"docs: fix a typo", "docs/usage.md"}, {"printer: colour the matches", "printer.go"},
+	} {
+		commits = append(commits, Commit{Hash: fmt.Sprint(i), Time: t0.Add(time.Duration(i) * time.Hour), Subject: c.subject,
+			Changes: []Change{{Status: 'M', Path: c.path}}})
+	}
+	m := NewModel(Input{Commits: commits, Tree: []string{"docs/usage.md", "printer.go", "search.go"}}, DefaultParams)
+	got := m.Plan([]Task{{ID: "1", Title: "printer: trim trailing spaces"}, {ID: "2", Title: "docs: document --trim"}})
+	for _, p := range got[1].Paths {
+		if p.Path == "printer.go" {
+			t.Fatalf("task 2 (docs) predicted printer.go: %+v", p)
+		}
+	}
+	if area("fix(printer): x")[0] != "printer" || area("tests: y")[0] != "test" || area("fix: z") != nil && len(area("fix: z")) != 0 {
+		t.Errorf("area: %v %v %v", area("fix(printer): x"), area("tests: y"), area("fix: z"))
+	}
+	if !apart([]string{"printer"}, []string{"doc"}) || apart([]string{"printer"}, nil) || apart([]string{"a", "b"}, []string{"b"}) {
+		t.Error("apart")
+	}
+}
