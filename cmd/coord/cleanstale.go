@@ -22,6 +22,7 @@ func cleanStaleCommand(e *env) *cli.Command {
 // log rotation and archiving. Once it has begun, a signal lets it finish
 // (the sweep commits first; the housekeeping after it completes).
 func (e *env) cmdCleanStale(_ context.Context, c *cli.Command) error {
+	e.repoAtRoot = true // a daemon judges the project's repository, not where it was started
 	if c.NArg() > 0 {
 		return strErr("clean-stale takes no arguments")
 	}

@@ -21,10 +21,15 @@ import (
 // flags, call the Service and print; they hold no rule and name no
 // storage package.
 type env struct {
-	ctx                              context.Context
-	stdin                            io.Reader
-	stdout, stderr                   io.Writer
-	json, diagnose                   bool
+	ctx            context.Context
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	json, diagnose bool
+	// repoAtRoot: the repository the application asks about is the
+	// project root's, wherever the caller stands (the daemons and the
+	// lander: watch, schedule, clean-stale, land). Otherwise it is the
+	// caller's own checkout (newProjectRepo).
+	repoAtRoot                       bool
 	rootFlag, agentFlag, backendFlag string
 	rootSet, agentSet, backendSet    bool
 	lockWait                         time.Duration
@@ -138,9 +143,13 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo := newProjectRepo(e.cwd, root, e.paths)
+	repoDir := e.cwd
+	if e.repoAtRoot {
+		repoDir = root
+	}
+	repo := newProjectRepo(repoDir, root, e.paths)
 	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Formats: backend.Formats{}, Getenv: os.Getenv, Repo: repo,
-		History: newProjectHistory(e.cwd, root, e.paths)})
+		History: newProjectHistory(repoDir, root, e.paths)})
 	if err != nil {
 		b.Close()
 		return nil, err

@@ -31,6 +31,7 @@ func landCommand(e *env) *cli.Command {
 }
 
 func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
+	e.repoAtRoot = true // a daemon judges the project's repository, not where it was started
 	ids := c.Args().Slice()
 	for _, id := range ids {
 		if err := coord.ValidTaskID(id); err != nil {

@@ -34,6 +34,7 @@ func scheduleCommand(e *env) *cli.Command {
 // does), printing each new one (--json: {"conflicts": […]}; --once
 // --json records them without printing).
 func (e *env) cmdSchedule(_ context.Context, c *cli.Command) error {
+	e.repoAtRoot = true // a daemon judges the project's repository, not where it was started
 	depth := c.Int("depth")
 	if depth < 1 {
 		return strErr("--depth must be at least 1, got %d", depth)

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/rotd/coord/registry/backend/backendtest"
@@ -97,24 +95,7 @@ func TestWatchVoidsMovedReview(t *testing.T) {
 	git(wt, "commit", "-q", "-a", "-m", "work")
 	runCoord(t, wt, env, "", "release", "r1")
 
-	cmd := exec.Command("coord", "watch", "--poll")
-	cmd.Dir, cmd.Env = root, append(cleanEnv(), env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGINT); cmd.Wait() })
-	lines := make(chan string, 1000)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	_, lines := startWatch(t, root, "--poll")
 	expectLine(t, lines, "watching", backendtest.Timeout)
 	os.WriteFile(filepath.Join(wt, "a.txt"), []byte("more\n"), 0o644)
 	git(wt, "commit", "-q", "-a", "-m", "after the review")

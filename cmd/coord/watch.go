@@ -34,6 +34,7 @@ func watchCommand(e *env) *cli.Command {
 // sends back the reviews a later commit made void (voidReviews). One
 // watcher per project (coord.Exclusive).
 func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
+	e.repoAtRoot = true // a daemon judges the project's repository, not where it was started
 	if c.NArg() > 0 {
 		return strErr("watch takes no arguments")
 	}
