@@ -16,9 +16,11 @@ import (
 // independent set, whose size is the work that can run at once. The
 // project's measured conflicts per finished task damp it (each conflict
 // costs a rework: I independent tasks at c conflicts per task are worth
-// about I/(1+c) agents), never below 1 while work is ready. So N is 1
-// when every ready task collides with every other, grows with
-// independent ready work, and never exceeds it.
+// about I/(1+c) agents), never below 1 while work is ready. The agents
+// already at work (the tasks claimed now) are added: N is how many
+// agents to have running, those busy and those to start. So with
+// nothing in flight N is 1 when every ready task collides with every
+// other, grows with independent ready work, and never exceeds it.
 
 // AdviceWindow is how far back the rates are measured.
 const AdviceWindow = 24 * time.Hour
@@ -49,6 +51,9 @@ type Advice struct {
 	// Colliding the ready tasks left out of it; InFlight the tasks
 	// claimed now; WaitingOnDeps the unclaimed tasks whose dependencies
 	// are not done.
+	// Start is how many of Agents are to be started now (the rest are
+	// at work on the tasks in flight).
+	Start         int   `json:"start"`
 	Independent   int   `json:"independent"`
 	Colliding     int   `json:"colliding"`
 	InFlight      int   `json:"in_flight"`
@@ -98,11 +103,13 @@ func (tx *Txn) Advise(now time.Time, ev ConflictEvents) Advice {
 		}
 	}
 	a.Rates = tx.rates(now, ev, a.InFlight)
-	a.Agents = a.Independent
+	start := a.Independent
 	c := a.Rates.ConflictsPerTask
 	if a.Independent > 0 && c > 0 {
-		a.Agents = max(1, int(math.Ceil(float64(a.Independent)/(1+c)-1e-9)))
+		start = max(1, int(math.Ceil(float64(a.Independent)/(1+c)-1e-9)))
 	}
+	a.Start = start
+	a.Agents = a.InFlight + start
 	a.Why = adviceWhy(a)
 	return a
 }
@@ -163,10 +170,10 @@ func adviceWhy(a Advice) string {
 	if a.Colliding > 0 {
 		s += fmt.Sprintf(" (%d collide through a conflict group or declared or predicted paths)", a.Colliding)
 	}
-	if a.Agents < a.Independent {
-		s += fmt.Sprintf("; %.2f conflicts per task in the last %.4gh bring it to %d", a.Rates.ConflictsPerTask, a.Rates.Hours, a.Agents)
+	if a.Start < a.Independent {
+		s += fmt.Sprintf("; %.2f conflicts per task in the last %.4gh bring it to %d", a.Rates.ConflictsPerTask, a.Rates.Hours, a.Start)
 	}
-	s += fmt.Sprintf("; %d in flight, %.2f tasks finished per hour", a.InFlight, a.Rates.TasksPerHour)
+	s += fmt.Sprintf("; %d in flight (%d to start), %.2f tasks finished per hour", a.InFlight, a.Start, a.Rates.TasksPerHour)
 	if a.WaitingOnDeps > 0 {
 		s += fmt.Sprintf(", %d wait on dependencies", a.WaitingOnDeps)
 	}

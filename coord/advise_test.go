@@ -39,6 +39,9 @@ func TestAdvise(t *testing.T) {
 		{"conflict group", PredictOff, func(ts []*Task) { ts[0].ConflictGroup, ts[2].ConflictGroup = "g", "g" }, ConflictEvents{}, 2, 3},
 		{"conflicts damp", PredictOff, nil, ConflictEvents{Conflicts: 1, SendBacks: 1}, 2, 3},
 		{"conflicts never below 1", "", nil, ConflictEvents{Conflicts: 40}, 1, 3},
+		{"one at work counts", "", func(ts []*Task) {
+			ts[4] = &Task{ID: "w", Status: Claimed, ClaimedBy: "z", PredictedFiles: []string{"main.go"}}
+		}, ConflictEvents{}, 3, 3},
 		{"nothing ready", "", func(ts []*Task) {
 			for _, x := range ts[:3] {
 				x.Status = Done
@@ -53,7 +56,7 @@ func TestAdvise(t *testing.T) {
 			}
 			tx := &Txn{Tasks: ts, PredictedFiles: c.mode}
 			a := tx.Advise(now, c.ev)
-			if a.Agents != c.agent || a.Ready != c.ready || a.Agents > a.Independent || a.Why == "" {
+			if a.Agents != c.agent || a.Ready != c.ready || a.Start > a.Independent || a.Agents != a.InFlight+a.Start || a.Why == "" {
 				t.Fatalf("advice %+v, want %d agents for %d ready", a, c.agent, c.ready)
 			}
 		})
