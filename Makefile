@@ -129,7 +129,11 @@ bench: build bench-tools
 # commits become tasks drained by 4 and 8 simulated agents through coord's
 # own claims. Prints a table per history: conflicts against first come,
 # first served, makespan against the oracle that declares each task's
-# real files, recall, precision, plan time. One to five minutes.
+# real files, recall, precision, plan time. Then the same for the
+# repository it runs in (its own history read with package gitlog, the
+# newest 200 commits that changed files as tasks; fewer, and said, when
+# the history is short; a one-line skip outside a git repository;
+# coordbench -plan-self=false leaves it out). One to five minutes.
 PLAN_DATA ?= $(shell d=$$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) && echo "$$(dirname "$$d")/../shared/data/histories" || echo ../shared/data/histories)
 bench-plan:
 	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench

@@ -86,6 +86,14 @@ func benchOne(ctx context.Context, opt BenchOptions, h string) ([]Figures, error
 	if err != nil {
 		return nil, err
 	}
+	return BenchCommits(ctx, opt, h, cs)
+}
+
+// BenchCommits replays one history, named h, given as commits (oldest
+// first; the newest opt.Tasks become the tasks) for each of opt.Agents
+// (which must be set, as must opt.Tasks).
+func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) ([]Figures, error) {
+	var err error
 	end := len(cs) - opt.Skip*opt.Tasks
 	if end-opt.Tasks < 10 {
 		return nil, fmt.Errorf("%d commits: too few for %d tasks after skipping %d windows", len(cs), opt.Tasks, opt.Skip)

@@ -38,4 +38,10 @@
 // detectable) and read back with package gitlog; re-plans append the
 // landed commits and refresh the index incrementally. Direct feeds the
 // commits as data instead (faster, for tests and sweeps).
+//
+// Own reads a git repository's own history in the data set's form
+// (package gitlog's commits, the newest with their diffs from
+// gitlog.Diffs; merges and empty commits left out), and BenchCommits
+// replays it as the data set's histories are replayed: coordbench -plan
+// replays the repository it runs in as a fifth history.
 package replay

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -382,5 +383,54 @@ func TestBenchClaims(t *testing.T) {
 	}
 	if _, err := BenchClaims(BenchOptions{Dir: dir, Histories: []string{"missing"}}); err == nil {
 		t.Error("a missing history replayed")
+	}
+}
+
+// TestOwn: a repository's own history is read in the data set's form:
+// every commit that changed files, the same messages, dates and changes
+// as package gitlog reads them (FromPlan inverts ForPlan), and the
+// newest ones with their line counts and the ranges they changed (a
+// modification of the synthetic contents' second line is [2, 1]); the
+// older ones without (their counts unknown).
+func TestOwn(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ctx := context.Background()
+	cs := synthetic(30)
+	r, err := NewRepo(ctx, filepath.Join(t.TempDir(), "repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Append(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	own, err := Own(ctx, r.Dir, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ix plan.Index
+	if _, _, err := gitlog.Refresh(ctx, r.Dir, &ix); err != nil {
+		t.Fatal(err)
+	}
+	if len(own) != len(cs) || len(ix.Commits) != len(cs) {
+		t.Fatalf("%d commits read, want %d", len(own), len(cs))
+	}
+	for i := range own {
+		if got := own[i].ForPlan(); !reflect.DeepEqual(got, ix.Commits[i]) {
+			t.Errorf("commit %d: %+v, read by gitlog as %+v", i, got, ix.Commits[i])
+		}
+		for _, f := range own[i].Files {
+			withDiff := i >= len(cs)-10
+			if (f.Add != nil) != withDiff {
+				t.Errorf("commit %d %s: counts %v, want them only for the newest 10", i, f.Path, f.Add)
+			}
+			if withDiff && strings.HasPrefix(f.Path, "src/") && (!reflect.DeepEqual(f.Hunks, [][2]int{{2, 1}}) || *f.Add != 1 || *f.Del != 1) {
+				t.Errorf("commit %d %s: hunks %v, +%d -%d; want [[2 1]], +1 -1", i, f.Path, f.Hunks, *f.Add, *f.Del)
+			}
+		}
+	}
+	if _, err := Own(ctx, t.TempDir(), 10); !errors.Is(err, gitlog.ErrNoRepo) {
+		t.Errorf("outside a repository: %v, want gitlog.ErrNoRepo", err)
 	}
 }
