@@ -133,7 +133,10 @@ bench: build bench-tools
 # repository it runs in (its own history read with package gitlog, the
 # newest 200 commits that changed files as tasks; fewer, and said, when
 # the history is short; a one-line skip outside a git repository;
-# coordbench -plan-self=false leaves it out). One to five minutes.
+# coordbench -plan-self=false leaves it out), where, as coord plan does,
+# the identifiers the tasks name are also looked up in the files (as
+# they were before the first task; -plan-contents=false: not). One to
+# five minutes.
 PLAN_DATA ?= $(shell d=$$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) && echo "$$(dirname "$$d")/../shared/data/histories" || echo ../shared/data/histories)
 bench-plan:
 	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench

@@ -26,6 +26,7 @@ type planFlags struct {
 	agents   string
 	parallel bool
 	self     bool // also replay the repository coordbench runs in
+	contents bool // and look identifiers up in its files
 }
 
 // runPlan replays the histories as work (issue 26) and prints the
@@ -81,7 +82,7 @@ func runPlan(pf planFlags) error {
 	if !pf.self || pf.ablate {
 		return nil
 	}
-	return runOwn(ctx, opt, mode, pf.replan)
+	return runOwn(ctx, opt, mode, pf.replan, pf.contents)
 }
 
 // ownTasks and ownMinHistory: this repository's newest ownTasks commits
@@ -97,7 +98,7 @@ const (
 // (read with package gitlog, its newest commits' diffs with
 // gitlog.Diffs) as the data set's are replayed: the fifth history of
 // issue 26. Outside a repository it says so in one line.
-func runOwn(ctx context.Context, opt replay.BenchOptions, mode string, replan int) error {
+func runOwn(ctx context.Context, opt replay.BenchOptions, mode string, replan int, contents bool) error {
 	dir, err := os.Getwd()
 	if err != nil {
 		return err
@@ -121,8 +122,25 @@ func runOwn(ctx context.Context, opt replay.BenchOptions, mode string, replan in
 		return nil
 	}
 	opt.Skip = 0
-	fmt.Printf("\n## Planning: this repository's own history replayed as work\n\nThe history of %s (read with package gitlog; merges and empty commits left out), %s of its commits as tasks; the predictor runs on %s. Durations: %s.\n",
-		dir, note, mode, replay.DurationRule)
+	with := "no file contents (as for the data set)"
+	if contents {
+		// The files as they were before the first task, where coord
+		// plan would have looked the tasks' identifiers up.
+		base := cs[len(cs)-opt.Tasks-1].Sha
+		tmp, err := os.MkdirTemp("", "coord-replay-own-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if err := replay.Checkout(ctx, dir, base, filepath.Join(tmp, "files")); err != nil {
+			return fmt.Errorf("own history: %w", err)
+		}
+		src := &gitlog.Source{Dir: filepath.Join(tmp, "files")}
+		opt.Contents = src.Holders
+		with = fmt.Sprintf("the identifiers the tasks name looked up in the files as they were before the first task (%.10s; for every plan)", base)
+	}
+	fmt.Printf("\n## Planning: this repository's own history replayed as work\n\nThe history of %s (read with package gitlog; merges and empty commits left out), %s of its commits as tasks; the predictor runs on %s, with %s. Durations: %s.\n",
+		dir, note, mode, with, replay.DurationRule)
 	fs, err := replay.BenchCommits(ctx, opt, "this repository", cs)
 	if err != nil {
 		return fmt.Errorf("own history: %w", err)

@@ -43,5 +43,9 @@
 // (package gitlog's commits, the newest with their diffs from
 // gitlog.Diffs; merges and empty commits left out), and BenchCommits
 // replays it as the data set's histories are replayed: coordbench -plan
-// replays the repository it runs in as a fifth history.
+// replays the repository it runs in as a fifth history. A history with
+// files (this repository's, unlike the data set's) can also be replayed
+// with Contents: each plan looks the identifiers its batch names up in
+// the files (coordbench: as they were before the first task, a clone
+// made with Checkout), as coord plan does.
 package replay

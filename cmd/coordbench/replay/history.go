@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rotd/coord/cmd/coord/gitlog"
@@ -178,4 +179,20 @@ func Own(ctx context.Context, dir string, withDiffs int) ([]Commit, error) {
 		out = append(out, FromPlan(pc, d))
 	}
 	return out, nil
+}
+
+// Checkout makes dst a clone of the repository holding dir (sharing its
+// objects; dst must not exist or be empty) with commit checked out: the
+// files as they were at a commit, to look identifiers up in (Contents)
+// without touching the repository itself.
+func Checkout(ctx context.Context, dir, commit, dst string) error {
+	top, err := run(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--show-toplevel")
+	if err != nil {
+		return err
+	}
+	if _, err := run(ctx, dir, nil, "clone", "-q", "--shared", "--no-checkout", strings.TrimSpace(string(top)), dst); err != nil {
+		return err
+	}
+	_, err = run(ctx, dst, nil, "checkout", "-q", "--detach", commit)
+	return err
 }

@@ -434,3 +434,37 @@ func TestOwn(t *testing.T) {
 		t.Errorf("outside a repository: %v, want gitlog.ErrNoRepo", err)
 	}
 }
+
+// TestBenchCommits_Contents: with Contents, every plan (the first and
+// each re-plan) looks up the identifiers its batch names, and a file
+// holding one is predicted for the task naming it.
+func TestBenchCommits_Contents(t *testing.T) {
+	cs := synthetic(80)
+	cs[75].Subject = "searcher: scanFaster() skips the last file"
+	var calls int
+	asked := map[string]bool{}
+	contents := func(_ context.Context, names []string) (map[string][]string, error) {
+		calls++
+		for _, n := range names {
+			asked[n] = true
+		}
+		if slices.Contains(names, "scanFaster") {
+			return map[string][]string{"new/name.go": {"scanFaster"}}, nil
+		}
+		return map[string][]string{}, nil
+	}
+	fs, err := BenchCommits(context.Background(), BenchOptions{Agents: []int{3}, Tasks: 20, Params: plan.DefaultParams,
+		ReplanEvery: 5, Direct: true, Contents: contents}, "toy", cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !asked["scanFaster"] || calls != 1+fs[0].Replans {
+		t.Errorf("asked %v in %d calls, want scanFaster in %d", asked, calls, 1+fs[0].Replans)
+	}
+	p := &planner{params: plan.DefaultParams, work: Works(cs[60:]), contents: contents, history: PlanCommits(cs[:60]), tree: Tree(cs[:60])}
+	p.tasks = PlanTasks(p.work)
+	got, err := p.plan(context.Background(), []int{15})
+	if err != nil || !slices.Contains(got[15], "new/name.go") {
+		t.Errorf("the task naming scanFaster: %v, %v", got[15], err)
+	}
+}
