@@ -162,16 +162,20 @@ func parseHunk(line []byte) ([2]int, int, bool) {
 	return [2]int{s, n}, m, ok1 && ok2
 }
 
+// maxLine bounds a line number or count in a hunk header (so sums of
+// them cannot overflow).
+const maxLine = 1 << 30
+
 // rangeOf reads "s,n" or "s" (n 1).
 func rangeOf(b []byte) (int, int, bool) {
 	a, c, has := bytes.Cut(b, []byte(","))
 	s, err := strconv.Atoi(string(a))
-	if err != nil || s < 0 {
+	if err != nil || s < 0 || s > maxLine {
 		return 0, 0, false
 	}
 	n := 1
 	if has {
-		if n, err = strconv.Atoi(string(c)); err != nil || n < 0 {
+		if n, err = strconv.Atoi(string(c)); err != nil || n < 0 || n > maxLine {
 			return 0, 0, false
 		}
 	}

@@ -1,8 +1,11 @@
 package gitlog
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -95,4 +98,64 @@ func TestParseDiffs_Errors(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(ds, want) {
 		t.Errorf("ParseDiffs: %+v, %v", ds, err)
 	}
+}
+
+// formatDiffs writes diffs as git log -U0 --format=%x1e%H does, in the
+// form ParseDiffs reads (a file's added lines all in its first hunk).
+func formatDiffs(ds map[string][]FileDiff) []byte {
+	var b bytes.Buffer
+	hashes := make([]string, 0, len(ds))
+	for h := range ds {
+		hashes = append(hashes, h)
+	}
+	sort.Strings(hashes)
+	for _, h := range hashes {
+		fmt.Fprintf(&b, "\x1e%s\n", h)
+		for _, f := range ds[h] {
+			b.WriteString("diff --git a/x b/x\nindex 1..2\n")
+			for i, x := range f.Hunks {
+				add := 0
+				if i == 0 {
+					add = f.Add
+				}
+				fmt.Fprintf(&b, "@@ -%d,%d +1,%d @@ ctx\n-old\n+new\n", x[0], x[1], add)
+			}
+			if f.Binary {
+				b.WriteString("Binary files a/x and b/x differ\n")
+			}
+		}
+	}
+	return b.Bytes()
+}
+
+// FuzzParseDiffs: whatever the input, ParseDiffs never panics, a file's
+// deleted lines are the sum of its hunks' old lengths, and what it
+// accepts it reads back the same once written out again.
+func FuzzParseDiffs(f *testing.F) {
+	f.Add([]byte("\x1e" + h1 + "\ndiff --git a/x b/x\n@@ -0,0 +1,3 @@\n+a\n@@ -7 +9,0 @@\n-x\n\x1e" + h2 + "\n"))
+	f.Add([]byte("\x1e" + h1 + "\ndiff --git a/b b/b\nBinary files a/b and b/b differ\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		ds, err := ParseDiffs(bytes.NewReader(in))
+		if err != nil {
+			return
+		}
+		for h, fs := range ds {
+			for _, fd := range fs {
+				del := 0
+				for _, x := range fd.Hunks {
+					del += x[1]
+				}
+				if del != fd.Del || fd.Add < 0 {
+					t.Fatalf("commit %s: %+v", h, fd)
+				}
+			}
+		}
+		again, err := ParseDiffs(bytes.NewReader(formatDiffs(ds)))
+		if err != nil {
+			t.Fatalf("ParseDiffs accepted %q but not its own reading: %v", in, err)
+		}
+		if !reflect.DeepEqual(again, ds) {
+			t.Fatalf("read %+v, then %+v", ds, again)
+		}
+	})
 }
