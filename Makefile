@@ -9,7 +9,7 @@ BIN := bin
 # 50,000 runs take 2-5 s per target here.
 FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
-FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./cmd/coord/setup:FuzzReconcile ./cmd/coord/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./cmd/coord/gitlog:FuzzParse ./coord/plan:FuzzLoad ./cmd/coord/gitrepo:FuzzParseWorktrees ./cmd/coord/gitrepo:FuzzParseMergeTree
+FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./cmd/coord/setup:FuzzReconcile ./cmd/coord/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./cmd/coord/gitlog:FuzzParse ./cmd/coord/gitlog:FuzzParseDiffs ./coord/plan:FuzzLoad ./cmd/coord/gitrepo:FuzzParseWorktrees ./cmd/coord/gitrepo:FuzzParseMergeTree
 
 .PHONY: build demo demo-hub demo-land test vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 
@@ -129,7 +129,14 @@ bench: build bench-tools
 # commits become tasks drained by 4 and 8 simulated agents through coord's
 # own claims. Prints a table per history: conflicts against first come,
 # first served, makespan against the oracle that declares each task's
-# real files, recall, precision, plan time. One to five minutes.
+# real files, recall, precision, plan time. Then the same for the
+# repository it runs in (its own history read with package gitlog, the
+# newest 200 commits that changed files as tasks; fewer, and said, when
+# the history is short; a one-line skip outside a git repository;
+# coordbench -plan-self=false leaves it out), where, as coord plan does,
+# the identifiers the tasks name are also looked up in the files (as
+# they were before the first task; -plan-contents=false: not). One to
+# five minutes.
 PLAN_DATA ?= $(shell d=$$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) && echo "$$(dirname "$$d")/../shared/data/histories" || echo ../shared/data/histories)
 bench-plan:
 	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench

@@ -107,8 +107,12 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	e.printf("planned %s from %s (%d read now) and %s in %s\n", count(len(res.Predictions), "task"),
-		count(res.Commits, "commit"), res.Read, count(res.Finished, "finished task"), res.Took.Round(time.Millisecond))
+	from := fmt.Sprintf("%s (%d read now) and %s", count(res.Commits, "commit"), res.Read, count(res.Finished, "finished task"))
+	if res.Named > 0 {
+		from = fmt.Sprintf("%s (%d read now), %s and %s the tasks name (found in %s)", count(res.Commits, "commit"), res.Read,
+			count(res.Finished, "finished task"), count(res.Named, "identifier"), count(res.Holding, "file"))
+	}
+	e.printf("planned %s from %s in %s\n", count(len(res.Predictions), "task"), from, res.Took.Round(time.Millisecond))
 	return nil
 }
 

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/rotd/coord/cmd/coord/gitlog"
 	"github.com/rotd/coord/cmd/coordbench/replay"
 	"github.com/rotd/coord/coord/plan"
 )
@@ -23,16 +25,14 @@ type planFlags struct {
 	only     string
 	agents   string
 	parallel bool
+	self     bool // also replay the repository coordbench runs in
+	contents bool // and look identifiers up in its files
 }
 
 // runPlan replays the histories as work (issue 26) and prints the
 // figures. It reports a skip, not an error, when the data is absent (a
 // user's clone has none).
 func runPlan(pf planFlags) error {
-	if _, err := os.Stat(pf.dir); err != nil {
-		fmt.Printf("plan replay skipped: no histories at %s (the data set is not part of this repository; give its directory to -plan, or PLAN_DATA to make bench-plan)\n", pf.dir)
-		return nil
-	}
 	p := plan.DefaultParams
 	if pf.params != "" {
 		dec := json.NewDecoder(strings.NewReader(pf.params))
@@ -61,20 +61,91 @@ func runPlan(pf planFlags) error {
 		opt.Agents = []int{4, 8}
 	}
 	ctx := context.Background()
-	if pf.ablate {
-		return ablate(ctx, opt)
-	}
 	mode := "a git repository built from the earlier commits (git fast-import), read back with package gitlog"
 	if pf.direct {
 		mode = "the earlier commits fed to the predictor directly"
 	}
-	fmt.Printf("## Planning: real histories replayed as work\n\nHistories from %s; the predictor runs on %s. Durations: %s.\n",
-		abs(pf.dir), mode, replay.DurationRule)
-	fs, err := replay.Bench(ctx, opt)
+	if _, err := os.Stat(pf.dir); err != nil {
+		fmt.Printf("plan replay skipped: no histories at %s (the data set is not part of this repository; give its directory to -plan, or PLAN_DATA to make bench-plan)\n", pf.dir)
+	} else {
+		if pf.ablate {
+			return ablate(ctx, opt)
+		}
+		fmt.Printf("## Planning: real histories replayed as work\n\nHistories from %s; the predictor runs on %s. Durations: %s.\n",
+			abs(pf.dir), mode, replay.DurationRule)
+		fs, err := replay.Bench(ctx, opt)
+		if err != nil {
+			return err
+		}
+		replay.Print(os.Stdout, fs, pf.replan)
+	}
+	if !pf.self || pf.ablate {
+		return nil
+	}
+	return runOwn(ctx, opt, mode, pf.replan, pf.contents)
+}
+
+// ownTasks and ownMinHistory: this repository's newest ownTasks commits
+// are replayed as tasks, as for the data set's histories, when at least
+// ownMinHistory commits precede them; a shorter history gives half its
+// commits.
+const (
+	ownTasks      = 200
+	ownMinHistory = 100
+)
+
+// runOwn replays the history of the git repository coordbench runs in
+// (read with package gitlog, its newest commits' diffs with
+// gitlog.Diffs) as the data set's are replayed: the fifth history of
+// issue 26. Outside a repository it says so in one line.
+func runOwn(ctx context.Context, opt replay.BenchOptions, mode string, replan int, contents bool) error {
+	dir, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	replay.Print(os.Stdout, fs, pf.replan)
+	cs, err := replay.Own(ctx, dir, ownTasks)
+	if errors.Is(err, gitlog.ErrNoRepo) {
+		fmt.Printf("own-history replay skipped: %s is not in a git repository with commits\n", dir)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("own history: %w", err)
+	}
+	opt.Tasks = ownTasks
+	note := fmt.Sprintf("the newest %d", ownTasks)
+	if len(cs) < ownTasks+ownMinHistory {
+		opt.Tasks = len(cs) / 2
+		note = fmt.Sprintf("only %d (the history holds %d commits that changed files, fewer than %d)", opt.Tasks, len(cs), ownTasks+ownMinHistory)
+	}
+	if opt.Tasks < 10 {
+		fmt.Printf("own-history replay skipped: %s holds %d commits that changed files, too few to replay\n", dir, len(cs))
+		return nil
+	}
+	opt.Skip = 0
+	with := "no file contents (as for the data set)"
+	if contents {
+		// The files as they were before the first task, where coord
+		// plan would have looked the tasks' identifiers up.
+		base := cs[len(cs)-opt.Tasks-1].Sha
+		tmp, err := os.MkdirTemp("", "coord-replay-own-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if err := replay.Checkout(ctx, dir, base, filepath.Join(tmp, "files")); err != nil {
+			return fmt.Errorf("own history: %w", err)
+		}
+		src := &gitlog.Source{Dir: filepath.Join(tmp, "files")}
+		opt.Contents = src.Holders
+		with = fmt.Sprintf("the identifiers the tasks name looked up in the files as they were before the first task (%.10s; for every plan)", base)
+	}
+	fmt.Printf("\n## Planning: this repository's own history replayed as work\n\nThe history of %s (read with package gitlog; merges and empty commits left out), %s of its commits as tasks; the predictor runs on %s, with %s. Durations: %s.\n",
+		dir, note, mode, with, replay.DurationRule)
+	fs, err := replay.BenchCommits(ctx, opt, "this repository", cs)
+	if err != nil {
+		return fmt.Errorf("own history: %w", err)
+	}
+	replay.Print(os.Stdout, fs, replan)
 	return nil
 }
 

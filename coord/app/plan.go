@@ -15,7 +15,9 @@ import (
 // Planning (contract §9): for each task not yet claimed, the paths it
 // will likely touch, predicted by package coord/plan from the
 // repository's history (History, which the front end wires) and from
-// this project's finished tasks with what they really touched, recorded
+// this project's finished tasks with what they really touched, and,
+// when the History also implements Contents, from the files of the tree
+// that hold the identifiers the tasks name, recorded
 // on the tasks as predicted_files (coord.Txn.RecordPredictions), which
 // eligibility and the scheduler then treat as files (coord/predict.go).
 // The history is read outside the registry's exclusion; only the
@@ -31,6 +33,18 @@ type History interface {
 	// ErrNoHistory says there is no repository (or no commit) to learn
 	// from.
 	Load(ctx context.Context) (HistoryData, error)
+}
+
+// Contents is what a History may also offer: a look into the files of
+// the tree. Plan asks it about the identifiers the tasks' texts name
+// (plan.Named) and gives the model what it finds (plan.Input.Idents),
+// so a task naming parseWidth is predicted to touch the file that
+// defines it even when no commit message mentions it.
+type Contents interface {
+	// Holders returns, for each path of the tree (as the project names
+	// it) whose content holds some of names as whole words, those
+	// names. It is bounded in time and size by the implementation.
+	Holders(ctx context.Context, names []string) (map[string][]string, error)
 }
 
 // ErrNoHistory marks a project outside any git repository with commits:
@@ -82,6 +96,10 @@ type PlanResult struct {
 	Commits, Read int
 	// Finished counts the project's finished tasks learned from.
 	Finished int
+	// Named counts the identifiers the tasks name that were looked up
+	// in the tree's files (History implementing Contents), Holding the
+	// files found holding some of them.
+	Named, Holding int
 	// Warning is the history's, "" when none.
 	Warning string
 	// Took is how long the planning took.
@@ -143,7 +161,21 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 	if req.Params != nil {
 		p = *req.Params
 	}
-	m := plan.NewModel(plan.Input{Commits: h.Commits, Tree: h.Tree, Finished: finished}, p)
+	in := plan.Input{Commits: h.Commits, Tree: h.Tree, Finished: finished}
+	if c, ok := s.history.(Contents); ok && p.WIdent > 0 {
+		if names := plan.Named(tasks, plan.MaxNamed); len(names) > 0 {
+			idents, err := c.Holders(ctx, names)
+			if err != nil {
+				if ctx.Err() != nil {
+					return res, interrupted(ctx, err)
+				}
+				// Contents are one signal among several: plan without.
+				res.Warning = joinWarning(res.Warning, "identifiers not looked up in the files: "+err.Error())
+			}
+			in.Idents, res.Named, res.Holding = idents, len(names), len(idents)
+		}
+	}
+	m := plan.NewModel(in, p)
 	res.Predictions = m.Plan(tasks)
 	recs := make([]coord.Prediction, len(res.Predictions))
 	for i, pr := range res.Predictions {
@@ -238,4 +270,11 @@ func planned(req PlanRequest, t *coord.Task) bool {
 		return slices.Contains(req.Tasks, t.ID)
 	}
 	return t.Status == coord.Unclaimed || slices.Contains(req.Include, t.ID)
+}
+
+func joinWarning(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }

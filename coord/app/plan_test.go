@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -171,5 +172,60 @@ func TestSeedSurvivesPlanning(t *testing.T) {
 	}
 	if tasks, _ := p.Service.Tasks(ctx, app.ListRequest{}); len(tasks) != 1 {
 		t.Fatalf("the batch was lost: %d tasks", len(tasks))
+	}
+}
+
+// contentsHistory is a history that also answers app.Contents, from
+// files in memory, recording the names asked about; fail makes it fail.
+type contentsHistory struct {
+	*history
+	files map[string][]string // path -> names it holds
+	asked []string
+	fail  bool
+}
+
+func (c *contentsHistory) Holders(_ context.Context, names []string) (map[string][]string, error) {
+	c.asked = append(c.asked, names...)
+	if c.fail {
+		return nil, fmt.Errorf("git grep in /x: no answer within 10s")
+	}
+	out := map[string][]string{}
+	for p, held := range c.files {
+		for _, n := range names {
+			if slices.Contains(held, n) {
+				out[p] = append(out[p], n)
+			}
+		}
+	}
+	return out, nil
+}
+
+// TestPlanContents: Plan asks a history that looks into files about the
+// identifiers the tasks name, and a task naming parseWidth is predicted
+// to touch the file holding it although no commit mentions it; when the
+// look fails, the plan goes on without contents and says so.
+func TestPlanContents(t *testing.T) {
+	ctx := context.Background()
+	h := &contentsHistory{history: printerHistory(), files: map[string][]string{"layout.go": {"parseWidth"}}}
+	h.tree = append(h.tree, "layout.go")
+	p := backendtest.NewProject(t, backendtest.Options{History: h, Tasks: []*coord.Task{
+		{ID: "w1", Title: "parseWidth() returns 0 for an empty spec"}}})
+	res, err := p.Service.Plan(ctx, app.PlanRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(h.asked, "parseWidth") || res.Named != 1 || res.Holding != 1 {
+		t.Fatalf("asked %q; named %d, holding %d", h.asked, res.Named, res.Holding)
+	}
+	pr := res.Predictions[0]
+	if len(pr.Paths) == 0 || pr.Paths[0].Path != "layout.go" || pr.Paths[0].Why[0] != "it holds parseWidth, which the text names" {
+		t.Fatalf("w1: %+v", pr.Paths)
+	}
+	h.fail = true
+	if res, err = p.Service.Plan(ctx, app.PlanRequest{}); err != nil || !strings.Contains(res.Warning, "identifiers not looked up in the files: git grep") {
+		t.Fatalf("a failed look: %v, warning %q", err, res.Warning)
+	}
+	if len(res.Predictions) != 1 || slices.ContainsFunc(res.Predictions[0].Paths, func(x plan.Path) bool { return x.Path == "layout.go" }) {
+		t.Fatalf("without contents: %+v", res.Predictions)
 	}
 }

@@ -16,7 +16,9 @@
 //     each file;
 //   - named paths: a path, file name or stem the text names;
 //   - identifiers: a file whose content holds an identifier the text
-//     names (when the caller passes contents);
+//     names (parseWidth, MAX_LEN, or a word written as a call, flush();
+//     Named lists them for a batch, and the caller passes the files
+//     holding them as Input.Idents);
 //   - co-change: the files that change with the best candidates;
 //   - the batch: tasks whose texts nearly match share their best file.
 //

@@ -416,3 +416,28 @@ func TestPairApart(t *testing.T) {
 		t.Error("apart")
 	}
 }
+
+// TestNamed: the identifiers a batch names are its identifier-like words
+// and the words it writes as calls, distinct, sorted, bounded; a file
+// holding a word named as a call is predicted as one holding an
+// identifier is.
+func TestNamed(t *testing.T) {
+	tasks := []Task{
+		{ID: "1", Title: "printer: flush() loses the last line", Description: "see parseWidth and MAX_LEN; not a(b) or x.go(1)"},
+		{ID: "2", Title: "parseWidth again", Description: "call render(w) before flush(w)"},
+	}
+	want := []string{"MAX_LEN", "flush", "parseWidth", "render"}
+	if got := Named(tasks, 10); !slices.Equal(got, want) {
+		t.Errorf("Named = %q, want %q", got, want)
+	}
+	if got := Named(tasks, 2); len(got) != 2 {
+		t.Errorf("Named with limit 2 = %q", got)
+	}
+	cs := sample()
+	tr := append(tree(cs), "src/out.go")
+	m := NewModel(Input{Commits: cs, Tree: tr, Idents: map[string][]string{"src/out.go": {"flush"}}}, testParams())
+	got := m.Predict(Task{ID: "3", Title: "Output is cut short", Description: "flush() is never called at exit"})
+	if p := find(got, "src/out.go"); p == nil || p.Why[0] != "it holds flush, which the text names" {
+		t.Fatalf("the file holding the called function is missing: %+v", got.Paths)
+	}
+}

@@ -406,7 +406,7 @@ func (m *Model) nameVote(t Task, get func(int) *evidence) {
 
 // identVote: files whose contents hold an identifier the text names.
 func (m *Model) identVote(t Task, get func(int) *evidence) {
-	for _, id := range codeWords(t.Title + "\n" + t.Description) {
+	for _, id := range taskIdents(t) {
 		fs := m.idents[id]
 		if len(fs) == 0 || len(fs) > 5 {
 			continue

@@ -16,6 +16,15 @@
 // foreign one is rebuilt from the history with a one-line warning, and
 // a failure to save it is a warning, never an error.
 //
+// Source also implements app.Contents (Holders): the tracked files of
+// the work tree whose contents hold the identifiers a batch of tasks
+// names, found by one git grep (fixed strings, whole words, text files)
+// bounded by a timeout and by the bytes read.
+//
+// Diffs reads the changed line ranges of the newest commits (git log
+// -U0, bounded by a timeout and by the bytes read), for the replay that
+// measures the planner on this repository's own history (coordbench).
+//
 // Limits: merges contribute no paths of their own (their changes arrive
 // with the commits they merged); renames are those git's rename detection
 // (-M, 50% similarity) finds; a commit message is kept up to

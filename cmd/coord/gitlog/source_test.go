@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -96,5 +97,48 @@ func TestSourceIndex(t *testing.T) {
 	// No repository: ErrNoHistory.
 	if _, err := (&Source{Dir: t.TempDir()}).Load(ctx); !errors.Is(err, app.ErrNoHistory) {
 		t.Fatalf("outside a repository: %v", err)
+	}
+}
+
+// TestHolders: one git grep finds the tracked files whose contents hold
+// the names as whole words (not inside a longer word, not in an
+// untracked or binary file), with paths mapped as Load maps them;
+// nothing found is an empty answer, not an error.
+func TestHolders(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.write("layout/columns.go", "package layout\n\nfunc parseWidth(s string) int { return flush(s) }\n")
+	r.write("layout/rows.go", "package layout\n\n// parseWidthAll is another word\nfunc flush(s string) int { return 0 }\n")
+	r.write("docs/a b.md", "call parseWidth() to read a width\n")
+	r.write("bin.dat", "\x00parseWidth\x00")
+	r.commit("add a layout package")
+	r.write("untracked.go", "parseWidth\n")
+	src := &Source{Dir: r.dir}
+	got, err := src.Holders(ctx, []string{"parseWidth", "flush", "not an identifier", "absent_name"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"layout/columns.go": {"parseWidth", "flush"},
+		"layout/rows.go":    {"flush"},
+		"docs/a b.md":       {"parseWidth"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Holders = %q, want %q", got, want)
+	}
+	src.Map = func(top string, paths []string) []string {
+		var out []string
+		for _, p := range paths {
+			if rest, ok := strings.CutPrefix(p, "layout/"); ok {
+				out = append(out, rest)
+			}
+		}
+		return out
+	}
+	if got, err = src.Holders(ctx, []string{"parseWidth"}); err != nil || !reflect.DeepEqual(got, map[string][]string{"columns.go": {"parseWidth"}}) {
+		t.Errorf("mapped: %q, %v", got, err)
+	}
+	if got, err = src.Holders(ctx, []string{"absent_name"}); err != nil || len(got) != 0 {
+		t.Errorf("nothing found: %q, %v", got, err)
 	}
 }

@@ -38,6 +38,12 @@ type BenchOptions struct {
 	Direct bool
 	// Temp is where repositories are built (default os.TempDir()).
 	Temp string
+	// Contents, when set, looks up the identifiers the tasks name in
+	// file contents (as app.Contents does for coord plan; the data
+	// set has no contents): each plan asks it about plan.Named of its
+	// batch and gives the model what it finds. Its time counts in the
+	// plan's.
+	Contents func(ctx context.Context, names []string) (map[string][]string, error)
 }
 
 // Figures are one history's replay for one number of agents.
@@ -86,6 +92,14 @@ func benchOne(ctx context.Context, opt BenchOptions, h string) ([]Figures, error
 	if err != nil {
 		return nil, err
 	}
+	return BenchCommits(ctx, opt, h, cs)
+}
+
+// BenchCommits replays one history, named h, given as commits (oldest
+// first; the newest opt.Tasks become the tasks) for each of opt.Agents
+// (which must be set, as must opt.Tasks).
+func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) ([]Figures, error) {
+	var err error
 	end := len(cs) - opt.Skip*opt.Tasks
 	if end-opt.Tasks < 10 {
 		return nil, fmt.Errorf("%d commits: too few for %d tasks after skipping %d windows", len(cs), opt.Tasks, opt.Skip)
@@ -113,7 +127,7 @@ func benchOne(ctx context.Context, opt BenchOptions, h string) ([]Figures, error
 		}
 	}
 	newPlanner := func(fork string) (*planner, error) {
-		p := &planner{params: opt.Params, work: work, tasks: PlanTasks(work)}
+		p := &planner{params: opt.Params, work: work, tasks: PlanTasks(work), contents: opt.Contents}
 		if opt.Direct {
 			p.history = PlanCommits(hist)
 			p.tree = Tree(hist)
@@ -203,10 +217,11 @@ func benchOne(ctx context.Context, opt BenchOptions, h string) ([]Figures, error
 // (an index refreshed from it, its tree) or, Direct, on the commits as
 // data.
 type planner struct {
-	params plan.Params
-	work   []Work
-	tasks  []plan.Task
-	landed int // how many landed tasks were added to the history
+	params   plan.Params
+	work     []Work
+	tasks    []plan.Task
+	landed   int // how many landed tasks were added to the history
+	contents func(ctx context.Context, names []string) (map[string][]string, error)
 
 	// git
 	repo  *Repo
@@ -251,11 +266,18 @@ func (p *planner) plan(ctx context.Context, which []int) (map[int][]string, erro
 		}
 		in = plan.Input{Commits: p.index.Commits, Tree: tree}
 	}
-	m := plan.NewModel(in, p.params)
 	batch := make([]plan.Task, len(which))
 	for k, i := range which {
 		batch[k] = p.tasks[i]
 	}
+	if p.contents != nil && p.params.WIdent > 0 {
+		idents, err := p.contents(ctx, plan.Named(batch, plan.MaxNamed))
+		if err != nil {
+			return nil, err
+		}
+		in.Idents = idents
+	}
+	m := plan.NewModel(in, p.params)
 	out := map[int][]string{}
 	for k, pr := range m.Plan(batch) {
 		out[which[k]] = pr.Files()

@@ -38,4 +38,14 @@
 // detectable) and read back with package gitlog; re-plans append the
 // landed commits and refresh the index incrementally. Direct feeds the
 // commits as data instead (faster, for tests and sweeps).
+//
+// Own reads a git repository's own history in the data set's form
+// (package gitlog's commits, the newest with their diffs from
+// gitlog.Diffs; merges and empty commits left out), and BenchCommits
+// replays it as the data set's histories are replayed: coordbench -plan
+// replays the repository it runs in as a fifth history. A history with
+// files (this repository's, unlike the data set's) can also be replayed
+// with Contents: each plan looks the identifiers its batch names up in
+// the files (coordbench: as they were before the first task, a clone
+// made with Checkout), as coord plan does.
 package replay

@@ -3,12 +3,15 @@ package replay
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/rotd/coord/cmd/coord/gitlog"
 	"github.com/rotd/coord/coord/plan"
 )
 
@@ -108,4 +111,88 @@ func Read(r io.Reader) ([]Commit, error) {
 		out = append(out, c)
 	}
 	return out, sc.Err()
+}
+
+// FromPlan is a commit the predictor saw (read with package gitlog) in
+// the data set's form, the inverse of ForPlan, with the line counts and
+// ranges of diffs (gitlog.Diffs, one per change in order; nil when they
+// were not read: the counts are then unknown and every change occupies
+// its whole file).
+func FromPlan(pc plan.Commit, diffs []gitlog.FileDiff) Commit {
+	c := Commit{Sha: pc.Hash, Date: pc.Time.UTC().Format(time.RFC3339), Subject: pc.Subject, Body: pc.Body}
+	if len(diffs) != len(pc.Changes) {
+		diffs = nil
+	}
+	for i, ch := range pc.Changes {
+		f := FileChange{Path: ch.Path, From: ch.From, Status: string(ch.Status)}
+		if diffs != nil && !diffs[i].Binary {
+			add, del := diffs[i].Add, diffs[i].Del
+			f.Add, f.Del, f.Hunks = &add, &del, diffs[i].Hunks
+		}
+		c.Files = append(c.Files, f)
+	}
+	return c
+}
+
+// Own reads the history of the git repository holding dir, as the data
+// set holds one: the commits that changed files, oldest first (merges
+// and empty commits left out: a merge's changes arrive with the commits
+// it merged), the newest withDiffs of them with their line counts and
+// ranges (what a task's duration and its conflicts are judged from).
+// An error matching gitlog.ErrNoRepo says dir is in no repository.
+func Own(ctx context.Context, dir string, withDiffs int) ([]Commit, error) {
+	head, err := gitlog.Head(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	pcs, err := gitlog.Log(ctx, dir, "", head, 0)
+	if err != nil {
+		return nil, err
+	}
+	// The newest commits (of the log's order, merges included) down to
+	// the withDiffs-th that changed files.
+	n, changed := 0, 0
+	for i := len(pcs) - 1; i >= 0 && changed < withDiffs; i-- {
+		n++
+		if len(pcs[i].Changes) > 0 {
+			changed++
+		}
+	}
+	ds, err := gitlog.Diffs(ctx, dir, head, n)
+	if err != nil {
+		return nil, err
+	}
+	var out []Commit
+	for _, pc := range pcs[:len(pcs)-n] {
+		if len(pc.Changes) > 0 {
+			out = append(out, FromPlan(pc, nil))
+		}
+	}
+	for _, pc := range pcs[len(pcs)-n:] {
+		if len(pc.Changes) == 0 {
+			continue
+		}
+		d, ok := ds[pc.Hash]
+		if !ok || len(d) != len(pc.Changes) {
+			return nil, fmt.Errorf("git log -U0 in %s: the diff of commit %s does not match its changes", dir, pc.Hash)
+		}
+		out = append(out, FromPlan(pc, d))
+	}
+	return out, nil
+}
+
+// Checkout makes dst a clone of the repository holding dir (sharing its
+// objects; dst must not exist or be empty) with commit checked out: the
+// files as they were at a commit, to look identifiers up in (Contents)
+// without touching the repository itself.
+func Checkout(ctx context.Context, dir, commit, dst string) error {
+	top, err := run(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--show-toplevel")
+	if err != nil {
+		return err
+	}
+	if _, err := run(ctx, dir, nil, "clone", "-q", "--shared", "--no-checkout", strings.TrimSpace(string(top)), dst); err != nil {
+		return err
+	}
+	_, err = run(ctx, dst, nil, "checkout", "-q", "--detach", commit)
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -382,5 +383,88 @@ func TestBenchClaims(t *testing.T) {
 	}
 	if _, err := BenchClaims(BenchOptions{Dir: dir, Histories: []string{"missing"}}); err == nil {
 		t.Error("a missing history replayed")
+	}
+}
+
+// TestOwn: a repository's own history is read in the data set's form:
+// every commit that changed files, the same messages, dates and changes
+// as package gitlog reads them (FromPlan inverts ForPlan), and the
+// newest ones with their line counts and the ranges they changed (a
+// modification of the synthetic contents' second line is [2, 1]); the
+// older ones without (their counts unknown).
+func TestOwn(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ctx := context.Background()
+	cs := synthetic(30)
+	r, err := NewRepo(ctx, filepath.Join(t.TempDir(), "repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Append(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	own, err := Own(ctx, r.Dir, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ix plan.Index
+	if _, _, err := gitlog.Refresh(ctx, r.Dir, &ix); err != nil {
+		t.Fatal(err)
+	}
+	if len(own) != len(cs) || len(ix.Commits) != len(cs) {
+		t.Fatalf("%d commits read, want %d", len(own), len(cs))
+	}
+	for i := range own {
+		if got := own[i].ForPlan(); !reflect.DeepEqual(got, ix.Commits[i]) {
+			t.Errorf("commit %d: %+v, read by gitlog as %+v", i, got, ix.Commits[i])
+		}
+		for _, f := range own[i].Files {
+			withDiff := i >= len(cs)-10
+			if (f.Add != nil) != withDiff {
+				t.Errorf("commit %d %s: counts %v, want them only for the newest 10", i, f.Path, f.Add)
+			}
+			if withDiff && strings.HasPrefix(f.Path, "src/") && (!reflect.DeepEqual(f.Hunks, [][2]int{{2, 1}}) || *f.Add != 1 || *f.Del != 1) {
+				t.Errorf("commit %d %s: hunks %v, +%d -%d; want [[2 1]], +1 -1", i, f.Path, f.Hunks, *f.Add, *f.Del)
+			}
+		}
+	}
+	if _, err := Own(ctx, t.TempDir(), 10); !errors.Is(err, gitlog.ErrNoRepo) {
+		t.Errorf("outside a repository: %v, want gitlog.ErrNoRepo", err)
+	}
+}
+
+// TestBenchCommits_Contents: with Contents, every plan (the first and
+// each re-plan) looks up the identifiers its batch names, and a file
+// holding one is predicted for the task naming it.
+func TestBenchCommits_Contents(t *testing.T) {
+	cs := synthetic(80)
+	cs[75].Subject = "searcher: scanFaster() skips the last file"
+	var calls int
+	asked := map[string]bool{}
+	contents := func(_ context.Context, names []string) (map[string][]string, error) {
+		calls++
+		for _, n := range names {
+			asked[n] = true
+		}
+		if slices.Contains(names, "scanFaster") {
+			return map[string][]string{"new/name.go": {"scanFaster"}}, nil
+		}
+		return map[string][]string{}, nil
+	}
+	fs, err := BenchCommits(context.Background(), BenchOptions{Agents: []int{3}, Tasks: 20, Params: plan.DefaultParams,
+		ReplanEvery: 5, Direct: true, Contents: contents}, "toy", cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !asked["scanFaster"] || calls != 1+fs[0].Replans {
+		t.Errorf("asked %v in %d calls, want scanFaster in %d", asked, calls, 1+fs[0].Replans)
+	}
+	p := &planner{params: plan.DefaultParams, work: Works(cs[60:]), contents: contents, history: PlanCommits(cs[:60]), tree: Tree(cs[:60])}
+	p.tasks = PlanTasks(p.work)
+	got, err := p.plan(context.Background(), []int{15})
+	if err != nil || !slices.Contains(got[15], "new/name.go") {
+		t.Errorf("the task naming scanFaster: %v, %v", got[15], err)
 	}
 }
