@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rotd/coord/fsops"
 )
 
@@ -44,13 +46,25 @@ func (r *Repo) WorktreeTree(ctx context.Context) (string, error) {
 	defer os.RemoveAll(tmp)
 	copyIndex := filepath.Join(tmp, "index")
 	data, err := fsops.ReadFile(index, maxIndex)
+	var mtime time.Time
+	if err == nil {
+		var fi fs.FileInfo
+		if fi, err = os.Stat(index); err == nil {
+			mtime = fi.ModTime()
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// no index yet (nothing ever staged): start from an empty one
 	case err != nil:
 		return "", err
 	default:
-		if err := writeNew(copyIndex, data); err != nil {
+		// The copy keeps the index's own time: git trusts a cached stat
+		// only for entries older than the index file ("racy git"), so a
+		// file changed in the second the index was written (same size)
+		// is hashed again, as it would be with the real index. A copy
+		// stamped now would take its stale entry for clean.
+		if err := writeNew(copyIndex, data, mtime); err != nil {
 			return "", err
 		}
 	}
@@ -69,14 +83,20 @@ func (r *Repo) WorktreeTree(ctx context.Context) (string, error) {
 // repository with a million files is about 100 MB).
 const maxIndex = 1 << 30
 
-// writeNew writes data to a new file name (never one that exists), synced
-// only as far as git reading it back next needs: it is scratch.
-func writeNew(name string, data []byte) error {
+// writeNew writes data to a new file name (never one that exists),
+// stamped with mtime (to the microsecond, rounded down: never later), not
+// synced: it is scratch.
+func writeNew(name string, data []byte, mtime time.Time) error {
 	f, err := fsops.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	tv := unix.NsecToTimeval(mtime.UnixNano())
+	if err := unix.Futimes(int(f.Fd()), []unix.Timeval{tv, tv}); err != nil {
 		f.Close()
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // stagedTree is the oracle: the tree `git add -A && git write-tree` gives
@@ -130,5 +131,43 @@ func TestWorktreeTreeNotRepo(t *testing.T) {
 	testRepo(t) // skips without git
 	if _, err := New(t.TempDir()).WorktreeTree(context.Background()); err == nil {
 		t.Fatal("no error outside a repository")
+	}
+}
+
+// TestWorktreeTreeRacy: a file changed, same size, in the second the index
+// was written ("racy git") is in the tree: git hashes a racily clean entry
+// again only when the index file's own time says it is racy, so the copy
+// must keep that time. Made deterministic by git's own settings: stat
+// compared by size and mtime seconds only, ctime ignored, and the file's
+// and the index's mtimes set to the entry's.
+func TestWorktreeTreeRacy(t *testing.T) {
+	dir := testRepo(t)
+	git(t, dir, "config", "core.checkStat", "minimal")
+	git(t, dir, "config", "core.trustctime", "false")
+	// a.txt staged well after its mtime, so its entry is not smudged
+	p := filepath.Join(dir, "a.txt")
+	write(t, dir, "a.txt", "a\n")
+	m := time.Now().Add(-time.Minute).Truncate(time.Second)
+	if err := os.Chtimes(p, m, m); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", "a.txt")
+	git(t, dir, "commit", "-q", "-m", "a")
+	write(t, dir, "a.txt", "b\n")
+	index := filepath.Join(dir, ".git", "index")
+	for _, f := range []string{p, index} {
+		if err := os.Chtimes(f, m, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := git(t, dir, "--no-optional-locks", "status", "--porcelain"); st != "M a.txt" {
+		t.Fatalf("git status = %q: the setup is not racy", st)
+	}
+	got, err := New(dir).WorktreeTree(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := stagedTree(t, dir); got != want {
+		t.Fatalf("tree %s holds the old a.txt; staging gives %s", got, want)
 	}
 }
