@@ -14,6 +14,10 @@
 //	                                               a file coord plan predicted for another agent's task in
 //	                                               flight is never refused: one line of added context names
 //	                                               that task, at the writer's first write of the file
+//	                                               (Gemini reads no added context on BeforeTool: the line is
+//	                                               its systemMessage, for the user, and waits in the
+//	                                               worktree's git directory for the session's next AfterTool
+//	                                               of an edit tool, which gives it to the model)
 //	PostToolUse, PostToolUseFailure / PostToolUse / AfterTool
 //	                                               beat (Claude sends a failed tool to PostToolUseFailure);
 //	                                               a conflict of the agent's work not yet told (coord conflicts,

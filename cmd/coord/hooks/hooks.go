@@ -364,9 +364,18 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 	if notes := plan.Notes(); len(notes) > 0 {
 		// A prediction never refuses a write: the agent is told who
 		// was expected to touch the file (contract §9).
+		note := PredictedContext(notes)
+		if h.opt.Agent == "gemini" {
+			// Gemini CLI (0.61.0) reads no added context from BeforeTool
+			// (only a denial's reason reaches the model): the note waits
+			// for the edit's AfterTool, which appends it to the tool's
+			// result; the user sees it at once.
+			h.stashNote(note)
+			return ExitOK, h.writeJSON(map[string]any{"systemMessage": note})
+		}
 		return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName":     h.eventName,
-			"additionalContext": PredictedContext(notes),
+			"additionalContext": note,
 		}})
 	}
 	h.quiet()
@@ -446,14 +455,93 @@ func (h *hook) after(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(told) == 0 {
+	var lines []string
+	if h.opt.Agent == "gemini" && len(EditedFiles(h.p.ToolName, h.p.ToolInput)) > 0 {
+		lines = h.takeNotes() // the notes this session's BeforeTool kept
+	}
+	if len(told) > 0 {
+		lines = append(lines, ConflictContext(told))
+	}
+	if len(lines) == 0 {
 		h.quiet()
 		return ExitOK, nil
 	}
 	return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName":     h.eventName,
-		"additionalContext": ConflictContext(told),
+		"additionalContext": strings.Join(lines, "\n"),
 	}})
+}
+
+// notesFile is the file, in the session's worktree's git directory,
+// where a Gemini session's BeforeTool keeps the predicted notes its
+// AfterTool delivers (one per line; one file per session).
+func (h *hook) notesFile() (gitDir, name string) {
+	cwd := h.p.Cwd
+	if cwd == "" {
+		cwd = h.dir()
+	}
+	_, gitDir = workspace.HeadCommit(cwd)
+	id := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return -1
+	}, h.p.SessionID)
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	return gitDir, "coord-hook-notes-" + id
+}
+
+// stashNote keeps note for the session's next AfterTool of an edit
+// tool. Outside a git repository there is nowhere to keep it: the
+// user still sees it (systemMessage), and stderr says the model won't.
+func (h *hook) stashNote(note string) {
+	gitDir, name := h.notesFile()
+	err := errors.New("not in a git repository")
+	if gitDir != "" {
+		var t *fsops.Tree
+		if t, err = fsops.OpenTree(gitDir); err == nil {
+			err = t.AppendLine(name, []byte(coord.OneLine(note)+"\n"))
+			t.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(h.opt.Stderr, "coord: warning: the note cannot wait for AfterTool (%s): only the user sees it\n", coord.OneLine(err.Error()))
+	}
+}
+
+// takeNotes returns and removes the notes the session's BeforeTool
+// kept. The file is renamed aside before it is read, so a note a
+// parallel edit appends meanwhile starts a new file and waits for the
+// next AfterTool instead of being lost.
+func (h *hook) takeNotes() []string {
+	gitDir, name := h.notesFile()
+	if gitDir == "" {
+		return nil
+	}
+	t, err := fsops.OpenTree(gitDir)
+	if err != nil {
+		return nil
+	}
+	defer t.Close()
+	taken := fmt.Sprintf("%s.taken-%d", name, os.Getpid())
+	if t.Rename(name, taken) != nil {
+		return nil // none kept (the common case: one failed rename)
+	}
+	b, err := t.ReadFile(taken, 1<<20)
+	t.Remove(taken)
+	if err != nil {
+		fmt.Fprintf(h.opt.Stderr, "coord: warning: notes kept for this session unreadable: %s\n", coord.OneLine(err.Error()))
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // headSeen is the file in a worktree's git directory that holds the
