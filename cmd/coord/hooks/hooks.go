@@ -358,24 +358,32 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// What the writer is told, the edit going ahead: the holders
+	// write_claims: warn only names, and the tasks predicted to touch
+	// the files (a prediction never refuses a write, contract §9). An
+	// agent reads neither on stderr at exit 0: both go in added context.
+	var lines []string
 	for _, hit := range plan.Hits { // only warnings are left
-		fmt.Fprintf(h.opt.Stderr, "coord: warning: %s; the edit goes ahead (write_claims: warn)\n", coord.OneLine(hit.String()))
+		line := fmt.Sprintf("coord: warning: %s; the edit goes ahead (write_claims: warn)", coord.OneLine(hit.String()))
+		fmt.Fprintln(h.opt.Stderr, line)
+		lines = append(lines, line)
 	}
 	if notes := plan.Notes(); len(notes) > 0 {
-		// A prediction never refuses a write: the agent is told who
-		// was expected to touch the file (contract §9).
-		note := PredictedContext(notes)
+		lines = append(lines, PredictedContext(notes))
+	}
+	if len(lines) > 0 {
+		text := strings.Join(lines, "\n")
 		if h.opt.Agent == "gemini" {
 			// Gemini CLI (0.61.0) reads no added context from BeforeTool
-			// (only a denial's reason reaches the model): the note waits
+			// (only a denial's reason reaches the model): the text waits
 			// for the edit's AfterTool, which appends it to the tool's
 			// result; the user sees it at once.
-			h.stashNote(note)
-			return ExitOK, h.writeJSON(map[string]any{"systemMessage": note})
+			h.stashNotes(lines)
+			return ExitOK, h.writeJSON(map[string]any{"systemMessage": text})
 		}
 		return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName":     h.eventName,
-			"additionalContext": note,
+			"additionalContext": text,
 		}})
 	}
 	h.quiet()
@@ -493,16 +501,20 @@ func (h *hook) notesFile() (gitDir, name string) {
 	return gitDir, "coord-hook-notes-" + id
 }
 
-// stashNote keeps note for the session's next AfterTool of an edit
-// tool. Outside a git repository there is nowhere to keep it: the
-// user still sees it (systemMessage), and stderr says the model won't.
-func (h *hook) stashNote(note string) {
+// stashNotes keeps lines for the session's next AfterTool of an edit
+// tool. Outside a git repository there is nowhere to keep them: the
+// user still sees them (systemMessage), and stderr says the model won't.
+func (h *hook) stashNotes(lines []string) {
 	gitDir, name := h.notesFile()
 	err := errors.New("not in a git repository")
 	if gitDir != "" {
 		var t *fsops.Tree
 		if t, err = fsops.OpenTree(gitDir); err == nil {
-			err = t.AppendLine(name, []byte(coord.OneLine(note)+"\n"))
+			var b strings.Builder
+			for _, l := range lines {
+				b.WriteString(coord.OneLine(l) + "\n")
+			}
+			err = t.AppendLine(name, []byte(b.String()))
 			t.Close()
 		}
 	}

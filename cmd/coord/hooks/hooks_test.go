@@ -626,11 +626,31 @@ func TestWriteClaimsWarnAndOff(t *testing.T) {
 	p.claim(t, "second", "b")
 	fire(t, p, "claude", "PreToolUse-Edit", "first", nil).quiet(t, "claude")
 	o := fire(t, p, "claude", "PreToolUse-Edit", "second", nil)
-	if o.code != 0 || o.stdout != "" || !strings.Contains(o.stderr, "coord: warning: src/editor/modal.ts (write-claimed by task a (first, claimed)); the edit goes ahead") {
+	const warning = "coord: warning: src/editor/modal.ts (write-claimed by task a (first, claimed)); the edit goes ahead (write_claims: warn)"
+	// The model reads the warning only as added context: Claude Code and
+	// Codex drop a hook's stderr at exit 0.
+	if want := `{"hookSpecificOutput":{"additionalContext":"` + warning + `","hookEventName":"PreToolUse"}}` + "\n"; o.code != 0 || o.stdout != want || o.stderr != warning+"\n" {
 		t.Fatalf("warn: %+v", o)
 	}
 	if got := p.task(t, "b").TouchedFiles; !slices.Equal(got, []string{"src/editor/modal.ts"}) {
 		t.Fatalf("warn records the claim: %q", got)
+	}
+	if _, err := exec.LookPath("git"); err == nil { // Gemini: the user at once, the model with AfterTool
+		p = &project{backendtest.NewProject(t, backendtest.Options{Seed: two, Config: `{"write_claims":"warn"}`})}
+		if out, err := exec.Command("git", "init", "-q", p.Root).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		p.claim(t, "first", "a")
+		p.claim(t, "second", "b")
+		fire(t, p, "gemini", "BeforeTool-write_file", "first", nil).quiet(t, "gemini")
+		o = fire(t, p, "gemini", "BeforeTool-write_file", "second", nil)
+		if want := `{"systemMessage":"` + warning + `"}` + "\n"; o.code != 0 || o.stdout != want {
+			t.Fatalf("gemini warn: %+v", o)
+		}
+		o = fire(t, p, "gemini", "AfterTool-write_file", "second", nil)
+		if want := `{"hookSpecificOutput":{"additionalContext":"` + warning + `","hookEventName":"AfterTool"}}` + "\n"; o.code != 0 || o.stdout != want || o.stderr != "" {
+			t.Fatalf("gemini warn after the tool: %+v", o)
+		}
 	}
 
 	p = &project{backendtest.NewProject(t, backendtest.Options{Seed: two, Config: `{"write_claims":"off"}`})}
