@@ -144,3 +144,29 @@ func BenchmarkHookAfterInGit(b *testing.B) {
 		hook()
 	}
 }
+
+// BenchmarkHookAfterGeminiEdit is BenchmarkHookAfterInGit for Gemini's
+// AfterTool of an edit tool: the hook also looks for the notes the
+// session's BeforeTool kept (one rename that finds nothing).
+func BenchmarkHookAfterGeminiEdit(b *testing.B) {
+	root := benchProject(b, false)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	runCoord(b, root, []string{"COORD_AGENT=me"}, "", "claim", "--task", "ed")
+	b.Chdir(root)
+	b.Setenv("COORD_AGENT", "me")
+	payload := `{"session_id":"s1","hook_event_name":"AfterTool","cwd":"` + root + `","tool_name":"write_file","tool_input":{"file_path":"` + root + `/src/editor/modal.ts","content":""}}`
+	hook := func() {
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{"coord", "hook", "gemini", "AfterTool"}, strings.NewReader(payload), &out, &errb); code != 0 || out.String() != "{}\n" {
+			b.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+		}
+	}
+	hook() // the first call scans (HEAD never seen)
+	for b.Loop() {
+		hook()
+	}
+}

@@ -10,10 +10,15 @@
 //	                                               all or nothing, app.Service.WriteClaim), or refuse (exit 2,
 //	                                               the holder and the task on stderr) when another agent's
 //	                                               path lock or held task's files cover a file, or another
-//	                                               task in flight wrote it (write_claims: warn names it only)
+//	                                               task in flight wrote it (write_claims: warn names it only,
+//	                                               as a line of added context: no agent reads stderr at exit 0)
 //	                                               a file coord plan predicted for another agent's task in
 //	                                               flight is never refused: one line of added context names
 //	                                               that task, at the writer's first write of the file
+//	                                               (Gemini reads no added context on BeforeTool: these lines
+//	                                               are its systemMessage, for the user, and wait in the
+//	                                               worktree's git directory for the session's next AfterTool
+//	                                               of an edit tool, which gives them to the model)
 //	PostToolUse, PostToolUseFailure / PostToolUse / AfterTool
 //	                                               beat (Claude sends a failed tool to PostToolUseFailure);
 //	                                               a conflict of the agent's work not yet told (coord conflicts,

@@ -358,15 +358,32 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// What the writer is told, the edit going ahead: the holders
+	// write_claims: warn only names, and the tasks predicted to touch
+	// the files (a prediction never refuses a write, contract §9). An
+	// agent reads neither on stderr at exit 0: both go in added context.
+	var lines []string
 	for _, hit := range plan.Hits { // only warnings are left
-		fmt.Fprintf(h.opt.Stderr, "coord: warning: %s; the edit goes ahead (write_claims: warn)\n", coord.OneLine(hit.String()))
+		line := fmt.Sprintf("coord: warning: %s; the edit goes ahead (write_claims: warn)", coord.OneLine(hit.String()))
+		fmt.Fprintln(h.opt.Stderr, line)
+		lines = append(lines, line)
 	}
 	if notes := plan.Notes(); len(notes) > 0 {
-		// A prediction never refuses a write: the agent is told who
-		// was expected to touch the file (contract §9).
+		lines = append(lines, PredictedContext(notes))
+	}
+	if len(lines) > 0 {
+		text := strings.Join(lines, "\n")
+		if h.opt.Agent == "gemini" {
+			// Gemini CLI (0.61.0) reads no added context from BeforeTool
+			// (only a denial's reason reaches the model): the text waits
+			// for the edit's AfterTool, which appends it to the tool's
+			// result; the user sees it at once.
+			h.stashNotes(lines)
+			return ExitOK, h.writeJSON(map[string]any{"systemMessage": text})
+		}
 		return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName":     h.eventName,
-			"additionalContext": PredictedContext(notes),
+			"additionalContext": text,
 		}})
 	}
 	h.quiet()
@@ -446,14 +463,97 @@ func (h *hook) after(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(told) == 0 {
+	var lines []string
+	if h.opt.Agent == "gemini" && len(EditedFiles(h.p.ToolName, h.p.ToolInput)) > 0 {
+		lines = h.takeNotes() // the notes this session's BeforeTool kept
+	}
+	if len(told) > 0 {
+		lines = append(lines, ConflictContext(told))
+	}
+	if len(lines) == 0 {
 		h.quiet()
 		return ExitOK, nil
 	}
 	return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName":     h.eventName,
-		"additionalContext": ConflictContext(told),
+		"additionalContext": strings.Join(lines, "\n"),
 	}})
+}
+
+// notesFile is the file, in the session's worktree's git directory,
+// where a Gemini session's BeforeTool keeps the predicted notes its
+// AfterTool delivers (one per line; one file per session).
+func (h *hook) notesFile() (gitDir, name string) {
+	cwd := h.p.Cwd
+	if cwd == "" {
+		cwd = h.dir()
+	}
+	_, gitDir = workspace.HeadCommit(cwd)
+	id := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return -1
+	}, h.p.SessionID)
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	return gitDir, "coord-hook-notes-" + id
+}
+
+// stashNotes keeps lines for the session's next AfterTool of an edit
+// tool. Outside a git repository there is nowhere to keep them: the
+// user still sees them (systemMessage), and stderr says the model won't.
+func (h *hook) stashNotes(lines []string) {
+	gitDir, name := h.notesFile()
+	err := errors.New("not in a git repository")
+	if gitDir != "" {
+		var t *fsops.Tree
+		if t, err = fsops.OpenTree(gitDir); err == nil {
+			var b strings.Builder
+			for _, l := range lines {
+				b.WriteString(coord.OneLine(l) + "\n")
+			}
+			err = t.AppendLine(name, []byte(b.String()))
+			t.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(h.opt.Stderr, "coord: warning: the note cannot wait for AfterTool (%s): only the user sees it\n", coord.OneLine(err.Error()))
+	}
+}
+
+// takeNotes returns and removes the notes the session's BeforeTool
+// kept. The file is renamed aside before it is read, so a note a
+// parallel edit appends meanwhile starts a new file and waits for the
+// next AfterTool instead of being lost.
+func (h *hook) takeNotes() []string {
+	gitDir, name := h.notesFile()
+	if gitDir == "" {
+		return nil
+	}
+	t, err := fsops.OpenTree(gitDir)
+	if err != nil {
+		return nil
+	}
+	defer t.Close()
+	taken := fmt.Sprintf("%s.taken-%d", name, os.Getpid())
+	if t.Rename(name, taken) != nil {
+		return nil // none kept (the common case: one failed rename)
+	}
+	b, err := t.ReadFile(taken, 1<<20)
+	t.Remove(taken)
+	if err != nil {
+		fmt.Fprintf(h.opt.Stderr, "coord: warning: notes kept for this session unreadable: %s\n", coord.OneLine(err.Error()))
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // headSeen is the file in a worktree's git directory that holds the

@@ -626,11 +626,31 @@ func TestWriteClaimsWarnAndOff(t *testing.T) {
 	p.claim(t, "second", "b")
 	fire(t, p, "claude", "PreToolUse-Edit", "first", nil).quiet(t, "claude")
 	o := fire(t, p, "claude", "PreToolUse-Edit", "second", nil)
-	if o.code != 0 || o.stdout != "" || !strings.Contains(o.stderr, "coord: warning: src/editor/modal.ts (write-claimed by task a (first, claimed)); the edit goes ahead") {
+	const warning = "coord: warning: src/editor/modal.ts (write-claimed by task a (first, claimed)); the edit goes ahead (write_claims: warn)"
+	// The model reads the warning only as added context: Claude Code and
+	// Codex drop a hook's stderr at exit 0.
+	if want := `{"hookSpecificOutput":{"additionalContext":"` + warning + `","hookEventName":"PreToolUse"}}` + "\n"; o.code != 0 || o.stdout != want || o.stderr != warning+"\n" {
 		t.Fatalf("warn: %+v", o)
 	}
 	if got := p.task(t, "b").TouchedFiles; !slices.Equal(got, []string{"src/editor/modal.ts"}) {
 		t.Fatalf("warn records the claim: %q", got)
+	}
+	if _, err := exec.LookPath("git"); err == nil { // Gemini: the user at once, the model with AfterTool
+		p = &project{backendtest.NewProject(t, backendtest.Options{Seed: two, Config: `{"write_claims":"warn"}`})}
+		if out, err := exec.Command("git", "init", "-q", p.Root).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		p.claim(t, "first", "a")
+		p.claim(t, "second", "b")
+		fire(t, p, "gemini", "BeforeTool-write_file", "first", nil).quiet(t, "gemini")
+		o = fire(t, p, "gemini", "BeforeTool-write_file", "second", nil)
+		if want := `{"systemMessage":"` + warning + `"}` + "\n"; o.code != 0 || o.stdout != want {
+			t.Fatalf("gemini warn: %+v", o)
+		}
+		o = fire(t, p, "gemini", "AfterTool-write_file", "second", nil)
+		if want := `{"hookSpecificOutput":{"additionalContext":"` + warning + `","hookEventName":"AfterTool"}}` + "\n"; o.code != 0 || o.stdout != want || o.stderr != "" {
+			t.Fatalf("gemini warn after the tool: %+v", o)
+		}
 	}
 
 	p = &project{backendtest.NewProject(t, backendtest.Options{Seed: two, Config: `{"write_claims":"off"}`})}
@@ -653,7 +673,8 @@ func TestEditPredicted(t *testing.T) {
 {"id":"b","title":"other"}
 `
 	for _, c := range []struct{ agent, fixture string }{
-		{"claude", "PreToolUse-Edit"}, {"codex", "PreToolUse-apply_patch"}, {"gemini", "BeforeTool-write_file"},
+		// Gemini: TestEditPredictedGemini (its BeforeTool has no added context).
+		{"claude", "PreToolUse-Edit"}, {"codex", "PreToolUse-apply_patch"},
 	} {
 		t.Run(c.agent, func(t *testing.T) {
 			p := &project{backendtest.NewProject(t, backendtest.Options{Seed: two})}
@@ -693,4 +714,78 @@ func predict(t *testing.T, p *project, id string, paths ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// predictedNote is the note TestEditPredictedGolden's writer reads.
+const predictedNote = "coord: note: src/editor/modal.ts was predicted for task a (first), in flight. " +
+	"The edit goes ahead; if your change meets that task's, say so (coord msg) or pick other work."
+
+// TestEditPredictedGolden: the predicted note in the exact shape each
+// agent's client hands to the model (as shipped: Claude Code 2.1.197 and
+// Codex CLI 0.171.0 read hookSpecificOutput.additionalContext on
+// PreToolUse; Gemini CLI 0.61.0 reads none on BeforeTool, so the user
+// gets it as systemMessage and the model with the edit's AfterTool,
+// appended to the tool's result, once).
+func TestEditPredictedGolden(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git: Gemini's note waits in the git directory")
+	}
+	const two = `{"id":"a","title":"modal"}
+{"id":"b","title":"other"}
+`
+	hso := func(event string) string {
+		b, _ := json.Marshal(predictedNote)
+		return `{"hookSpecificOutput":{"additionalContext":` + string(b) + `,"hookEventName":"` + event + `"}}` + "\n"
+	}
+	type step struct{ fixture, stdout string }
+	for _, c := range []struct {
+		agent string
+		steps []step
+	}{
+		{"claude", []step{{"PreToolUse-Edit", hso("PreToolUse")}, {"PostToolUse", ""}, {"PreToolUse-Edit", ""}}},
+		{"codex", []step{{"PreToolUse-apply_patch", hso("PreToolUse")}, {"PostToolUse", ""}, {"PreToolUse-apply_patch", ""}}},
+		{"gemini", []step{
+			{"BeforeTool-write_file", `{"systemMessage":"` + predictedNote + `"}` + "\n"},
+			{"AfterTool", "{}\n"}, // not an edit: the note waits for the edit's own AfterTool
+			{"AfterTool-write_file", hso("AfterTool")},
+			{"AfterTool-write_file", "{}\n"}, // once
+			{"BeforeTool-write_file", "{}\n"},
+		}},
+	} {
+		t.Run(c.agent, func(t *testing.T) {
+			p := &project{backendtest.NewProject(t, backendtest.Options{Seed: two})}
+			if out, err := exec.Command("git", "init", "-q", p.Root).CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			predict(t, p, "a", "src/editor/modal.ts")
+			p.claim(t, "first", "a")
+			p.claim(t, "second", "b")
+			for i, s := range c.steps {
+				o := fire(t, p, c.agent, s.fixture, "second", nil)
+				if o.code != 0 || o.stderr != "" || o.stdout != s.stdout {
+					t.Fatalf("step %d %s: exit %d stderr %q\nstdout %q\nwant   %q", i, s.fixture, o.code, o.stderr, o.stdout, s.stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestEditPredictedGeminiNoGit: outside a git repository a Gemini
+// session's note has nowhere to wait for AfterTool: the user still sees
+// it, and stderr says the model will not.
+func TestEditPredictedGeminiNoGit(t *testing.T) {
+	p := &project{backendtest.NewProject(t, backendtest.Options{Seed: `{"id":"a"}
+{"id":"b"}
+`})}
+	if _, gitDir := workspace.HeadCommit(p.Root); gitDir != "" {
+		t.Skip("the temporary directory is inside a git repository")
+	}
+	predict(t, p, "a", "src/editor/modal.ts")
+	p.claim(t, "first", "a")
+	p.claim(t, "second", "b")
+	o := fire(t, p, "gemini", "BeforeTool-write_file", "second", nil)
+	if o.code != 0 || o.stdout != `{"systemMessage":"`+predictedNote+`"}`+"\n" || !strings.Contains(o.stderr, "only the user sees it") {
+		t.Fatalf("%+v", o)
+	}
+	fire(t, p, "gemini", "AfterTool-write_file", "second", nil).quiet(t, "gemini")
 }
