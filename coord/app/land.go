@@ -187,6 +187,21 @@ func (s *Service) Land(ctx context.Context, l Lander, req LandRequest) ([]LandRe
 	if req.CheckTimeout <= 0 {
 		req.CheckTimeout = DefaultLandTimeout
 	}
+	if len(req.Tasks) > 0 {
+		// A task named that does not exist is a mistake in the request,
+		// answered before the lease is taken, as claim and plan answer it.
+		err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+			for _, id := range req.Tasks {
+				if tx.Task(id) == nil {
+					return coord.Errorf(coord.CodeConflict, "task %q not found", id).WithHint("run 'coord ls' to see the task ids")
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, interrupted(ctx, err)
+		}
+	}
 	lease, err := s.landLease(ctx, req)
 	if err != nil {
 		return nil, err
