@@ -325,3 +325,30 @@ func TestContains(t *testing.T) {
 		t.Fatalf("ancestor: %v, %v", ok, err)
 	}
 }
+
+// TestAddWorktreeFailedLeavesNoBranch: git makes the new branch before it
+// finds the path taken; a failed add deletes that branch again, so the
+// next try with a free path succeeds. A branch that existed is kept.
+func TestAddWorktreeFailedLeavesNoBranch(t *testing.T) {
+	ctx := context.Background()
+	dir := testRepo(t)
+	r := New(dir)
+	main := git(t, dir, "rev-parse", "HEAD")
+	taken := filepath.Join(filepath.Dir(dir), "taken")
+	write(t, taken, "x.txt", "someone's\n")
+	if err := r.AddWorktree(ctx, taken, "coord/carol", main); err == nil {
+		t.Fatal("a worktree was made over a non-empty directory")
+	}
+	if _, err := r.Head(ctx, "refs/heads/coord/carol"); err == nil {
+		t.Fatal("the failed add left its branch behind")
+	}
+	if err := r.AddWorktree(ctx, filepath.Join(filepath.Dir(dir), "repo-carol"), "coord/carol", main); err != nil {
+		t.Fatalf("the next try: %v", err)
+	}
+	if err := r.AddWorktree(ctx, taken, "main", main); err == nil {
+		t.Fatal("a second branch main was made")
+	}
+	if _, err := r.Head(ctx, "refs/heads/main"); err != nil {
+		t.Fatal("a failed add deleted a branch it did not make")
+	}
+}

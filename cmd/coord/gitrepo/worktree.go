@@ -65,9 +65,19 @@ func ParseWorktrees(out []byte) []Worktree {
 }
 
 // AddWorktree makes a linked worktree at path on a new branch started at
-// start (git worktree add -b branch path start).
+// start (git worktree add -b branch path start). When git fails after
+// making the branch (a path that exists, a directory it cannot write),
+// the branch it made is deleted again: a failed add leaves nothing that
+// would refuse the next try.
 func (r *Repo) AddWorktree(ctx context.Context, path, branch, start string) error {
+	ref := "refs/heads/" + branch
+	_, had := r.Head(ctx, ref)
 	_, err := r.run(ctx, r.dir, "worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, start)
+	if err != nil && had != nil {
+		if tip, herr := r.Head(ctx, ref); herr == nil && strings.HasPrefix(tip, start) {
+			r.run(ctx, r.dir, "update-ref", "-d", ref, tip)
+		}
+	}
 	return err
 }
 
