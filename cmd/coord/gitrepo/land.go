@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,6 +156,11 @@ func (r *Repo) SyncCheckouts(ctx context.Context, branch, old, new string) []str
 		if w.Bare || w.Branch != branch || w.Prunable {
 			continue
 		}
+		// read-tree trusts the index's stat cache and calls a file whose
+		// stat changed (a copied or touched checkout) "not uptodate":
+		// refresh it first (exit 1 only says some files differ, which
+		// read-tree then judges by content).
+		r.run(ctx, w.Path, "update-index", "-q", "--refresh")
 		if _, err := r.run(ctx, w.Path, "read-tree", "-m", "-u", "--end-of-options", old, new); err != nil {
 			out = append(out, fmt.Sprintf("the checkout of %s at %s keeps the files of %.12s (a local change is in the way: %v); "+
 				"there, keep your changes with 'git diff %s > mine.patch', then 'git reset --hard && git apply --3way mine.patch'",
@@ -440,19 +446,99 @@ func (l *Landing) CommitMerge(ctx context.Context, tree string, parents []string
 // MoveTarget is Repo.MoveRef, its ErrRefMoved as app.ErrTargetMoved;
 // once the target moved, its checkouts are brought along
 // (SyncCheckouts).
+//
+// A journal (<common git dir>/coord/land-move: "branch old new") is
+// written before the move and removed once the checkouts were brought:
+// a lander killed between the two leaves it, and the next lander's
+// CleanCheckouts brings the checkouts then (RecoverMove).
 func (l *Landing) MoveTarget(ctx context.Context, branch, new, old, reason string) error {
+	if err := l.r.writeMoveJournal(ctx, branch, old, new); err != nil {
+		return err
+	}
 	err := l.r.MoveRef(ctx, branch, new, old, reason)
 	if errors.Is(err, ErrRefMoved) {
+		l.r.removeMoveJournal(ctx)
 		return fmt.Errorf("%w: %w", app.ErrTargetMoved, err)
 	}
 	if err == nil {
-		for _, w := range l.r.SyncCheckouts(ctx, branch, old, new) {
-			if l.Warn != nil {
-				l.Warn(w)
-			}
-		}
+		l.warn(l.r.SyncCheckouts(ctx, branch, old, new))
+		l.r.removeMoveJournal(ctx)
 	}
 	return err
+}
+
+func (l *Landing) warn(lines []string) {
+	for _, w := range lines {
+		if l.Warn != nil {
+			l.Warn(w)
+		}
+	}
+}
+
+// MoveJournal is where MoveTarget notes a move in progress, relative to
+// the common git directory.
+const MoveJournal = "coord/land-move"
+
+func (r *Repo) writeMoveJournal(ctx context.Context, branch, old, new string) error {
+	common, err := r.CommonDir(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := fsops.OpenTree(common)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	if err := t.MkdirAll(filepath.Dir(MoveJournal), 0o755); err != nil {
+		return err
+	}
+	return t.WriteFile(MoveJournal, []byte(branch+" "+old+" "+new+"\n"), 0o644)
+}
+
+func (r *Repo) removeMoveJournal(ctx context.Context) {
+	common, err := r.CommonDir(ctx)
+	if err != nil {
+		return
+	}
+	if t, err := fsops.OpenTree(common); err == nil {
+		t.Remove(MoveJournal)
+		t.Close()
+	}
+}
+
+// RecoverMove finishes a move a killed lander left noted (MoveJournal):
+// when the branch is at the move's new commit, its checkouts still at the
+// old one are brought along (SyncCheckouts; one already brought stays);
+// when it is not, the move never happened. The journal is removed either
+// way. It returns the lines SyncCheckouts returns, and one for a journal
+// it cannot read (removed too: it is only a note).
+func (r *Repo) RecoverMove(ctx context.Context) []string {
+	common, err := r.CommonDir(ctx)
+	if err != nil {
+		return nil
+	}
+	t, err := fsops.OpenTree(common)
+	if err != nil {
+		return nil
+	}
+	defer t.Close()
+	data, err := t.ReadFile(MoveJournal, 4<<10)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		t.Remove(MoveJournal)
+		return []string{fmt.Sprintf("the landing journal %s was unreadable (%v): removed", t.Path(MoveJournal), err)}
+	}
+	defer t.Remove(MoveJournal)
+	f := strings.Fields(string(data))
+	if len(f) != 3 || coord.ValidBranch(f[0]) != nil || !isCommitID(f[1]) || !isCommitID(f[2]) {
+		return []string{fmt.Sprintf("the landing journal %s did not say \"branch old new\": removed", t.Path(MoveJournal))}
+	}
+	if tip, err := r.Head(ctx, "refs/heads/"+f[0]); err != nil || tip != f[2] {
+		return nil // the move never happened, or the branch moved on since
+	}
+	return r.SyncCheckouts(ctx, f[0], f[1], f[2])
 }
 
 // Checkout is Repo.AddCheckout.
@@ -466,7 +552,12 @@ func (l *Landing) RemoveCheckout(ctx context.Context, dir string) error {
 }
 
 // CleanCheckouts is Repo.CleanCheckouts.
-func (l *Landing) CleanCheckouts(ctx context.Context) (int, error) { return l.r.CleanCheckouts(ctx) }
+//
+// First it finishes a move a killed lander left noted (RecoverMove).
+func (l *Landing) CleanCheckouts(ctx context.Context) (int, error) {
+	l.warn(l.r.RecoverMove(ctx))
+	return l.r.CleanCheckouts(ctx)
+}
 
 // Check is RunCheck.
 func (l *Landing) Check(ctx context.Context, dir, cmd string, env []string, timeout time.Duration) (app.CheckRun, error) {

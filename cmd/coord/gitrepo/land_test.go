@@ -202,3 +202,90 @@ func TestOnFirstParents(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoverMove: a lander killed between moving the target and
+// bringing its checkouts leaves the move noted; the next lander's
+// CleanCheckouts brings the checkout of the target to the new commit
+// (a checkout already brought stays), and removes the note. A note of a
+// move that never happened, or an unreadable one, changes nothing but is
+// removed.
+func TestRecoverMove(t *testing.T) {
+	dir := testRepo(t)
+	ctx := context.Background()
+	r := New(dir)
+	l := NewLanding(r, nil)
+	var warned []string
+	l.Warn = func(s string) { warned = append(warned, s) }
+	journal := filepath.Join(dir, ".git", filepath.FromSlash(MoveJournal))
+	old := git(t, dir, "rev-parse", "main")
+	git(t, dir, "checkout", "-q", "-b", "work")
+	next := commit(t, dir, "a.txt", "a\n", "work a")
+	git(t, dir, "checkout", "-q", "main")
+
+	// killed after the ref moved, before the checkout was brought
+	if err := r.writeMoveJournal(ctx, "main", old, next); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "update-ref", "refs/heads/main", next, old)
+	if got := git(t, dir, "status", "--porcelain"); got == "" {
+		t.Fatal("the setup left the checkout clean")
+	}
+	if _, err := l.CleanCheckouts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, dir, "status", "--porcelain"); got != "" || len(warned) > 0 {
+		t.Fatalf("after recovery: status %q, warnings %v", got, warned)
+	}
+	if _, err := os.Stat(journal); err == nil {
+		t.Fatal("the journal is left")
+	}
+	// the same note again (the checkout already brought): nothing changes
+	if err := r.writeMoveJournal(ctx, "main", old, next); err != nil {
+		t.Fatal(err)
+	}
+	if bad := r.RecoverMove(ctx); len(bad) > 0 || git(t, dir, "status", "--porcelain") != "" {
+		t.Fatalf("a second recovery: %v", bad)
+	}
+	// a move that never happened: the branch is not at its new commit
+	if err := r.writeMoveJournal(ctx, "main", next, old); err != nil {
+		t.Fatal(err)
+	}
+	if bad := r.RecoverMove(ctx); len(bad) > 0 || git(t, dir, "rev-parse", "main") != next || git(t, dir, "status", "--porcelain") != "" {
+		t.Fatalf("a move that never happened was acted on: %v", bad)
+	}
+	// a damaged note
+	if err := os.WriteFile(journal, []byte("main ../x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if bad := r.RecoverMove(ctx); len(bad) != 1 || !strings.Contains(bad[0], "removed") {
+		t.Fatalf("a damaged journal: %v", bad)
+	}
+	if _, err := os.Stat(journal); err == nil {
+		t.Fatal("the damaged journal is left")
+	}
+}
+
+// TestSyncCheckoutsStaleStat: a checkout whose index holds stale stat
+// data for a file the landing changes (the file touched, or the checkout
+// copied) is still brought along: read-tree alone calls it "not
+// uptodate".
+func TestSyncCheckoutsStaleStat(t *testing.T) {
+	dir := testRepo(t)
+	ctx := context.Background()
+	r := New(dir)
+	old := git(t, dir, "rev-parse", "main")
+	git(t, dir, "checkout", "-q", "-b", "work")
+	next := commit(t, dir, "README.md", "changed\n", "work readme")
+	git(t, dir, "checkout", "-q", "main")
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "README.md"), past, past); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "update-ref", "refs/heads/main", next, old)
+	if bad := r.SyncCheckouts(ctx, "main", old, next); len(bad) > 0 {
+		t.Fatalf("SyncCheckouts: %v", bad)
+	}
+	if got := git(t, dir, "status", "--porcelain"); got != "" {
+		t.Fatalf("status after the sync: %q", got)
+	}
+}
