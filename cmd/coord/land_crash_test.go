@@ -193,6 +193,11 @@ func TestLandCrash(t *testing.T) {
 			t.Fatalf("%s: the next lander: %v\n%s", label, err, out)
 		}
 		checkLanding(t, label+", after the next lander", dir, git, coordIn, start, heads, true, conflicting)
+		// the main checkout moved with main: the next lander finishes a
+		// move whose checkout the kill left behind (the move journal)
+		if st := git(dir, "status", "--porcelain", "--untracked-files=no"); st != "" {
+			t.Fatalf("%s: the checkout of main is not at main:\n%s", label, st)
+		}
 		if got := git(dir, "branch", "--list"); got != branches {
 			t.Fatalf("%s: branches changed:\n%s\nwant\n%s", label, got, branches)
 		}
