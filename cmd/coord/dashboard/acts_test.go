@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -254,7 +255,15 @@ func TestActs(t *testing.T) {
 		}
 	}
 	frames := openEventsPath(t, ctx, f.srv, "/events?token="+token)
-	waitFrame(t, frames, "the first frame", func(map[string]string) bool { return true })
+	// A frame carries only the panels that changed, and one act may reach
+	// the page in two frames (the builder may run between the registry
+	// commit and the log line): judge the page as it stands, every frame
+	// so far applied, as the page's script applies them.
+	view := map[string]string{}
+	shown := func(ok func(map[string]string) bool) func(map[string]string) bool {
+		return func(p map[string]string) bool { maps.Copy(view, p); return ok(view) }
+	}
+	waitFrame(t, frames, "the first frame", shown(func(map[string]string) bool { return true }))
 
 	for _, c := range []struct {
 		id, action, body string
@@ -264,7 +273,7 @@ func TestActs(t *testing.T) {
 		{"1.1", "requeue", `{"reason":"stuck for an hour"}`, "requeued 1.1 (taken from alice, epoch 1: its next write is refused)",
 			"pat ▶ requeued task 1.1 from alice (epoch 1): stuck for an hour",
 			func(p map[string]string) bool {
-				return strings.Contains(p["p-queue"], "1.1") && strings.Contains(p["p-log"], "requeued task 1.1")
+				return strings.Contains(p["p-queue"], `data-act="assign" data-task="1.1"`) && strings.Contains(p["p-log"], "requeued task 1.1")
 			}},
 		{"1.5", "assign", `{"to":"erin","reason":"erin knows it"}`, "assigned 1.5 to erin", "pat ▶ assigned task 1.5 to erin: erin knows it",
 			func(p map[string]string) bool { return strings.Contains(p["p-agents"], "1.5") }},
@@ -282,7 +291,7 @@ func TestActs(t *testing.T) {
 		if !strings.Contains(f.logText(), c.log) {
 			t.Fatalf("%s %s: the log lacks %q", c.action, c.id, c.log)
 		}
-		waitFrame(t, frames, c.action+" "+c.id+" on the page", c.frame)
+		waitFrame(t, frames, c.action+" "+c.id+" on the page", shown(c.frame))
 	}
 	if _, err := f.s.Release(f.ctx, app.TaskRef{Agent: coord.Agent{ID: "alice"}, TaskID: "1.1", Epoch: old.Epoch}, "done"); coord.CodeOf(err) != coord.CodeLost {
 		t.Fatalf("alice's release after the requeue: %v, want lost", err)
