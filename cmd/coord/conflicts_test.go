@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // coordAt runs coord as its own process in dir (where it finds its
@@ -28,12 +30,7 @@ func coordAt(t *testing.T, dir string, args ...string) string {
 // gitAt runs git in dir for a test.
 func gitAt(t *testing.T, dir string, args ...string) {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
+	backendtest.Git(t, dir, args...)
 }
 
 // TestWatchReportsConflicts: the watcher notices a branch in flight

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // landProject is a repository with a coord project whose tasks t0…
@@ -38,8 +40,7 @@ func newLandProject(t *testing.T, n int, release bool) *landProject {
 	}
 	base := t.TempDir()
 	p := &landProject{t: t, dir: filepath.Join(base, "repo"),
-		env: append(cleanEnv(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+base)}
+		env: append(append(cleanEnv(), backendtest.GitEnv...), "HOME="+base)}
 	os.MkdirAll(p.dir, 0o755)
 	p.git("init", "-q", "-b", "main")
 	p.write("README", "x\n")

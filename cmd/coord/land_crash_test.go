@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // TestLandCrash: six finished tasks (one conflicting with another), a
@@ -45,8 +47,7 @@ func TestLandCrash(t *testing.T) {
 	const nTasks = 6
 	base := t.TempDir()
 	tmpl := filepath.Join(base, "tmpl")
-	env := append(cleanEnv(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+base)
+	env := append(append(cleanEnv(), backendtest.GitEnv...), "HOME="+base)
 	git := func(dir string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command("git", args...)

@@ -19,8 +19,7 @@ func gitProject(t *testing.T, agent string) (string, []string, func(dir string, 
 		t.Skip("git is not installed")
 	}
 	root := filepath.Join(t.TempDir(), "repo")
-	env := []string{"COORD_AGENT=" + agent, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"}
+	env := append([]string{"COORD_AGENT=" + agent}, backendtest.GitEnv...)
 	git := func(dir string, args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", args...)

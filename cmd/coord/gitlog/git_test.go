@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // repo is a scratch git repository for a test.
@@ -31,14 +32,7 @@ func newRepo(t *testing.T) *repo {
 
 func (r *repo) git(args ...string) string {
 	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", r.dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t.invalid")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return backendtest.Git(r.t, r.dir, args...)
 }
 
 func (r *repo) write(path, content string) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // testRepo makes a repository on branch main with one commit, in a fresh
@@ -32,17 +33,7 @@ func testRepo(t *testing.T) string {
 // git runs git for a test, failing it on error.
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	if dir != "" {
-		args = append([]string{"-C", dir}, args...)
-	}
-	cmd := exec.Command("git", args...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return backendtest.Git(t, dir, args...)
 }
 
 func write(t *testing.T, dir, name, content string) {

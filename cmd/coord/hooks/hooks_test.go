@@ -241,15 +241,7 @@ func TestEditPaths(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git: the worktree case needs it")
 	}
-	gitRun := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gitRun := func(dir string, args ...string) { t.Helper(); backendtest.Git(t, dir, args...) }
 	gitRun(p.Root, "init", "-q")
 	os.WriteFile(filepath.Join(p.Root, "README"), []byte("x"), 0o644)
 	gitRun(p.Root, "add", "README")

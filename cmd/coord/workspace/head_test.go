@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // TestHeadCommit: HEAD read from git's files is what git says, on a
@@ -16,17 +18,7 @@ func TestHeadCommit(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	dir := t.TempDir()
-	git := func(d string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", d}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(d string, args ...string) string { t.Helper(); return backendtest.Git(t, d, args...) }
 	repo := filepath.Join(dir, "repo")
 	git(dir, "init", "-q", "-b", "main", repo)
 	if c, gd := HeadCommit(repo); c != "" || gd == "" {

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/rotd/coord/registry/backend/backendtest"
 )
 
 // TestProjectDir: where a session stands, by the variables its agent
@@ -44,15 +46,7 @@ func TestSameRepository(t *testing.T) {
 		t.Skip("no git")
 	}
 	base := t.TempDir()
-	run := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	run := func(dir string, args ...string) { t.Helper(); backendtest.Git(t, dir, args...) }
 	one, other, none := filepath.Join(base, "one"), filepath.Join(base, "other"), filepath.Join(base, "none")
 	for _, d := range []string{one, other, none} {
 		os.MkdirAll(filepath.Join(d, "sub"), 0o755)

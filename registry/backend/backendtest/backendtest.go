@@ -2,7 +2,8 @@
 // opened through the one opener (registry/backend), with the application
 // over it, and a bounded wait for a condition. Tests of every layer use
 // it (the application, the engines, the front ends), so that a project is
-// made one way everywhere and no test waits on a sleep.
+// made one way everywhere and no test waits on a sleep. Git for tests
+// that need a real repository is run one way too (Git, GitEnv).
 //
 // It is imported only by tests. It lives beside the opener because it
 // opens engines: a tree in a temporary directory, or any backend URL (a
