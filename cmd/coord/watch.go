@@ -29,7 +29,7 @@ func watchCommand(e *env) *cli.Command {
 // also rotates the log at a new UTC day and archives when archive_after
 // is set). When notification is unavailable, or lost changes, it says so
 // once and keeps rescanning. Every ConflictPoll it checks the branch
-// tips of the caller's repository and, when one moved, scans the work in
+// tips of the project root's repository and, when one moved, scans the work in
 // flight for conflicts (app.ConflictScanner), saying each new one, and
 // sends back the reviews a later commit made void (voidReviews). One
 // watcher per project (coord.Exclusive).

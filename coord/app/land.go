@@ -587,16 +587,9 @@ func landTitle(t queued) string {
 // the repository cannot judge (it lacks the commit: work released on
 // another machine) is not held; the merge then says why.
 func (ln *lander) held(ctx context.Context, tip, head string) (bool, error) {
-	ok, err := ln.l.IsAncestor(ctx, head, tip)
+	ok, err := holds(ctx, ln.l, tip, head)
 	if err != nil {
-		return false, ctx.Err()
-	}
-	if ok {
-		return true, nil
-	}
-	ok, err = ln.l.Contains(ctx, tip, head)
-	if err != nil {
-		return false, nil // a head it cannot merge: the merge says why
+		return false, ctx.Err() // a head it cannot judge: the merge says why
 	}
 	return ok, nil
 }

@@ -183,11 +183,7 @@ func (s *Service) VoidMovedReviews(ctx context.Context) ([]*coord.Task, error) {
 			}
 		}
 		if target != "-" {
-			landed, err := s.repo.IsAncestor(ctx, r.pin, target)
-			if err == nil && !landed {
-				landed, err = s.repo.Contains(ctx, target, r.pin) // a squash or rebase merge
-			}
-			if err == nil && landed {
+			if landed, err := holds(ctx, s.repo, target, r.pin); err == nil && landed {
 				continue
 			}
 		}

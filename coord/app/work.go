@@ -192,11 +192,7 @@ func (s *Service) landedAmong(ctx context.Context, heads map[string]string) (lan
 		if s.notLanded.heads[head] {
 			continue
 		}
-		ok, err := s.repo.IsAncestor(ctx, head, tip)
-		if err == nil && !ok {
-			ok, err = s.repo.Contains(ctx, tip, head)
-		}
-		if err != nil || !ok {
+		if ok, err := holds(ctx, s.repo, tip, head); err != nil || !ok {
 			s.notLanded.heads[head] = true
 			continue
 		}
@@ -206,6 +202,24 @@ func (s *Service) landedAmong(ctx context.Context, heads map[string]string) (lan
 		landed[id] = head
 	}
 	return landed, tip
+}
+
+// ancestry is what holds asks of a repository (Repo and Lander have it).
+type ancestry interface {
+	IsAncestor(ctx context.Context, a, b string) (bool, error)
+	Contains(ctx context.Context, into, commit string) (bool, error)
+}
+
+// holds is the one rule for "the target already has this work": commit
+// is reachable from tip, or tip already holds all it changed (a squash
+// or rebase merge: merging it would change nothing). Write claims
+// (landedAmong), review voids and the lander all judge landing by it.
+func holds(ctx context.Context, r ancestry, tip, commit string) (bool, error) {
+	ok, err := r.IsAncestor(ctx, commit, tip)
+	if err == nil && !ok {
+		ok, err = r.Contains(ctx, tip, commit)
+	}
+	return ok, err
 }
 
 // notLanded remembers the heads found not landed on the target at tip.
