@@ -89,31 +89,11 @@ func (f *fixture) claim(agent, id string) *coord.Task {
 	return res.Task
 }
 
-// get fetches path with the given headers and returns the status and
-// body.
+// get fetches path with the given headers (post's, without a body) and
+// returns the status and body.
 func (f *fixture) get(method, path string, header ...string) (*http.Response, string) {
 	f.t.Helper()
-	req, err := http.NewRequest(method, f.srv.URL+path, nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		if header[i] == "Host" {
-			req.Host = header[i+1]
-			continue
-		}
-		req.Header.Set(header[i], header[i+1])
-	}
-	res, err := f.srv.Client().Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return res, string(body)
+	return f.post(method, path, "", header...)
 }
 
 func sample() []*coord.Task {
