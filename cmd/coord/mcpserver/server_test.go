@@ -210,6 +210,13 @@ func TestFiles(t *testing.T) {
 	if ref.Code != 3 || ref.Name != "conflict" || ref.Holder != "a" {
 		t.Fatalf("refusal %+v", ref)
 	}
+	// a ttl goes with lock only; two actions in one call are refused
+	for _, args := range []map[string]any{{"ttl": "5m"}, {"unlock": []string{"x.go"}, "ttl": "5m"}, {"write": []string{"x.go"}, "ttl": "5m"},
+		{"lock": []string{"y.go"}, "unlock": []string{"x.go"}}} {
+		if ref := a.call(t, "files", args).refusal(t); ref.Code != 1 {
+			t.Fatalf("files %v: refusal %+v, want usage", args, ref)
+		}
+	}
 	var list struct{ Locks []coord.PathLock }
 	b.call(t, "files", nil).ok(t).decode(t, &list)
 	if len(list.Locks) != 2 || list.Locks[0].Path != "README.md" || list.Locks[1].Holder != "a" {

@@ -392,10 +392,9 @@ func (s *server) files(ctx context.Context, _ *call, in filesIn) (any, error) {
 	switch {
 	case n > 1:
 		return nil, coord.Errorf(coord.CodeUsage, "files: lock, unlock or write, one of them in one call")
+	case in.TTL != "" && len(in.Lock) == 0:
+		return nil, coord.Errorf(coord.CodeUsage, "files: ttl goes with lock")
 	case len(in.Write) > 0:
-		if in.TTL != "" {
-			return nil, coord.Errorf(coord.CodeUsage, "files: ttl goes with lock")
-		}
 		paths, err := s.repoPaths(in.Write)
 		if err != nil {
 			return nil, err
@@ -434,9 +433,6 @@ func (s *server) files(ctx context.Context, _ *call, in filesIn) (any, error) {
 		}
 		return map[string]any{"locked": locked, "holder": s.opt.Agent.ID}, nil
 	case len(in.Unlock) > 0:
-		if in.TTL != "" {
-			return nil, coord.Errorf(coord.CodeUsage, "files: ttl goes with lock")
-		}
 		paths, err := s.repoPaths(in.Unlock)
 		if err != nil {
 			return nil, err
@@ -446,9 +442,6 @@ func (s *server) files(ctx context.Context, _ *call, in filesIn) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"unlocked": gone}, nil
-	}
-	if in.TTL != "" {
-		return nil, coord.Errorf(coord.CodeUsage, "files: ttl goes with lock")
 	}
 	locks, err := s.opt.Service.PathLocks(ctx)
 	if err != nil {
