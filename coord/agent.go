@@ -106,3 +106,41 @@ func ValidActingAgent(id string) error {
 	}
 	return nil
 }
+
+// ValidActor checks who acts for a command that holds no task: an acting
+// agent's id (ValidActingAgent), or a service on a host, "<name>@<host>"
+// (ServiceID: the lander is lander@<host> unless told another id), which
+// no agent can take as its own (an agent id holds no '@').
+func ValidActor(id string) error {
+	name, host, ok := strings.Cut(id, "@")
+	if !ok {
+		return ValidActingAgent(id)
+	}
+	if err := ValidActingAgent(name); err != nil {
+		return err
+	}
+	if err := validID("host", host, true); err != nil {
+		return Errorf(CodeUsage, "invalid actor %q: the host after '@' must be letters, digits, '.', '_' and '-'", clip(id))
+	}
+	return nil
+}
+
+// ServiceID is the actor a service runs as on host ("lander@build-1"):
+// the host name cut to what ValidActor accepts (other characters become
+// '-'; "host" when nothing is left).
+func ServiceID(name, host string) string {
+	b := []byte(host)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '_' || c == '-')) {
+			b[i] = '-'
+		}
+	}
+	h := strings.Trim(string(b), "-")
+	if len(h) > maxIDLen {
+		h = strings.TrimRight(h[:maxIDLen], ".-_")
+	}
+	if h == "" || ValidActor(name+"@"+h) != nil {
+		h = "host"
+	}
+	return name + "@" + h
+}

@@ -53,13 +53,13 @@ func (tx *Txn) treatment(agent string) claimTreatment {
 func (tx *Txn) claimsOn(agent string, paths []string, covers func(p, claimed string) bool, warn bool) []GuardHit {
 	var hits []GuardHit
 	for _, t := range tx.Tasks {
-		if t.ClaimedBy == agent || len(t.TouchedFiles) == 0 || !t.InFlight() {
+		if t.Worker() == agent || len(t.TouchedFiles) == 0 || !t.InFlight() {
 			continue
 		}
 		for _, p := range paths {
 			for _, q := range t.TouchedFiles {
 				if covers(p, q) {
-					hits = append(hits, GuardHit{Path: p, Holder: t.ClaimedBy, TaskID: t.ID, Claimed: q, Status: t.Status, Warn: warn})
+					hits = append(hits, GuardHit{Path: p, Holder: t.Worker(), TaskID: t.ID, Claimed: q, Status: t.Status, Warn: warn})
 					break
 				}
 			}
@@ -110,17 +110,13 @@ func (p WriteClaimPlan) Refused() []GuardHit {
 // taken as names) by agent would do, changing nothing: the same check as
 // Guard, and the paths the agent's task would claim. The task is the one
 // agent holds claimed (else blocked), the first in registry order.
-func (tx *Txn) PlanWriteClaim(agent string, paths []string) WriteClaimPlan {
+func (tx *Txn) PlanWriteClaim(agent string, on Working, paths []string) WriteClaimPlan {
 	p := WriteClaimPlan{Hits: tx.Guard(agent, paths)}
 	p.Predicted = tx.PredictedFor(agent, paths, p.Hits)
 	if !tx.WriteClaims.Recorded() {
 		return p
 	}
-	for _, t := range tx.HeldBy(agent) {
-		if p.Task == nil || p.Task.Status != Claimed && t.Status == Claimed {
-			p.Task = t
-		}
-	}
+	p.Task = tx.WorkingOn(agent, on)
 	if p.Task == nil {
 		return p
 	}
@@ -144,11 +140,11 @@ func (tx *Txn) PlanWriteClaim(agent string, paths []string) WriteClaimPlan {
 // Holders that only warn are returned in the plan's hits. An agent that
 // holds no task claims nothing (write_claims_untasked says whether
 // claims refuse it).
-func (tx *Txn) WriteClaim(agent string, paths []string) (WriteClaimPlan, error) {
+func (tx *Txn) WriteClaim(agent string, on Working, paths []string) (WriteClaimPlan, error) {
 	if err := ValidActingAgent(agent); err != nil {
 		return WriteClaimPlan{}, err
 	}
-	p := tx.PlanWriteClaim(agent, paths)
+	p := tx.PlanWriteClaim(agent, on, paths)
 	if refused := p.Refused(); len(refused) > 0 {
 		return p, RefuseWrite(refused)
 	}
@@ -157,6 +153,34 @@ func (tx *Txn) WriteClaim(agent string, paths []string) (WriteClaimPlan, error) 
 		tx.Log(agent, "claimed %s for task %s", strings.Join(p.New, ", "), p.Task.ID)
 	}
 	return p, nil
+}
+
+// Working says which of an agent's tasks a write is for: Task, the one
+// coord run gives it (COORD_TASK), else the one whose branch (Branch, a
+// full ref name) the writer's worktree has checked out; "" each when not
+// known.
+type Working struct{ Task, Branch string }
+
+// WorkingOn is the task a write by agent is for: the held task on names
+// (by id, else by branch), else a task it holds claimed (one blocked or
+// finished when it holds none claimed); nil when it holds none.
+func (tx *Txn) WorkingOn(agent string, on Working) *Task {
+	var pick, byBranch *Task
+	for _, t := range tx.HeldBy(agent) {
+		if on.Task != "" && t.ID == on.Task {
+			return t
+		}
+		if on.Branch != "" && byBranch == nil && t.Status == Claimed && BranchRef(t.Branch) == on.Branch {
+			byBranch = t
+		}
+		if pick == nil || pick.Status != Claimed && t.Status == Claimed {
+			pick = t
+		}
+	}
+	if byBranch != nil {
+		return byBranch
+	}
+	return pick
 }
 
 // RefuseWrite is the refusal of a write that meets hits (CodeConflict,
@@ -187,8 +211,11 @@ func (tx *Txn) Landed(id, head, at, target string) bool {
 	t.LandedAt = FormatTime(tx.Now)
 	t.LandedCommit = at
 	t.LandingAt = ""
+	// What the work was told when it went back is answered: only a
+	// landing clears it.
+	t.ReviewNotes, t.Rejections = "", 0
 	t.Dirty = true
-	tx.Log(CoordinatorID, "task %s landed on %s (%s); its write claims are free", id, target, short(head))
+	tx.Log(CoordinatorID, "task %s landed on %s at %s; its write claims are free", id, target, short(at))
 	return true
 }
 
@@ -227,7 +254,7 @@ func (tx *Txn) WriteClaimsInForce() []WriteClaimRow {
 	var out []WriteClaimRow
 	for _, t := range tx.Tasks {
 		for _, p := range t.WriteClaims() {
-			out = append(out, WriteClaimRow{Path: p, TaskID: t.ID, Holder: t.ClaimedBy, Status: t.Status})
+			out = append(out, WriteClaimRow{Path: p, TaskID: t.ID, Holder: t.Worker(), Status: t.Status})
 		}
 	}
 	slices.SortFunc(out, func(a, b WriteClaimRow) int {

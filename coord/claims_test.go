@@ -18,7 +18,7 @@ func twoAgents(t *testing.T, more ...*Task) *Txn {
 func TestWriteClaim(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		tx := twoAgents(t)
-		p, err := tx.WriteClaim("a", []string{"go.mod", "README.md"})
+		p, err := tx.WriteClaim("a", Working{}, []string{"go.mod", "README.md"})
 		if err != nil || p.Task == nil || p.Task.ID != "ta" || !slices.Equal(p.New, []string{"go.mod", "README.md"}) {
 			t.Fatalf("plan %+v, %v", p, err)
 		}
@@ -31,20 +31,20 @@ func TestWriteClaim(t *testing.T) {
 	})
 	t.Run("AlreadyHeldIsNoChange", func(t *testing.T) {
 		tx := twoAgents(t)
-		tx.WriteClaim("a", []string{"go.mod"})
+		tx.WriteClaim("a", Working{}, []string{"go.mod"})
 		tx.Task("ta").Dirty, tx.Events = false, nil
-		if p := tx.PlanWriteClaim("a", []string{"go.mod"}); len(p.New) != 0 || len(p.Hits) != 0 {
+		if p := tx.PlanWriteClaim("a", Working{}, []string{"go.mod"}); len(p.New) != 0 || len(p.Hits) != 0 {
 			t.Fatalf("plan of a path held %+v", p)
 		}
-		if p, err := tx.WriteClaim("a", []string{"go.mod"}); err != nil || len(p.New) != 0 || tx.Task("ta").Dirty || len(tx.Events) != 0 {
+		if p, err := tx.WriteClaim("a", Working{}, []string{"go.mod"}); err != nil || len(p.New) != 0 || tx.Task("ta").Dirty || len(tx.Events) != 0 {
 			t.Fatalf("a second write changed the registry: %+v %v", p, err)
 		}
 	})
 	t.Run("ErrConflict", func(t *testing.T) {
 		tx := twoAgents(t)
-		tx.WriteClaim("a", []string{"go.mod"})
+		tx.WriteClaim("a", Working{}, []string{"go.mod"})
 		before := slices.Clone(tx.Task("tb").TouchedFiles)
-		p, err := tx.WriteClaim("b", []string{"main.go", "go.mod"})
+		p, err := tx.WriteClaim("b", Working{}, []string{"main.go", "go.mod"})
 		if CodeOf(err) != CodeConflict || !strings.Contains(err.Error(), "go.mod (write-claimed by task ta (a, claimed))") {
 			t.Fatalf("second writer: %v", err)
 		}
@@ -61,34 +61,34 @@ func TestWriteClaim(t *testing.T) {
 	t.Run("SameAgentOtherTask", func(t *testing.T) {
 		// a's finished work (done, not landed) does not refuse a's next task.
 		tx := twoAgents(t, &Task{ID: "tc"})
-		tx.WriteClaim("a", []string{"go.mod"})
+		tx.WriteClaim("a", Working{}, []string{"go.mod"})
 		ta := tx.Task("ta")
 		ta.Status, ta.Head = Done, "abcd"
 		claimID(t, tx, Agent{ID: "a"}, ClaimOptions{TaskID: "tc"})
-		if _, err := tx.WriteClaim("a", []string{"go.mod"}); err != nil {
+		if _, err := tx.WriteClaim("a", Working{}, []string{"go.mod"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tx.WriteClaim("b", []string{"go.mod"}); CodeOf(err) != CodeConflict {
+		if _, err := tx.WriteClaim("b", Working{}, []string{"go.mod"}); CodeOf(err) != CodeConflict {
 			t.Fatalf("b meets both of a's tasks: %v", err)
 		}
 	})
 	t.Run("HeldUntilLanded", func(t *testing.T) {
 		tx := twoAgents(t)
-		tx.WriteClaim("a", []string{"go.mod"})
+		tx.WriteClaim("a", Working{}, []string{"go.mod"})
 		if _, err := tx.Release("a", "ta", NoEpoch, "", false); err != nil {
 			t.Fatal(err)
 		}
 		ta := tx.Task("ta")
 		// Released outside git (no head): nothing can land, nothing held.
-		if _, err := tx.WriteClaim("b", []string{"go.mod"}); err != nil {
+		if _, err := tx.WriteClaim("b", Working{}, []string{"go.mod"}); err != nil {
 			t.Fatalf("released without a head: %v", err)
 		}
 		tx = twoAgents(t)
-		tx.WriteClaim("a", []string{"go.mod"})
+		tx.WriteClaim("a", Working{}, []string{"go.mod"})
 		tx.Release("a", "ta", NoEpoch, "", false)
 		ta = tx.Task("ta")
 		ta.Head = "abcd1234"
-		_, err := tx.WriteClaim("b", []string{"go.mod"})
+		_, err := tx.WriteClaim("b", Working{}, []string{"go.mod"})
 		if CodeOf(err) != CodeConflict || !strings.Contains(err.Error(), "(a, done, not yet landed)") {
 			t.Fatalf("done, not landed: %v", err)
 		}
@@ -101,36 +101,36 @@ func TestWriteClaim(t *testing.T) {
 		if tx.Landed("ta", "abcd1234", "beef", "main") {
 			t.Fatal("landed twice")
 		}
-		if _, err := tx.WriteClaim("b", []string{"go.mod"}); err != nil {
+		if _, err := tx.WriteClaim("b", Working{}, []string{"go.mod"}); err != nil {
 			t.Fatalf("landed work still claims: %v", err)
 		}
 	})
 	t.Run("FreedByHandBack", func(t *testing.T) {
 		tx := twoAgents(t)
-		tx.WriteClaim("a", []string{"go.mod"})
+		tx.WriteClaim("a", Working{}, []string{"go.mod"})
 		if _, err := tx.HandBack("a", "ta", NoEpoch, "session ended", Requeue); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tx.WriteClaim("b", []string{"go.mod"}); err != nil {
+		if _, err := tx.WriteClaim("b", Working{}, []string{"go.mod"}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("FreedBySweep", func(t *testing.T) {
 		tx := twoAgents(t)
-		tx.WriteClaim("a", []string{"go.mod"})
+		tx.WriteClaim("a", Working{}, []string{"go.mod"})
 		tx.FreeStale(LockRef{TaskID: "ta", Agent: "a", Epoch: tx.Task("ta").Epoch}, Requeue)
 		if tx.Task("ta").TouchedFiles != nil {
 			t.Fatal("the sweep kept the claims")
 		}
-		if _, err := tx.WriteClaim("b", []string{"go.mod"}); err != nil {
+		if _, err := tx.WriteClaim("b", Working{}, []string{"go.mod"}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("Warn", func(t *testing.T) {
 		tx := twoAgents(t)
 		tx.WriteClaims = WarnClaims
-		tx.WriteClaim("a", []string{"go.mod"})
-		p, err := tx.WriteClaim("b", []string{"go.mod"})
+		tx.WriteClaim("a", Working{}, []string{"go.mod"})
+		p, err := tx.WriteClaim("b", Working{}, []string{"go.mod"})
 		if err != nil || len(p.Hits) != 1 || !p.Hits[0].Warn || !slices.Equal(tx.Task("tb").TouchedFiles, []string{"go.mod"}) {
 			t.Fatalf("warn: %+v, %v", p, err)
 		}
@@ -139,7 +139,7 @@ func TestWriteClaim(t *testing.T) {
 		tx := twoAgents(t)
 		tx.Task("ta").TouchedFiles = []string{"go.mod"} // recorded at a release, say
 		tx.WriteClaims = ClaimsOff
-		p, err := tx.WriteClaim("b", []string{"go.mod"})
+		p, err := tx.WriteClaim("b", Working{}, []string{"go.mod"})
 		if err != nil || len(p.Hits) != 0 || p.Task != nil || tx.Task("tb").TouchedFiles != nil {
 			t.Fatalf("off: %+v, %v", p, err)
 		}
@@ -147,9 +147,9 @@ func TestWriteClaim(t *testing.T) {
 	t.Run("Untasked", func(t *testing.T) {
 		for mode, want := range map[UntaskedMode]string{"": "refuse", UntaskedGuard: "refuse", UntaskedWarn: "warn", UntaskedOff: "nothing"} {
 			tx := twoAgents(t)
-			tx.WriteClaim("a", []string{"go.mod"})
+			tx.WriteClaim("a", Working{}, []string{"go.mod"})
 			tx.WriteClaimsUntasked = mode
-			p, err := tx.WriteClaim("human", []string{"go.mod"})
+			p, err := tx.WriteClaim("human", Working{}, []string{"go.mod"})
 			got := "nothing"
 			switch {
 			case err != nil && CodeOf(err) == CodeConflict:
@@ -167,7 +167,7 @@ func TestWriteClaim(t *testing.T) {
 		tx.Task("tb").Files = []string{"src/*.go"}
 		tx.LockPaths("b", []string{"docs"}, 0)
 		tx.WriteClaims = ClaimsOff
-		_, err := tx.WriteClaim("a", []string{"src/a.go", "docs/x.md"})
+		_, err := tx.WriteClaim("a", Working{}, []string{"src/a.go", "docs/x.md"})
 		if CodeOf(err) != CodeConflict || len(tx.Task("ta").TouchedFiles) != 0 {
 			t.Fatalf("locks and files with claims off: %v", err)
 		}
@@ -176,7 +176,7 @@ func TestWriteClaim(t *testing.T) {
 
 func TestWriteClaimsMeetLocksGuardAndEligibility(t *testing.T) {
 	tx := twoAgents(t, &Task{ID: "next", Files: []string{"go.*"}}, &Task{ID: "other", Files: []string{"src/"}})
-	tx.WriteClaim("a", []string{"go.mod"})
+	tx.WriteClaim("a", Working{}, []string{"go.mod"})
 	// lock-file: a path another in-flight task wrote, or covering one.
 	for _, p := range []string{"go.mod", "go.*", "."} {
 		c, _ := CleanRepoPath(p)
@@ -233,7 +233,7 @@ func TestWriteClaimsMeetLocksGuardAndEligibility(t *testing.T) {
 
 func TestScheduleRespectsWriteClaims(t *testing.T) {
 	tx := twoAgents(t, &Task{ID: "next", Files: []string{"go.mod"}})
-	tx.WriteClaim("a", []string{"go.mod"})
+	tx.WriteClaim("a", Working{}, []string{"go.mod"})
 	for _, id := range []string{"a", "b"} {
 		tx.Pool = append(tx.Pool, PoolAgent{ID: id, Role: Implementer})
 	}
@@ -249,7 +249,7 @@ func TestScheduleRespectsWriteClaims(t *testing.T) {
 // claimed, at a write or from a commit.
 func TestRotdNeverClaimed(t *testing.T) {
 	tx := twoAgents(t)
-	p, err := tx.WriteClaim("a", []string{".rotd/session_state.json", "x.go"})
+	p, err := tx.WriteClaim("a", Working{}, []string{".rotd/session_state.json", "x.go"})
 	if err != nil || !slices.Equal(p.New, []string{"x.go"}) {
 		t.Fatalf("plan %+v, %v", p, err)
 	}
@@ -257,7 +257,7 @@ func TestRotdNeverClaimed(t *testing.T) {
 	if got := tx.Task("ta").TouchedFiles; !slices.Equal(got, []string{"x.go", "y.go"}) {
 		t.Fatalf("touched %v", got)
 	}
-	if _, err := tx.WriteClaim("b", []string{".rotd/session_state.json"}); err != nil {
+	if _, err := tx.WriteClaim("b", Working{}, []string{".rotd/session_state.json"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -266,14 +266,14 @@ func TestRotdNeverClaimed(t *testing.T) {
 // claims.
 func TestRequeueFreesClaims(t *testing.T) {
 	tx := twoAgents(t)
-	tx.WriteClaim("a", []string{"go.mod"})
+	tx.WriteClaim("a", Working{}, []string{"go.mod"})
 	if _, _, err := tx.Requeue("lead", "ta", "stuck"); err != nil {
 		t.Fatal(err)
 	}
 	if tx.Task("ta").TouchedFiles != nil {
 		t.Fatal("requeued with its claims")
 	}
-	if _, err := tx.WriteClaim("b", []string{"go.mod"}); err != nil {
+	if _, err := tx.WriteClaim("b", Working{}, []string{"go.mod"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -72,6 +72,10 @@ type Config struct {
 	// (plan: auto, manual; default auto). Contract §9.
 	PredictedFiles PredictMode
 	Plan           PlanMode
+	// TaskBranch is the pattern of a task's own branch (task_branch,
+	// default DefaultTaskBranch; TaskBranchOff: coord never switches
+	// branches): taking a task in a linked worktree checks it out.
+	TaskBranch string
 }
 
 // DefaultMaxRejections is max_rejections when config.json does not say.
@@ -108,6 +112,7 @@ func DefaultConfig() Config {
 
 		PredictedFiles: PredictEnforce,
 		Plan:           PlanAuto,
+		TaskBranch:     DefaultTaskBranch,
 	}
 }
 

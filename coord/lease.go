@@ -39,7 +39,7 @@ func (r LeaseRequest) Check() error {
 	if err := ValidLeaseName(r.Name); err != nil {
 		return err
 	}
-	if err := ValidActingAgent(r.Holder); err != nil {
+	if err := ValidActor(r.Holder); err != nil {
 		return err
 	}
 	return CheckTTL("a lease", r.TTL)

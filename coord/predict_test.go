@@ -44,7 +44,7 @@ func TestPredictedFilesEligibility(t *testing.T) {
 					t.Fatal(err)
 				}
 				if len(c.claims) > 0 {
-					if _, err := tx.WriteClaim("a", c.claims); err != nil {
+					if _, err := tx.WriteClaim("a", Working{}, c.claims); err != nil {
 						t.Fatal(err)
 					}
 				}

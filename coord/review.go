@@ -55,7 +55,7 @@ func (tx *Txn) ReviewVoid(t *Task, tip string, pinOnBranch bool) string {
 	if !pinOnBranch {
 		how = "was rewritten"
 	}
-	return fmt.Sprintf("review void: %s %s from %s to %s after the review", t.Branch, how, ShortID(pin), ShortID(tip))
+	return fmt.Sprintf("review void: %s %s from %s to %s after the review", ShortBranch(t.Branch), how, ShortID(pin), ShortID(tip))
 }
 
 // ownerWorksOn reports whether t's owner holds another task recorded on

@@ -79,6 +79,14 @@ func (tx *Txn) Requeue(by, id, reason string) (t *Task, holder string, err error
 	if t, err = tx.found(id); err != nil {
 		return nil, "", err
 	}
+	if t.Status == Unclaimed && t.Owner != "" {
+		// Returned to its owner: requeued, it is anyone's.
+		holder, t.Owner = t.Owner, ""
+		t.freeClaims()
+		t.Dirty = true
+		tx.Log(by, "requeued task %s from its owner %s%s", t.ID, holder, suffix(reason))
+		return t, holder, nil
+	}
 	if t.Status != Claimed && t.Status != Blocked {
 		return nil, "", notHeld(t, "requeued")
 	}
@@ -103,6 +111,7 @@ func notHeld(t *Task, done string) *Error {
 func (tx *Txn) requeue(by string, t *Task, reason string) string {
 	holder, epoch := t.ClaimedBy, t.Epoch
 	t.Status = Unclaimed
+	t.Owner = ""
 	t.ClaimedBy, t.ClaimedAt, t.CompletedAt = "", "", ""
 	t.Progress = 0
 	t.BlockedReason, t.BlockedAt = "", ""
@@ -220,10 +229,10 @@ func (tx *Txn) Assign(by, id, to, reason string) (AssignResult, error) {
 }
 
 // UnblockFor unblocks a blocked task for by, who does not hold it: the
-// task goes back to its owner as claimed (same owner, same epoch: the
-// owner, waiting for a person, resumes), or, when the sweep cleared its
-// owner, to unclaimed. Unblocking another agent's task needs a reason
-// (logged); an ownerless one may have one.
+// task goes back to the pool (unclaimed), its holder as its owner, who
+// takes it first (Unblock); an ownerless one to the pool as it is. Its
+// branch, base and review notes stay. Unblocking another agent's task
+// needs a reason (logged); an ownerless one may have one.
 func (tx *Txn) UnblockFor(by, id, reason string) (*Task, error) {
 	if err := CheckNote("reason", reason); err != nil {
 		return nil, err
@@ -238,24 +247,72 @@ func (tx *Txn) UnblockFor(by, id, reason string) (*Task, error) {
 	if t.Status != Blocked {
 		return nil, Errorf(CodeConflict, "task %q is %s, not blocked", id, t.Status)
 	}
-	if t.ClaimedBy == "" || t.ClaimedBy == by {
-		t.Status = Unclaimed
-		if t.ClaimedBy != "" {
-			t.Status = Claimed
-		}
-		t.BlockedReason, t.BlockedAt = "", ""
-		t.Dirty = true
+	holder := t.ClaimedBy
+	if holder == "" || holder == by {
+		tx.toPool(t, holder)
 		tx.Log(by, "unblocked task %s%s", id, suffix(reason))
 		return t, nil
 	}
 	if err := CheckReason("unblock", reason); err != nil {
 		e := err.(*Error)
-		e.Msg = "unblocking a task " + t.ClaimedBy + " holds needs a reason"
+		e.Msg = "unblocking a task " + holder + " holds needs a reason"
 		return nil, e
 	}
-	t.Status = Claimed
-	t.BlockedReason, t.BlockedAt = "", ""
-	t.Dirty = true
-	tx.Log(by, "unblocked task %s for %s%s", id, t.ClaimedBy, suffix(reason))
+	tx.toPool(t, holder)
+	tx.Log(by, "unblocked task %s: back in the pool, %s first%s", id, holder, suffix(reason))
 	return t, nil
+}
+
+// Cancel takes a task out of the work for by, with reason: it moves to
+// the archive as Cancelled (Outbox), its holder fenced, its path locks
+// and write claims freed; the tasks that depend on it no longer wait for
+// it (a cancelled prerequisite is settled). Work already on the target
+// cannot be cancelled, nor a task finished without work to land. holder
+// is who held it ("" nobody).
+func (tx *Txn) Cancel(by, id, reason string) (t *Task, holder string, err error) {
+	if err := CheckReason("cancel", reason); err != nil {
+		return nil, "", err
+	}
+	if err := ValidActingAgent(by); err != nil {
+		return nil, "", err
+	}
+	if t, err = tx.found(id); err != nil {
+		return nil, "", err
+	}
+	switch {
+	case t.Status == Cancelled:
+		return nil, "", Errorf(CodeConflict, "task %q is cancelled already", id)
+	case t.LandedAt != "":
+		return nil, "", Errorf(CodeConflict, "task %q landed at %s: its work is on the target and cannot be cancelled", id, t.LandedAt)
+	case t.Status == Done && !t.InFlight():
+		return nil, "", Errorf(CodeConflict, "task %q is done: nothing left to cancel", id).WithHint("'coord archive' moves done tasks out of the registry")
+	}
+	holder = t.ClaimedBy
+	if t.HoldsLock() {
+		tx.dropPathLocks(by, func(l PathLock) bool { return l.Holder == holder && l.TaskID == t.ID })
+	}
+	was := t.Status
+	t.Status = Cancelled
+	t.BlockedReason, t.BlockedAt = "", ""
+	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", ""
+	t.Owner = ""
+	t.ReviewNotes = OneLine(reason)
+	t.CompletedAt = FormatTime(tx.Now)
+	t.freeClaims()
+	t.Dirty = true
+	keep := tx.Tasks[:0:0]
+	for _, x := range tx.Tasks {
+		if x != t {
+			keep = append(keep, x)
+		}
+	}
+	tx.Tasks = keep
+	tx.Index()
+	tx.Outbox = append(tx.Outbox, t)
+	from := ""
+	if holder != "" && (was == Claimed || was == Blocked) {
+		from = " from " + holder
+	}
+	tx.Log(by, "cancelled task %s (%s%s)%s", id, was, from, suffix(reason))
+	return t, holder, nil
 }

@@ -225,15 +225,18 @@ func TestAssign(t *testing.T) {
 	}
 }
 
-// TestUnblockFor: a supervisor lets a blocked task's owner resume (claimed,
-// same owner and epoch) with a reason, or returns an ownerless one to the
-// queue; the owner's own unblock needs none; anything not blocked is
-// refused. An agent that does not hold the task is told how a supervisor
-// unblocks it.
+// TestUnblockFor: a supervisor returns a blocked task to the pool with a
+// reason (unclaimed, its holder as owner, who takes it first; others only
+// once that owner is away; the old holder fenced), or an ownerless one
+// to the pool; the owner's own unblock needs none; anything not blocked
+// is refused. An agent that does not hold the task is told how a
+// supervisor unblocks it.
 func TestUnblockFor(t *testing.T) {
 	tx := newTxn(&Task{ID: "t1"}, &Task{ID: "t2"}, &Task{ID: "t3"})
 	t1, _ := tx.Claim(Agent{ID: "a"}, ClaimOptions{TaskID: "t1"})
-	tx.Block("a", "t1", t1.Epoch, "needs the API key")
+	t1.Branch, t1.ReviewNotes = "refs/heads/task/t1", "the check failed"
+	e1 := t1.Epoch
+	tx.Block("a", "t1", e1, "needs the API key")
 	if _, err := tx.Unblock("b", "t1", NoEpoch); CodeOf(err) != CodeLost || !strings.Contains(err.Error(), "coord unblock t1 --reason TEXT") {
 		t.Fatalf("unblock by another agent: %v", err)
 	}
@@ -241,24 +244,40 @@ func TestUnblockFor(t *testing.T) {
 		t.Fatalf("supervisor unblock without a reason: %v", err)
 	}
 	got, err := tx.UnblockFor("pat", "t1", "key sent by mail")
-	if err != nil || got.Status != Claimed || got.ClaimedBy != "a" || got.Epoch != t1.Epoch || got.BlockedReason != "" {
+	if err != nil || got.Status != Unclaimed || got.ClaimedBy != "" || got.Owner != "a" || got.HoldsLock() || got.BlockedReason != "" ||
+		got.Branch != "refs/heads/task/t1" || got.ReviewNotes != "the check failed" {
 		t.Fatalf("supervisor unblock: %+v %v", got, err)
 	}
-	if ev := lastEvent(tx); ev.Agent != "pat" || ev.Text != "unblocked task t1 for a: key sent by mail" {
+	if ev := lastEvent(tx); ev.Agent != "pat" || ev.Text != "unblocked task t1: back in the pool, a first: key sent by mail" {
 		t.Fatalf("log: %+v", ev)
 	}
-	if _, err := tx.Release("a", "t1", t1.Epoch, "", false); err != nil {
-		t.Fatalf("the owner resumes at its epoch: %v", err)
+	if _, err := tx.Release("a", "t1", e1, "", false); CodeOf(err) != CodeLost {
+		t.Fatalf("the old holder is fenced: %v", err)
+	}
+	if c, err := tx.Claim(Agent{ID: "b"}, ClaimOptions{TaskID: "t1"}); CodeOf(err) != CodeConflict || c != nil || !strings.Contains(err.Error(), "returned to its owner a") {
+		t.Fatalf("another agent while the owner is here: %+v %v", c, err)
+	}
+	if c, err := tx.Claim(Agent{ID: "a"}, ClaimOptions{}); err != nil || c == nil || c.ID != "t1" || c.Owner != "" || c.Epoch <= e1 ||
+		c.ReviewNotes != "the check failed" || c.Branch != "refs/heads/task/t1" {
+		t.Fatalf("the owner's claim takes it first: %+v %v", c, err)
+	}
+	tx.Block("a", "t1", NoEpoch, "again")
+	tx.UnblockFor("pat", "t1", "go on")
+	tx.OwnersAway = map[string]bool{"a": true}
+	if c, err := tx.Claim(Agent{ID: "b"}, ClaimOptions{TaskID: "t1"}); err != nil || c.ClaimedBy != "b" || c.Branch != "refs/heads/task/t1" {
+		t.Fatalf("another agent once the owner is away: %+v %v", c, err)
 	}
 	t2, _ := tx.Claim(Agent{ID: "a"}, ClaimOptions{TaskID: "t2"})
 	tx.Block("a", "t2", t2.Epoch, "x")
-	if got, err := tx.UnblockFor("a", "t2", ""); err != nil || got.Status != Claimed || got.ClaimedBy != "a" {
+	if got, err := tx.UnblockFor("a", "t2", ""); err != nil || got.Status != Unclaimed || got.Owner != "a" {
 		t.Fatalf("the owner through UnblockFor: %+v %v", got, err)
 	}
 	tx.Task("t3").Status, tx.Task("t3").BlockedReason = Blocked, "swept"
-	if got, err := tx.UnblockFor("pat", "t3", ""); err != nil || got.Status != Unclaimed || lastEvent(tx).Text != "unblocked task t3" {
+	if got, err := tx.UnblockFor("pat", "t3", ""); err != nil || got.Status != Unclaimed || got.Owner != "" || lastEvent(tx).Text != "unblocked task t3" {
 		t.Fatalf("an ownerless task: %+v %v", got, err)
 	}
+	tx.Task("t2").Status, tx.Task("t2").ClaimedBy, tx.Task("t2").Owner = Claimed, "a", ""
+	tx.Task("t1").Status = Done
 	ts, locks, events := snapshotTxn(tx)
 	for id, has := range map[string]string{"t2": `task "t2" is claimed, not blocked`, "t1": "is done", "nope": "not found"} {
 		if _, err := tx.UnblockFor("pat", id, "x"); CodeOf(err) != CodeConflict || !strings.Contains(err.Error(), has) {

@@ -18,17 +18,30 @@ const (
 	Done      Status = "done"
 )
 
-// Statuses lists every valid status in lifecycle order.
+// Cancelled is the state of a task a person took out of the work (coord
+// cancel): it lives in the archive, is no work remaining, and settles
+// the tasks that depend on it as a done task does.
+const Cancelled Status = "cancelled"
+
+// Statuses lists the states of the work, in lifecycle order (Cancelled,
+// which only the archive holds, aside).
 var Statuses = []Status{Unclaimed, Claimed, Blocked, Review, Done}
 
-// Valid reports whether s is one of the five states.
+// StatusNames is how a refusal lists the valid states.
+const StatusNames = "unclaimed, claimed, blocked, review, done, cancelled"
+
+// Valid reports whether s is one of the six states.
 func (s Status) Valid() bool {
 	switch s {
-	case Unclaimed, Claimed, Blocked, Review, Done:
+	case Unclaimed, Claimed, Blocked, Review, Done, Cancelled:
 		return true
 	}
 	return false
 }
+
+// Settled reports whether a task in state s is no work remaining and
+// settles the tasks that depend on it: done or cancelled.
+func (s Status) Settled() bool { return s == Done || s == Cancelled }
 
 // Priority orders claims: urgent before high before medium before low.
 type Priority string
@@ -111,15 +124,21 @@ type Task struct {
 	// ReviewerKind is "agent" or "human" (approve --human: a human's
 	// decision relayed by an agent); "" before any approval.
 	ReviewerKind string
-	// ReviewNotes is why the task was last sent back to its owner (a
-	// reviewer's reject reason): what the owner gets with the task from
-	// claim, inbox and status, and run puts in COORD_REVIEW_NOTES. A new
-	// claim clears it.
+	// ReviewNotes is why the task was last sent back (a reviewer's reject
+	// reason, the lander's conflict or failed check, a voided review):
+	// what whoever takes the task gets with it from claim, inbox and
+	// status, and run puts in COORD_REVIEW_NOTES. Only a landing clears
+	// it: work that comes back keeps what it was told.
 	ReviewNotes string
-	// Rejections counts the rejections since the task was last claimed:
-	// at max_rejections a rejected task is blocked instead of returned to
-	// its owner (Txn.Reject). A new claim starts it again from zero.
+	// Rejections counts the times the work was sent back since it last
+	// landed: at max_rejections a send-back blocks the task instead of
+	// returning it (Txn.Reject, Txn.SendBack). Only a landing clears it.
 	Rejections int
+	// Owner is the agent whose work a task back in the pool is (coord
+	// unblock returns a task to the pool with its holder as owner): that
+	// agent's claim takes it before other work, and another agent only
+	// once the owner is away (Txn.OwnersAway). A claim clears it.
+	Owner string
 	// ReviewAlertAt is when a scheduling round first found this task in
 	// review with no registered reviewer that may take it and logged so
 	// (RFC 3339 UTC; "" when it is not in that state): the alert is logged
@@ -137,10 +156,13 @@ type Task struct {
 	// reviewer while its reviewer lives.
 	ReviewStartedAt string
 
-	// Where the task's work lives (contract §10). Branch is the caller's
-	// branch when it claimed ("" outside git or on a detached HEAD); Base
-	// the commit that branch stood on against the target branch (their
-	// merge base) at the claim.
+	// Where the task's work lives. Branch is the full name of the task's
+	// own branch (refs/heads/task/<id>, config task_branch), checked out
+	// in the worktree of whoever takes the task; or, where coord does not
+	// switch branches (the main worktree), the branch the claimer stood
+	// on; "" outside git. Base is the target's commit the branch started
+	// from (their merge base). Both stay when the task comes back to the
+	// pool: the branch is the work.
 	Branch string
 	Base   string
 	// TouchedFiles are the repository paths the task has written: taken
@@ -210,7 +232,7 @@ func (t *Task) Check() error {
 		return err
 	}
 	if !t.Status.Valid() {
-		return Errorf(CodeUsage, "task %q: status %q is not one of unclaimed, claimed, blocked, review, done", t.ID, t.Status)
+		return Errorf(CodeUsage, "task %q: status %q is not one of %s", t.ID, t.Status, StatusNames)
 	}
 	if t.Priority.Rank() < 0 {
 		return Errorf(CodeUsage, "task %q: priority %q is not one of urgent, high, medium, low", t.ID, t.Priority)
@@ -234,6 +256,11 @@ func (t *Task) Check() error {
 	if t.AssignedTo != "" {
 		if err := ValidAgentID(t.AssignedTo); err != nil {
 			return Errorf(CodeUsage, "task %q: assigned_to: %v", t.ID, err)
+		}
+	}
+	if t.Owner != "" {
+		if err := ValidAgentID(t.Owner); err != nil {
+			return Errorf(CodeUsage, "task %q: owner: %v", t.ID, err)
 		}
 	}
 	if t.ReviewerKind != "" && t.ReviewerKind != "agent" && t.ReviewerKind != "human" {

@@ -58,6 +58,10 @@ type Txn struct {
 	// PredictedFiles is the project's predicted_files setting: how
 	// eligibility treats predicted paths (coord/predict.go).
 	PredictedFiles PredictMode
+	// OwnersAway are the owners of tasks returned to the pool that are
+	// away (no heartbeat within stale_after): their tasks are anyone's.
+	// The application sets it; nil counts every owner present.
+	OwnersAway map[string]bool
 
 	index map[string]int
 }
@@ -129,11 +133,12 @@ func (tx *Txn) Deps(t *Task) []string {
 	return out
 }
 
-// IsDone reports whether the id names a done task (in the registry or the
-// archive). An id that names no task is a prerequisite not done.
+// IsDone reports whether the id names a settled task (done or cancelled,
+// in the registry or the archive). An id that names no task is a
+// prerequisite not done.
 func (tx *Txn) IsDone(id string) bool {
 	if t := tx.Task(id); t != nil {
-		return t.Status == Done
+		return t.Status.Settled()
 	}
 	return tx.Archived != nil && tx.Archived(id)
 }
@@ -193,12 +198,12 @@ func (h *holders) claimedBy(patterns []string, agent, self, what string) string 
 		return ""
 	}
 	for _, c := range h.claims {
-		if c.task.ID == self || (agent != "" && c.task.ClaimedBy == agent) {
+		if c.task.ID == self || (agent != "" && c.task.Worker() == agent) {
 			continue
 		}
 		for i, p := range c.patterns {
 			if AnyOverlap([]string{p}, patterns) {
-				return what + c.task.TouchedFiles[i] + " is write-claimed by task " + c.task.ID + " (" + c.task.ClaimedBy + ")"
+				return what + c.task.TouchedFiles[i] + " is write-claimed by task " + c.task.ID + " (" + c.task.Worker() + ")"
 			}
 		}
 	}
@@ -232,6 +237,9 @@ func (tx *Txn) ineligible(t *Task, a Agent, h holders) string {
 	}
 	if t.AssignedTo != "" && t.AssignedTo != a.ID {
 		return "assigned to " + t.AssignedTo
+	}
+	if why := tx.heldForOwner(t, a.ID); why != "" {
+		return why
 	}
 	if why := tx.depsBlocked(t); why != "" {
 		return why
@@ -320,13 +328,17 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 		return nil, err
 	}
 	if opt.TaskID == "" {
-		// Work a reviewer handed back comes first: it is already the
-		// agent's, and its review notes say what to change.
+		// Work sent back comes first: it is already the agent's, and its
+		// review notes say what to change.
 		if back := tx.Rejected(a.ID); len(back) > 0 {
 			return back[0], nil
 		}
 	}
 	h := tx.holders()
+	if opt.TaskID == "" {
+		// Then work returned to the pool as this agent's (unblocked).
+		opt.TaskID = tx.returnedTo(a, h)
+	}
 	var pick *Task
 	if opt.TaskID != "" {
 		if err := ValidTaskID(opt.TaskID); err != nil {
@@ -370,13 +382,15 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.BlockedAt = ""
 	pick.ReviewerID = ""
 	pick.ReviewerKind = ""
-	pick.ReviewNotes = ""
-	pick.Rejections = 0
 	pick.ReviewAlertAt = ""
 	pick.AssignedTo = "" // the assignee's claim consumes its assignment
 	pick.AssignedAt = ""
 	pick.ReviewStartedAt = ""
-	pick.clearWork()
+	// Review notes, rejections, branch and base stay: work that comes
+	// back is taken up where it stood, with what it was told (and the
+	// write claims of work returned to its owner go on with it).
+	pick.startWork()
+	pick.Owner = ""
 	pick.Dirty = true
 	tx.Log(a.ID, "claimed task %s (epoch %d)", pick.ID, pick.Epoch)
 	if warn != "" {
@@ -453,7 +467,7 @@ func byPriority(tasks []*Task) []*Task {
 // claimed, blocked or in review.
 func (tx *Txn) Drained() bool {
 	for _, t := range tx.Tasks {
-		if t.Status != Done {
+		if !t.Status.Settled() {
 			return false
 		}
 	}
@@ -564,9 +578,11 @@ func (tx *Txn) Block(agent, id string, epoch int64, reason string) (*Task, error
 	return t, nil
 }
 
-// Unblock returns a blocked task to claimed (its owner still holds it) or,
-// when the sweep cleared its owner, to unclaimed; any agent may unblock an
-// ownerless task.
+// Unblock returns a blocked task to the pool for agent, its owner: the
+// task is unclaimed again with agent as its owner (its claim takes it
+// first), its branch, base and review notes kept. Another agent's
+// blocked task is the supervisor's to unblock (UnblockFor); an ownerless
+// one anyone may unblock.
 func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 	if err := ValidActingAgent(agent); err != nil {
 		return nil, err
@@ -577,13 +593,10 @@ func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 	t := tx.Task(id)
 	if t != nil && t.Status == Blocked && t.ClaimedBy != "" && t.ClaimedBy != agent {
 		return nil, Errorf(CodeLost, "task %q is held by %s, not by %s (status blocked)", id, t.ClaimedBy, agent).
-			WithHint("to let %s resume, a supervisor unblocks it with a reason: coord unblock %s --reason TEXT", t.ClaimedBy, id).WithHolder(t.ClaimedBy)
+			WithHint("a supervisor returns it to the pool with a reason: coord unblock %s --reason TEXT", id).WithHolder(t.ClaimedBy)
 	}
 	if t != nil && t.Status == Blocked && t.ClaimedBy == "" {
-		t.Status = Unclaimed
-		t.BlockedReason = ""
-		t.BlockedAt = ""
-		t.Dirty = true
+		tx.toPool(t, "")
 		tx.Log(agent, "unblocked task %s", id)
 		return t, nil
 	}
@@ -594,12 +607,51 @@ func (tx *Txn) Unblock(agent, id string, epoch int64) (*Task, error) {
 	if t.Status != Blocked {
 		return nil, Errorf(CodeConflict, "task %q is %s, not blocked", id, t.Status)
 	}
-	t.Status = Claimed
-	t.BlockedReason = ""
-	t.BlockedAt = ""
-	t.Dirty = true
-	tx.Log(agent, "unblocked task %s", id)
+	tx.toPool(t, agent)
+	tx.Log(agent, "unblocked task %s: back in the pool, %s first", id, agent)
 	return t, nil
+}
+
+// toPool returns a blocked task to the pool: unclaimed, owner (its
+// holder, "" none) preferred, its lock and the path locks taken for it
+// freed; branch, base, review notes and rejections stay (the work and
+// what it was told), and so do its write claims while it waits for its
+// owner (InFlight).
+func (tx *Txn) toPool(t *Task, owner string) {
+	holder := t.ClaimedBy
+	t.Status = Unclaimed
+	t.ClaimedBy, t.ClaimedAt, t.CompletedAt = "", "", ""
+	t.BlockedReason, t.BlockedAt = "", ""
+	t.AssignedTo, t.AssignedAt, t.ReviewStartedAt = "", "", ""
+	t.Owner = owner
+	if owner == "" {
+		t.freeClaims()
+	}
+	t.Dirty = true
+	if holder != "" {
+		tx.releasePathLocksWith(holder, t.ID)
+	}
+}
+
+// heldForOwner says why a task returned to its owner waits for that
+// owner ("" when agent may take it: it is the owner, or the owner is
+// away).
+func (tx *Txn) heldForOwner(t *Task, agent string) string {
+	if t.Owner == "" || t.Owner == agent || tx.OwnersAway[t.Owner] {
+		return ""
+	}
+	return "returned to its owner " + t.Owner + ", who takes it first"
+}
+
+// returnedTo is the id of the first task returned to a's pool as a's
+// own that a may claim now ("" none).
+func (tx *Txn) returnedTo(a Agent, h holders) string {
+	for _, t := range byPriority(tx.Tasks) {
+		if t.Owner == a.ID && t.Status == Unclaimed && tx.ineligible(t, a, h) == "" {
+			return t.ID
+		}
+	}
+	return ""
 }
 
 // CheckProgress refuses a progress outside 0..100 percent (CodeUsage).
@@ -722,7 +774,7 @@ func (tx *Txn) SendBack(by, id, why string, max int) (*Task, error) {
 		return nil, err
 	}
 	if by != CoordinatorID { // coord's own round (a review made void) decides as the coordinator
-		if err := ValidActingAgent(by); err != nil {
+		if err := ValidActor(by); err != nil {
 			return nil, err
 		}
 	}

@@ -365,8 +365,9 @@ func TestRefusalsNameTheHolder(t *testing.T) {
 // TestRejectReachesTheOwner: a rejection hands the task back to its
 // owner with the reason as review notes; the owner's next claim (without
 // a named task) gets it back first, as it stands; the rejection that
-// reaches max since the claim blocks it instead, with the count and the
-// last reason, keeping its owner; a new claim starts the count again.
+// reaches max blocks it instead, with the count and the last reason,
+// keeping its owner; the count and the notes outlive a new claim (only a
+// landing clears them).
 func TestRejectReachesTheOwner(t *testing.T) {
 	tx := newTxn(&Task{ID: "w"}, &Task{ID: "other"})
 	dev := Agent{ID: "dev"}
@@ -409,17 +410,22 @@ func TestRejectReachesTheOwner(t *testing.T) {
 	if c, err := tx.Claim(dev, ClaimOptions{TaskID: "other"}); err != nil || c.ID != "other" {
 		t.Fatalf("a blocked task is not handed back by claim: %+v, %v", c, err)
 	}
-	// unblocked by its owner, the count stands: the next rejection blocks
-	if _, err := tx.Unblock("dev", "w", NoEpoch); err != nil {
-		t.Fatal(err)
+	// unblocked by its owner, back in the pool for it; the count stands:
+	// the next rejection blocks
+	if got, err := tx.Unblock("dev", "w", NoEpoch); err != nil || got.Status != Unclaimed || got.Owner != "dev" {
+		t.Fatal(got, err)
+	}
+	tx.Task("other").Status, tx.Task("other").ClaimedBy = Done, ""
+	if c, err := tx.Claim(dev, ClaimOptions{}); err != nil || c == nil || c.ID != "w" {
+		t.Fatalf("the owner takes its unblocked task back: %+v, %v", c, err)
 	}
 	submit()
 	if got, _ := tx.Reject("rev", "w", "again", 3); got.Status != Blocked || got.BlockedReason != "rejected 4 times: again" {
 		t.Fatalf("fourth rejection: %+v", got)
 	}
-	// a new claim starts again
+	// another agent's claim keeps what the work was told
 	got.Status, got.ClaimedBy = Unclaimed, ""
-	if c, err := tx.Claim(Agent{ID: "dev2"}, ClaimOptions{TaskID: "w"}); err != nil || c.ReviewNotes != "" || c.Rejections != 0 || c.BlockedReason != "" {
+	if c, err := tx.Claim(Agent{ID: "dev2"}, ClaimOptions{TaskID: "w"}); err != nil || c.ReviewNotes != "again" || c.Rejections != 4 || c.BlockedReason != "" {
 		t.Fatalf("new claim: %+v, %v", c, err)
 	}
 	// max < 1: no limit; a long reason keeps the blocked reason within 4 KiB

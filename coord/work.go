@@ -14,20 +14,32 @@ import (
 const DefaultTarget = "main"
 
 // InFlight reports whether t's work is under way or finished but not yet
-// landed: claimed, blocked with an owner, in review, or done with a head
-// (its commits) not yet found on the target. A task handed back or swept
-// (unclaimed, or blocked without an owner) is not, and neither is a done
-// task released without commits of its own (nothing can land).
+// landed: claimed, blocked with an owner, unblocked back to the pool for
+// its owner, in review, or done with a head (its commits) not yet found
+// on the target. A task handed back, swept or requeued (unclaimed, or
+// blocked without an owner) is not, and neither is a done task released
+// without commits of its own (nothing can land).
 func (t *Task) InFlight() bool {
 	switch t.Status {
 	case Claimed, Review:
 		return true
+	case Unclaimed:
+		return t.Owner != "" // returned to its owner, its work on its branch
 	case Blocked:
 		return t.ClaimedBy != ""
 	case Done:
 		return t.Head != "" && t.LandedAt == ""
 	}
 	return false
+}
+
+// Worker is the agent whose work t's is: its holder, else the owner it
+// was returned to ("" nobody).
+func (t *Task) Worker() string {
+	if t.ClaimedBy != "" {
+		return t.ClaimedBy
+	}
+	return t.Owner
 }
 
 // WriteClaims returns the paths t holds by write claim: its touched
@@ -46,11 +58,15 @@ func (t *Task) freeClaims() {
 	t.TouchedFiles, t.Head, t.Conflicts, t.LandingAt = nil, "", nil, ""
 }
 
-// clearWork starts a new claim's record of where the work lives (the
-// application then records the claimer's branch and base).
-func (t *Task) clearWork() {
-	t.freeClaims()
-	t.Branch, t.Base, t.LandedCommit, t.LandedAt = "", "", "", ""
+// startWork starts a new claim's record of the work: nothing held, not
+// landed; the branch and base stay (work that comes back goes on from
+// them; the application records them for new work).
+func (t *Task) startWork() {
+	if t.Owner == "" {
+		t.freeClaims()
+	}
+	t.Head, t.Conflicts, t.LandingAt = "", nil, ""
+	t.LandedCommit, t.LandedAt = "", ""
 }
 
 // RecordWork records at a release what the work is: head, the branch
@@ -199,6 +215,74 @@ func ValidBranch(name string) error {
 	}
 	return nil
 }
+
+// DefaultTaskBranch is the pattern of a task's own branch when
+// config.json's "task_branch" names none: {id} stands for the task's id.
+const DefaultTaskBranch = "task/{id}"
+
+// TaskBranchOff, as config.json's "task_branch", keeps coord from
+// switching branches: a task's work is then the branch its claimer
+// stood on.
+const TaskBranchOff = "off"
+
+// CheckTaskBranch validates a task_branch setting: TaskBranchOff, or a
+// branch name holding {id} that names a valid branch for a task id.
+func CheckTaskBranch(pattern string) error {
+	if pattern == TaskBranchOff {
+		return nil
+	}
+	if !strings.Contains(pattern, "{id}") {
+		return Errorf(CodeUsage, "task branch pattern %q holds no {id}", clip(pattern)).
+			WithHint(`give a pattern such as "task/{id}", or "off"`)
+	}
+	if strings.HasPrefix(pattern, "refs/") {
+		return Errorf(CodeUsage, "task branch pattern %q: give the branch's name under refs/heads/, without refs/", clip(pattern))
+	}
+	if err := ValidBranch(strings.ReplaceAll(pattern, "{id}", "4.2")); err != nil {
+		return Errorf(CodeUsage, "task branch pattern %q does not make a branch name: %v", clip(pattern), err)
+	}
+	return nil
+}
+
+// TaskBranch is the full name of task id's own branch by pattern
+// (refs/heads/…), or "" when pattern is TaskBranchOff. A task id that
+// git would not take in a branch name ("4..2", "x.lock") has those
+// sequences replaced, so every task has a branch.
+func TaskBranch(pattern, id string) string {
+	if pattern == "" {
+		pattern = DefaultTaskBranch
+	}
+	if pattern == TaskBranchOff {
+		return ""
+	}
+	name := strings.ReplaceAll(pattern, "{id}", id)
+	for strings.Contains(name, "..") {
+		name = strings.ReplaceAll(name, "..", ".-")
+	}
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		if strings.HasSuffix(p, ".lock") {
+			p = strings.TrimSuffix(p, ".lock") + "-lock"
+		}
+		if strings.HasSuffix(p, ".") {
+			p += "-"
+		}
+		parts[i] = p
+	}
+	return BranchRef(strings.Join(parts, "/"))
+}
+
+// BranchRef is the full ref name of a branch: name itself when it is
+// one already (refs/heads/…), else refs/heads/name.
+func BranchRef(name string) string {
+	if name == "" || strings.HasPrefix(name, "refs/heads/") {
+		return name
+	}
+	return "refs/heads/" + name
+}
+
+// ShortBranch is a branch's name without refs/heads/, for people.
+func ShortBranch(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }
 
 // WorktreeBranch is the branch `coord worktree add` makes for agent's
 // worktree unless told another: coord/<agent>.

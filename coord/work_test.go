@@ -100,7 +100,7 @@ func TestCheckWork(t *testing.T) {
 }
 
 // A task handed back or swept keeps nothing that claims a path; a new
-// claim starts where the work lives afresh.
+// claim goes on from the branch and base the work lives on.
 func TestClaimsFreedWithTheOwner(t *testing.T) {
 	tx := &Txn{Now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 	task := &Task{ID: "t", Status: Unclaimed}
@@ -122,7 +122,7 @@ func TestClaimsFreedWithTheOwner(t *testing.T) {
 	if _, err := tx.Claim(Agent{ID: "b"}, ClaimOptions{TaskID: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	if task.TouchedFiles != nil || task.Branch != "" || task.Base != "" || task.LandedAt != "" {
+	if task.TouchedFiles != nil || task.Branch != "coord/a" || task.Base != "abcd" || task.LandedAt != "" {
 		t.Fatalf("after a new claim: %+v", task)
 	}
 }

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# A live demo of coord land (contract §10): three agents work in their
-# own worktrees of one repository; alice and bob change the same line.
-# The lander lands alice's and carol's work on main behind a check and
-# sends bob's back naming the file; bob merges main, resolves, releases
-# again, and the next landing takes it. Ends with main's history; exits
-# non-zero if any step did not go as said.
+# A live demo of the whole lifecycle, claim to main: three agents run
+# `coord run --loop` in worktrees of their own, each task on its own
+# branch (task/<id>); alice's task 1 and bob's task 2 change the same
+# line. A watching lander lands the work behind a check, one task per
+# landing: it sends task 2 back to bob naming the file; bob's loop takes
+# it up again on its own branch, merges main and resolves, while his next
+# task (4) lands on its own. Every loop ends once all its work has
+# landed. Ends with main's history; exits non-zero if any step did not
+# go as said.
 set -euo pipefail
 
 COORD=${COORD:-"$(cd "$(dirname "$0")/.." && pwd)/bin/coord"}
 [ -x "$COORD" ] || { echo "demo-land: $COORD not built; run 'make demo-land'" >&2; exit 1; }
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/coord-demo-land.XXXXXX")
-cleanup() { [ -n "${KEEP:-}" ] || rm -rf "$DIR"; }
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	[ -n "${KEEP:-}" ] || rm -rf "$DIR" "$DIR"-*
+}
 trap cleanup EXIT
 c() { "$COORD" "$@"; }
 if [ -t 1 ]; then
@@ -21,7 +29,10 @@ fi
 fail() { echo "demo-land: $*" >&2; exit 1; }
 export GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-demo} GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL:-demo@example.com}
 export GIT_COMMITTER_NAME=${GIT_COMMITTER_NAME:-demo} GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL:-demo@example.com}
+unset COORD_AGENT COORD_TASK COORD_ROOT COORD_BACKEND
 g() { git -c core.hooksPath=/dev/null "$@"; }
+# until CMD…: wait (at most a minute) until CMD succeeds
+until_ok() { for _ in $(seq 600); do "$@" && return 0; sleep 0.1; done; return 1; }
 
 say "repository: $DIR/app (main), a coord project in it"
 g init -q -b main "$DIR/app"
@@ -29,47 +40,73 @@ cd "$DIR/app"
 printf 'greeting = "hello"\nfarewell = "bye"\n' >config.txt
 g add . && g commit -q -m "first commit"
 c init >/dev/null
-printf '{"id":"1","title":"Friendlier greeting"}\n{"id":"2","title":"Formal greeting"}\n{"id":"3","title":"Add a README"}\n' | c seed-tasks --stdin
-c config set land_check 'test -s config.txt && grep -q farewell config.txt'
+# Capabilities pin the tasks to agents, so the demo goes the same way every time.
+cat <<'EOF' | c seed-tasks --stdin
+{"id":"1","title":"Friendlier greeting","capability":"alice"}
+{"id":"2","title":"Formal greeting","capability":"bob"}
+{"id":"3","title":"Add a README","capability":"carol"}
+{"id":"4","title":"Add a changelog","capability":"bob"}
+EOF
+c config set land_check 'sleep 1; test -s config.txt && grep -q farewell config.txt'
 
-say "a worktree per agent (coord worktree add)"
+say "a worktree per agent (coord worktree add: the worktree is the agent)"
 for a in alice bob carol; do c worktree add "$a"; done
 
-work() { # work AGENT TASK FILE CONTENT MESSAGE
-	(cd "$DIR/app-$1" && c --agent "$1" claim --task "$2" >/dev/null &&
-		printf '%b' "$4" >"$3" && g add "$3" && g commit -q -m "$5" &&
-		c --agent "$1" release "$2" --summary "$5")
-}
-say "alice and bob change the same line of config.txt; carol writes a README"
-work alice 1 config.txt 'greeting = "hi there"\nfarewell = "bye"\n' "friendlier greeting"
-work bob 2 config.txt 'greeting = "good day"\nfarewell = "bye"\n' "formal greeting"
-work carol 3 README.md 'The app.\n' "add a README"
-
-say "the landing queue (coord top)"
-c top --once | sed -n '/^LANDING$/,/^$/p'
-
-say "coord land: merge each, run the check on the merge, move main by compare-and-swap"
-set +e
-c --agent lander land
-code=$?
+# The stand-in agent: it works on the branch run checked out, and names
+# the task in every commit. Sent back (COORD_REVIEW_NOTES), it merges main
+# and keeps both greetings.
+cat >"$DIR/agent.sh" <<'EOF'
 set -e
-[ $code = 3 ] || fail "land exited $code, want 3 (bob's task sent back)"
-g log --format=%s main | grep -q "friendlier greeting" || fail "alice's work is not on main"
-g show main:README.md >/dev/null || fail "carol's work is not on main"
+t=$COORD_TASK
+if [ -n "$COORD_REVIEW_NOTES" ]; then
+	echo "  $COORD_AGENT: task $t came back: $COORD_REVIEW_NOTES" >&2
+	git merge -q -m "task $t: merge main" main >/dev/null 2>&1 || {
+		printf 'greeting = "good day, hi there"\nfarewell = "bye"\n' >config.txt
+		git add config.txt
+		git commit -q -m "task $t: merge main, keep both greetings"
+	}
+	exit 0
+fi
+case $t in
+1) printf 'greeting = "hi there"\nfarewell = "bye"\n' >config.txt ;;
+2) printf 'greeting = "good day"\nfarewell = "bye"\n' >config.txt ;;
+3) echo "The app." >README.md ;;
+4) echo "- first release" >CHANGELOG.md ;;
+esac
+git add -A
+git commit -q -m "task $t: the work"
+EOF
 
-say "bob's task is his again, with why (coord status)"
-(cd "$DIR/app-bob" && c --agent bob status | grep -i 'landing on main conflicts in config.txt') || fail "bob was not told"
+say "three agents: coord run --loop -- sh agent.sh, each in its worktree"
+for a in alice bob carol; do
+	(cd "$DIR/app-$a" && COORD_AGENT_CAPS=$a c run --loop --beat 1s -- sh "$DIR/agent.sh" >"$DIR/$a.out" 2>"$DIR/$a.err") &
+	pids+=($!)
+done
+until_ok sh -c "test \"\$('$COORD' ls --json | grep -o '\"status\":\"done\"' | wc -l)\" = 4" || fail "the four tasks were not released"
+c ls
+for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || fail "a loop ended before its work landed"; done
+echo "(every loop still runs: its released work has not landed yet)"
 
-say "bob merges main, resolves, releases again; the next landing takes it"
-(cd "$DIR/app-bob" && { g merge -q main >/dev/null 2>&1 || true; } &&
-	printf 'greeting = "good day, hi there"\nfarewell = "bye"\n' >config.txt &&
-	g add config.txt && g commit -q -m "merge main: both greetings" &&
-	c --agent bob release 2 --summary "both greetings")
-c --agent lander land
+say "coord land --watch: merge each, check the merge, move main by compare-and-swap"
+"$COORD" land --watch >"$DIR/lander.out" 2>&1 &
+lander=$!
+for p in "${pids[@]}"; do wait "$p" || fail "a loop failed"; done
+pids=($lander)
+kill -TERM "$lander"
+wait "$lander" || true
+cat "$DIR/lander.out"
+grep -q '^sent back 2 to bob: landing on main conflicts in config.txt' "$DIR/lander.out" || fail "task 2 was not sent back"
+cat "$DIR/bob.err"
+grep -q 'task 2 came back' "$DIR/bob.err" || fail "bob did not take task 2 up again"
+for a in alice bob carol; do grep -q '"status":"drained"' "$DIR/$a.out" || fail "$a's loop did not drain"; done
 g show main:config.txt | grep -q "good day, hi there" || fail "bob's resolution is not on main"
 
-say "main: every landing whole, nothing rewritten"
-g log --graph --format='%h %s' main
+say "main, first parents: one task per landing"
+g log --first-parent --format='%h %s' main
+for c1 in $(g rev-list --first-parent main~4..main); do
+	n=$(g log --format=%s "$c1^1..$c1" | grep -o 'task [0-9]' | sort -u | wc -l)
+	[ "$n" = 1 ] || fail "landing $c1 holds the work of $n tasks"
+done
 c ls
 [ -z "$(git worktree list --porcelain | grep coord-land || true)" ] || fail "a temporary worktree was left"
 say "ok"

@@ -10,24 +10,24 @@ import (
 )
 
 func blockCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "block", Usage: "mark a task you hold blocked", ArgsUsage: "TASK",
+	return &cli.Command{Name: "block", Usage: "mark a task you hold blocked", ArgsUsage: "[TASK]",
 		Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}, newEpochFlag()},
 		Action: e.cmdBlock}
 }
 
 func unblockCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "unblock", Usage: "return a blocked task to its previous state", ArgsUsage: "TASK",
+	return &cli.Command{Name: "unblock", Usage: "return a blocked task to the pool (its owner takes it first; its branch and review notes stay)", ArgsUsage: "TASK",
 		Flags: []cli.Flag{newEpochFlag(),
-			&cli.StringFlag{Name: "reason", Usage: "unblock a task another agent holds, as a supervisor: it resumes it (the reason is logged)"}},
+			&cli.StringFlag{Name: "reason", Usage: "unblock a task another agent holds, as a supervisor (the reason is logged)"}},
 		Action: e.cmdUnblock}
 }
 
 func (e *env) cmdBlock(_ context.Context, c *cli.Command) error {
-	a, err := e.args(c, "TASK")
+	id, err := taskArg(c.Args().Slice())
 	if err != nil {
 		return err
 	}
-	s, ref, err := e.held(c, a[0])
+	s, ref, err := e.held(c, id)
 	if err != nil {
 		return err
 	}

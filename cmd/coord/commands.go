@@ -14,7 +14,7 @@ func commands(e *env) []*cli.Command {
 		progressCommand(e),
 		approveCommand(e),
 		rejectCommand(e),
-		requeueCommand(e),
+		requeueCommand(e), cancelCommand(e),
 		assignCommand(e),
 		lsCommand(e),
 		msgCommand(e),

@@ -23,7 +23,7 @@ func (e *env) cmdGuard(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	staged, err := workspace.Staged(e.ctx, e.cwd, e.paths())
+	staged, err := workspace.Staged(e.ctx, e.cwd, e.paths(), coord.BranchRef(s.Config().Target))
 	if err != nil {
 		return err
 	}

@@ -51,9 +51,16 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	s, agent, err := e.openAs()
+	s, err := e.open()
 	if err != nil {
 		return err
+	}
+	// The lander acts as itself, lander@<host>, unless told another id:
+	// its lease and its log lines say who lands, not a random agent id.
+	agent := e.agentFlag
+	if !e.agentSet {
+		host, _ := os.Hostname()
+		agent = coord.ServiceID("lander", host)
 	}
 	l, err := e.lander()
 	if err != nil {

@@ -183,6 +183,9 @@ func TestMCPMatchesCLI(t *testing.T) {
 	got, _ = callTool(t, cs, "block", map[string]any{"task": "4.1", "reason": "r"})
 	sameJSONValue(t, "block vs ls --json", got, lsEntry(t, root, env, "4.1"))
 	runCoord(t, root, env, "", "unblock", "4.1")
+	if got, isErr := callTool(t, cs, "claim", map[string]any{"task": "4.1"}); isErr {
+		t.Fatalf("claim after unblock: %s", got)
+	}
 	got, _ = callTool(t, cs, "release", map[string]any{"task": "4.1", "summary": "done"})
 	sameJSONValue(t, "release vs ls --json", got, lsEntry(t, root, env, "4.1"))
 	got, _ = callTool(t, cs, "wait", map[string]any{"timeout": "5s"})
@@ -203,13 +206,13 @@ func TestMCPMatchesCLI(t *testing.T) {
 	}
 }
 
-// TestMCPToolsAll: --tools all serves the six more tools.
+// TestMCPToolsAll: --tools all serves the seven more tools.
 func TestMCPToolsAll(t *testing.T) {
 	root := t.TempDir()
 	runCoord(t, root, nil, "", "init")
 	cs, _, _ := mcpSession(t, root, []string{"COORD_AGENT=x"}, "--tools", "all")
 	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(res.Tools) != 15 {
+	if err != nil || len(res.Tools) != 16 {
 		t.Fatalf("tools: %d %v", len(res.Tools), err)
 	}
 	// A call that succeeds beats after it (a refused one leaves no trace):

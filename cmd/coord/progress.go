@@ -7,24 +7,31 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/rotd/coord/coord"
 )
 
 func progressCommand(e *env) *cli.Command {
-	return &cli.Command{Name: "progress", Usage: "record progress (0-100) on a task you hold", ArgsUsage: "TASK PERCENT",
+	return &cli.Command{Name: "progress", Usage: "record progress (0-100) on a task you hold", ArgsUsage: "[TASK] PERCENT",
 		Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the log"}, newEpochFlag()},
 		Action: e.cmdProgress}
 }
 
 func (e *env) cmdProgress(_ context.Context, c *cli.Command) error {
-	a, err := e.args(c, "TASK", "PERCENT")
-	if err != nil {
-		return err
+	a := c.Args().Slice()
+	id := ""
+	if len(a) == 2 {
+		id = a[0]
+		if err := coord.ValidTaskID(id); err != nil {
+			return err
+		}
 	}
-	pct, err := strconv.Atoi(strings.TrimSuffix(a[1], "%"))
+	pctArg := a[len(a)-1]
+	pct, err := strconv.Atoi(strings.TrimSuffix(pctArg, "%"))
 	if err != nil {
-		return strErr("PERCENT must be an integer 0..100, got %q", a[1])
+		return strErr("PERCENT must be an integer 0..100, got %q", pctArg)
 	}
-	s, ref, err := e.held(c, a[0])
+	s, ref, err := e.held(c, id)
 	if err != nil {
 		return err
 	}

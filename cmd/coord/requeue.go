@@ -59,3 +59,13 @@ func (e *env) cmdAssign(_ context.Context, c *cli.Command) error {
 	return e.act(c, func(v app.Supervisor, a app.Act) (app.ActResult, error) { return v.Assign(e.ctx, a) },
 		app.Act{Reason: c.String("reason"), To: to})
 }
+
+func cancelCommand(e *env) *cli.Command {
+	return &cli.Command{Name: "cancel", Usage: "take a task out of the work: archived as cancelled, its claims freed, its branch kept (its holder's next write exits 6)", ArgsUsage: "TASK",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required; logged with who asked)"}}, Action: e.cmdCancel}
+}
+
+func (e *env) cmdCancel(_ context.Context, c *cli.Command) error {
+	return e.act(c, func(v app.Supervisor, a app.Act) (app.ActResult, error) { return v.Cancel(e.ctx, a) },
+		app.Act{Reason: c.String("reason")})
+}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
 
-	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 )
@@ -31,7 +31,8 @@ func runCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "timeout", Usage: "give up (exit 3) when no task becomes eligible for this long (default: wait)"},
 			&cli.StringFlag{Name: "beat", Usage: "beat and check the claim this often (default: config beat_interval)"},
 			&cli.StringFlag{Name: "grace", Usage: "after SIGTERM to a command whose claim was lost, SIGKILL after this (default 10s)"},
-			&cli.StringFlag{Name: "summary", Usage: "release summary (default: git diff --shortstat)"},
+			&cli.StringFlag{Name: "summary", Usage: "release summary (default: the task's commits since its base, and uncommitted changes)"},
+			&cli.StringFlag{Name: "verify", Usage: "with require_verified: the check (a shell line) run as coord verify before each release when the task has no receipt for it (default: config land_check)"},
 			&cli.BoolFlag{Name: "inbox", Usage: "push scheduling: run CMD on each task pushed to this agent, in turn, until no work is left"},
 			&cli.StringFlag{Name: "wait", Usage: "with --inbox: give up (exit 3) when nothing is pushed for this long (as --timeout)"},
 		}, Action: e.cmdRun}
@@ -148,7 +149,8 @@ func (e *env) cmdRun(_ context.Context, c *cli.Command) error {
 		}
 	}})
 	defer r.keeper.Close()
-	w := r.svc.NewWorker(app.NextRequest{Agent: a, TaskID: c.String("task"), Any: c.Bool("any"), Inbox: inbox, Timeout: timeout})
+	w := r.svc.NewWorker(app.NextRequest{Agent: a, TaskID: c.String("task"), Any: c.Bool("any"), Inbox: inbox, Timeout: timeout,
+		OnWait: func(why string) { fmt.Fprintf(e.stderr, "coord: run: waiting for %s\n", coord.OneLine(why)) }})
 	for {
 		if sig := pendingSignal(e.ctx, r.sigs); sig != nil {
 			return &coord.Error{Code: coord.CodeInterrupted, Msg: "run: interrupted by " + signalName(sig)}
@@ -161,7 +163,6 @@ func (e *env) cmdRun(_ context.Context, c *cli.Command) error {
 		if res.Task == nil {
 			return e.printRaw([]byte(`{"status":"drained"}`))
 		}
-		r.blocked = nil
 		if res.Task.Status == coord.Review { // push scheduling: a reviewer's inbox
 			err = r.review(a, res.Task)
 		} else {
@@ -176,10 +177,9 @@ func (e *env) cmdRun(_ context.Context, c *cli.Command) error {
 			return err
 		case code == coord.CodeConflict || code == coord.CodeLost:
 			// The loop goes on past a task that failed (blocked) or was
-			// lost; it takes a task it blocked up again once its owner
+			// lost; a task it blocked comes back to it when a person
 			// unblocks it.
 			fmt.Fprintf(e.stderr, "coord: %s\n", coord.OneLine(err.Error()))
-			w.Parked(r.blocked)
 		default:
 			return err
 		}
@@ -197,7 +197,6 @@ type runner struct {
 	sigs         chan os.Signal
 	keeper       *app.Keeper
 	lost         chan lostTask // what the keeper found lost or fenced
-	blocked      *coord.Task   // the task the last run blocked, if any
 	dir          string        // where CMD runs ("" : here)
 	output       io.Writer     // also gets CMD's stdout and stderr (nil: none)
 }
@@ -259,19 +258,101 @@ func (r *runner) work(a coord.Agent, t *coord.Task, since time.Time) error {
 	if out.sig != nil {
 		return e.handBack(ctx, svc, ref, out.sig)
 	}
-	if out.status == "exit 0" {
-		summary := r.c.String("summary")
-		if !r.c.IsSet("summary") {
-			summary = workspace.Summary(ctx, e.paths().WorkTop())
-		}
-		got, err := svc.Release(ctx, ref, summary)
+	if code, ok := cmdExit(out.status); ok && code == GiveBackExit {
+		// CMD says the task is not its to finish: it goes back to the
+		// pool as a hand-back does.
+		got, err := svc.HandBack(ctx, ref, fmt.Sprintf("%s exited %d: given back", r.argv[0], GiveBackExit))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "coord: run: released %s (%s)\n", id, got.Status)
+		fmt.Fprintf(e.stderr, "coord: run: gave %s back (%s)\n", id, got.Status)
 		return nil
 	}
-	return r.blockAfterRun(ctx, ref, out.reason())
+	if out.status != "exit 0" {
+		return r.blockAfterRun(ctx, ref, out.reason())
+	}
+	if err := r.verifyIfRequired(a, t); err != nil {
+		return r.refused(ctx, ref, err)
+	}
+	if left, err := svc.LeftUncommitted(ctx, id); err != nil {
+		return err
+	} else if len(left) > 0 {
+		return r.blockAfterRun(ctx, ref, fmt.Sprintf("%s exited 0 but left uncommitted changes in the worktree (%s): commit them on the task's branch, then release",
+			r.argv[0], strings.Join(left, ", ")))
+	}
+	got, err := svc.Release(ctx, ref, r.c.String("summary"))
+	if coord.CodeOf(err) == coord.CodeLost {
+		if t := svc.ReleasedBy(ctx, a.ID, id, epoch); t != nil {
+			// CMD released it itself (coord release inside run): done.
+			fmt.Fprintf(e.stderr, "coord: run: %s was released by %s (%s)\n", id, r.argv[0], t.Status)
+			return nil
+		}
+	}
+	if err != nil {
+		return r.refused(ctx, ref, err)
+	}
+	fmt.Fprintf(e.stderr, "coord: run: released %s (%s)\n", id, got.Status)
+	return nil
+}
+
+// verifyIfRequired runs, under require_verified, the project's check on
+// task t before its release when its newest receipt is not for what is
+// released (--verify, else land_check, as sh -c in the worktree; none
+// given: nothing runs, and the release says what is missing). A failed
+// check is an error (the release is not made).
+func (r *runner) verifyIfRequired(a coord.Agent, t *coord.Task) error {
+	cfg := r.svc.Config()
+	if !cfg.RequireVerified {
+		return nil
+	}
+	check := r.c.String("verify")
+	if check == "" {
+		check = cfg.LandCheck
+	}
+	if check == "" {
+		return nil
+	}
+	if ok, err := r.svc.Verified(context.WithoutCancel(r.e.ctx), a, t.ID); err != nil || ok {
+		return err
+	}
+	argv := []string{"sh", "-c", check}
+	path, err := exec.LookPath("sh")
+	if err != nil {
+		return strErr("run: sh: command not found")
+	}
+	_, rec, err := r.e.verify(r.svc, a, t.ID, argv, path, r.grace, r.sigs)
+	if err != nil {
+		return err
+	}
+	if !rec.Passed() {
+		return coord.Errorf(coord.CodeConflict, "the check %q failed on task %s (exit %d): %s", check, t.ID, rec.Exit, clipText(rec.Tail, 300))
+	}
+	return nil
+}
+
+// GiveBackExit is the exit status by which CMD gives its task back to
+// the pool unfinished (EX_TEMPFAIL: not now, not by me): run hands the
+// task back, as on_stale says, and a loop goes on.
+const GiveBackExit = 75
+
+// cmdExit is CMD's own exit status in the supervisor's report.
+func cmdExit(status string) (int, bool) {
+	kind, arg, _ := strings.Cut(status, " ")
+	n, err := strconv.Atoi(arg)
+	return n, kind == "exit" && err == nil
+}
+
+// refused handles a release run could not make: a task it still holds is
+// blocked with the refusal as its reason (so the loop moves on and a
+// person sees why); one it no longer holds (lost) is reported as lost.
+func (r *runner) refused(ctx context.Context, ref app.TaskRef, err error) error {
+	if coord.CodeOf(err) == coord.CodeLost || coord.CodeOf(err) == coord.CodeInterrupted {
+		return err
+	}
+	if _, herr := r.svc.Holds(ctx, ref); herr != nil {
+		return err
+	}
+	return r.blockAfterRun(ctx, ref, "release refused: "+coord.OneLine(err.Error()))
 }
 
 // taskEnv is the environment CMD works on task t in (run, verify): the
@@ -457,21 +538,27 @@ func exitReason(status string) string {
 	case "exit":
 		return "exit status " + arg
 	case "signal":
-		return "killed by " + syscall.Signal(n).String()
+		return "killed by " + sigName(syscall.Signal(n))
 	case "error":
 		return "could not start: " + arg
 	}
 	return status
 }
 
-// blockAfterRun blocks the task CMD failed on (r.blocked: the task as
-// blocked) and returns the conflict that says so (exit 3).
+// sigName names signal n for people: "SIGKILL (signal 9)".
+func sigName(n syscall.Signal) string {
+	if name := unix.SignalName(n); name != "" {
+		return fmt.Sprintf("%s (signal %d)", name, int(n))
+	}
+	return fmt.Sprintf("signal %d", int(n))
+}
+
+// blockAfterRun blocks the task CMD failed on and returns the conflict
+// that says so (exit 3).
 func (r *runner) blockAfterRun(ctx context.Context, ref app.TaskRef, reason string) error {
-	t, err := r.svc.Block(ctx, ref, reason)
-	if err != nil {
+	if _, err := r.svc.Block(ctx, ref, reason); err != nil {
 		return err
 	}
-	r.blocked = t
 	return coord.Errorf(coord.CodeConflict, "run: task %s blocked: %s", ref.TaskID, reason).
-		WithHint("fix the cause, then 'coord unblock %s' and run again", ref.TaskID)
+		WithHint("fix the cause, then 'coord unblock %s' (back to the pool, you first)", ref.TaskID)
 }

@@ -22,7 +22,7 @@ import (
 func verifyCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "verify", Usage: "run a check in your worktree and record its receipt on the task (exit 0 passed, 3 failed)", ArgsUsage: "-- CMD [ARGS...]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "task", Usage: "the task checked, which you hold (default: the one task you hold claimed)"},
+			&cli.StringFlag{Name: "task", Usage: "the task checked, which you hold (default: COORD_TASK inside run, else the task whose branch is checked out here, else the one task you hold claimed)"},
 			&cli.StringFlag{Name: "grace", Usage: "after a signal to verify, SIGKILL CMD after this (default 10s)"},
 		}, Action: e.cmdVerify}
 }
@@ -62,19 +62,40 @@ func (e *env) cmdVerify(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	every := e.cfg.BeatInterval
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
-	v, err := svc.StartVerify(e.ctx, a, c.String("task"))
+	t, rec, err := e.verify(svc, a, c.String("task"), argv, path, grace, sigs)
 	if err != nil {
 		return err
 	}
+	if e.json {
+		if err := e.printJSON(map[string]any{"task": t.ID, "receipt": rec}); err != nil {
+			return err
+		}
+	}
+	if !rec.Passed() {
+		return coord.Errorf(coord.CodeConflict, "verify: %s failed on task %s (exit %d)", argv[0], t.ID, rec.Exit).
+			WithHint("fix it and verify again")
+	}
+	return nil
+}
+
+// verify runs argv (path: its executable) as a check of taskID ("": the
+// task the caller works on) in the caller's worktree, streaming its
+// output (to stderr with --json), and records its receipt: the task as
+// it then stands and the receipt. A signal stops the check and records
+// nothing (CodeInterrupted).
+func (e *env) verify(svc *app.Service, a coord.Agent, taskID string, argv []string, path string, grace time.Duration, sigs chan os.Signal) (*coord.Task, coord.Receipt, error) {
+	v, err := svc.StartVerify(e.ctx, a, e.taskOr(taskID))
+	if err != nil {
+		return nil, coord.Receipt{}, err
+	}
 	tail := &tailBuffer{max: coord.MaxNote}
-	r := &runner{e: e, c: c, svc: svc, argv: argv, path: path, grace: grace, every: every, sigs: sigs,
+	r := &runner{e: e, svc: svc, argv: argv, path: path, grace: grace, every: e.cfg.BeatInterval, sigs: sigs,
 		dir: e.paths().WorkTop(), output: tail}
 	if sig := pendingSignal(e.ctx, sigs); sig != nil {
-		return &coord.Error{Code: coord.CodeInterrupted, Msg: "verify: interrupted by " + signalName(sig)}
+		return nil, coord.Receipt{}, &coord.Error{Code: coord.CodeInterrupted, Msg: "verify: interrupted by " + signalName(sig)}
 	}
 	stdout := e.stdout
 	if e.json {
@@ -85,10 +106,10 @@ func (e *env) cmdVerify(_ context.Context, c *cli.Command) error {
 	took := time.Since(start)
 	e.stdout = stdout
 	if err != nil {
-		return coord.Wrap(coord.CodeIO, err, "verify: cannot start %s", argv[0])
+		return nil, coord.Receipt{}, coord.Wrap(coord.CodeIO, err, "verify: cannot start %s", argv[0])
 	}
 	if out.sig != nil {
-		return &coord.Error{Code: coord.CodeInterrupted, Msg: fmt.Sprintf("verify: interrupted by %s; %s was stopped and no receipt recorded", signalName(out.sig), argv[0])}
+		return nil, coord.Receipt{}, &coord.Error{Code: coord.CodeInterrupted, Msg: fmt.Sprintf("verify: interrupted by %s; %s was stopped and no receipt recorded", signalName(out.sig), argv[0])}
 	}
 	exit, text := exitOf(out.status)
 	if text != "" {
@@ -97,22 +118,14 @@ func (e *env) cmdVerify(_ context.Context, c *cli.Command) error {
 	ctx := context.WithoutCancel(e.ctx) // the check ran: record it whatever comes
 	t, err := svc.RecordReceipt(ctx, v, commandLine(argv), exit, took, tail.String())
 	if err != nil {
-		return err
+		return nil, coord.Receipt{}, err
 	}
 	rec := t.Receipts[len(t.Receipts)-1]
-	if e.json {
-		if err := e.printJSON(map[string]any{"task": t.ID, "receipt": rec}); err != nil {
-			return err
-		}
-	} else {
+	if !e.json {
 		fmt.Fprintf(e.stderr, "coord: verify: %s on tree %s: %s in %.1fs; receipt recorded on %s\n",
 			argv[0], coord.ShortID(rec.Tree), verdict(rec), rec.Seconds, t.ID)
 	}
-	if !rec.Passed() {
-		return coord.Errorf(coord.CodeConflict, "verify: %s failed on task %s (exit %d)", argv[0], t.ID, rec.Exit).
-			WithHint("fix it and verify again")
-	}
-	return nil
+	return t, rec, nil
 }
 
 func verdict(r coord.Receipt) string {
@@ -133,7 +146,7 @@ func exitOf(status string) (int, string) {
 	case kind == "exit" && err == nil && n >= 0 && n <= 255:
 		return n, ""
 	case kind == "signal" && err == nil && n > 0 && n < 128:
-		return 128 + n, "killed by " + syscall.Signal(n).String()
+		return 128 + n, "killed by " + sigName(syscall.Signal(n))
 	}
 	return 127, exitReason(status)
 }

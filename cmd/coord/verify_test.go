@@ -98,8 +98,8 @@ func TestWatchVoidsMovedReview(t *testing.T) {
 	expectLine(t, lines, "watching", backendtest.Timeout)
 	os.WriteFile(filepath.Join(wt, "a.txt"), []byte("more\n"), 0o644)
 	git(wt, "commit", "-q", "-a", "-m", "after the review")
-	expectLine(t, lines, "sent r1 back to alice: review void: coord/alice moved from", backendtest.Timeout)
-	if st := runCoord(t, wt, env, "", "status"); !strings.Contains(st, "review notes: review void: coord/alice moved") {
+	expectLine(t, lines, "sent r1 back to alice: review void: task/r1 moved from", backendtest.Timeout)
+	if st := runCoord(t, wt, env, "", "status"); !strings.Contains(st, "review notes: review void: task/r1 moved") {
 		t.Fatalf("status after the void:\n%s", st)
 	}
 }

@@ -70,7 +70,30 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 	e.logf("watching %s (%s; stale after %s; full rescan every %s)", e.where(), mode, timeout, interval)
 
 	landing := &landingWatch{}
+	// follow picks up a change of the project's settings (config.json,
+	// coord config set) as the watcher goes: stale_after (unless
+	// --timeout fixed it), the target, every rule the application reads.
+	follow := func() {
+		changed, err := s.Reload(e.ctx)
+		if err != nil {
+			if e.ctx.Err() == nil {
+				e.logf("the settings could not be read again (those in force stay): %s", coord.OneLine(err.Error()))
+			}
+			return
+		}
+		if !changed {
+			return
+		}
+		e.cfg = s.Config()
+		if !c.IsSet("timeout") && e.cfg.StaleAfter != timeout {
+			timeout = e.cfg.StaleAfter
+			e.logf("settings changed: stale after %s", timeout)
+			return
+		}
+		e.logf("settings changed")
+	}
 	step := func(full bool) {
+		follow()
 		res, err := s.Maintain(e.ctx, app.MaintainRequest{Timeout: timeout, Full: full})
 		for _, f := range res.Freed {
 			e.logf("freed %s (agent %s, idle %s) -> %s", f.TaskID, f.Agent, f.Idle.Round(time.Second), f.Status)
@@ -151,6 +174,7 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 			step(true)
 			schedule()
 		case <-poll.C:
+			follow()
 			conflicts.scan(e.ctx, e.cfg.Target, e.logf)
 			e.voidReviews(s, e.logf)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/rotd/coord/cmd/coord/workspace"
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 )
@@ -56,6 +57,15 @@ func (e *env) cmdWorktreeAdd(_ context.Context, c *cli.Command) error {
 	host, _ := os.Hostname()
 	info, err := s.AddWorktree(e.ctx, app.WorktreeRequest{Agent: agent, Path: path, Branch: c.String("branch"), Host: host})
 	if err != nil {
+		return err
+	}
+	// The worktree is the agent's: commands, hooks and MCP sessions run
+	// in it act as the agent without COORD_AGENT (which some agents'
+	// shells never see), and its identity file is kept out of git.
+	if _, _, err := workspace.KeepOutOfGit(e.ctx, e.root, e.cfg.LockWait); err != nil {
+		e.warnf("%s: %v", info.Path, err)
+	}
+	if err := workspace.SetAgentFile(info.Path, agent); err != nil {
 		return err
 	}
 	if e.json {

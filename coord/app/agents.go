@@ -22,7 +22,7 @@ func (s *Service) Beat(ctx context.Context, agent string, info *coord.BeatInfo) 
 // clock.
 func (s *Service) Agents(ctx context.Context, timeout time.Duration) ([]coord.AgentView, error) {
 	if timeout <= 0 {
-		timeout = s.cfg.StaleAfter
+		timeout = s.conf().StaleAfter
 	}
 	beats, now, err := s.b.Beats().List(ctx)
 	if err != nil {
@@ -51,7 +51,7 @@ type SweepRequest struct {
 func (s *Service) Sweep(ctx context.Context, r SweepRequest) ([]coord.Stale, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
-		timeout = s.cfg.StaleAfter
+		timeout = s.conf().StaleAfter
 	}
 	var cands []coord.Stale
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
@@ -63,7 +63,7 @@ func (s *Service) Sweep(ctx context.Context, r SweepRequest) ([]coord.Stale, err
 		if err != nil {
 			return err
 		}
-		cands = tx.JudgeStale(seen, now, timeout, s.cfg.OnStale)
+		cands = tx.JudgeStale(seen, now, timeout, s.conf().OnStale)
 		return nil
 	})
 	if err != nil || r.DryRun || len(cands) == 0 {
@@ -83,12 +83,12 @@ func (s *Service) Sweep(ctx context.Context, r SweepRequest) ([]coord.Stale, err
 		// Re-judge under exclusion: only a lock still stale now, at the
 		// epoch judged, is freed.
 		still := map[coord.LockRef]coord.Stale{}
-		for _, st := range tx.JudgeStale(seen, now, timeout, s.cfg.OnStale) {
+		for _, st := range tx.JudgeStale(seen, now, timeout, s.conf().OnStale) {
 			still[st.Ref()] = st
 		}
 		for _, c := range cands {
 			st, ok := still[c.Ref()]
-			if ok && tx.FreeStale(c.Ref(), s.cfg.OnStale) {
+			if ok && tx.FreeStale(c.Ref(), s.conf().OnStale) {
 				freed = append(freed, st)
 			}
 		}
@@ -102,7 +102,7 @@ func (s *Service) Sweep(ctx context.Context, r SweepRequest) ([]coord.Stale, err
 // held. A sweeper sleeps until then.
 func (s *Service) NextDue(ctx context.Context, timeout time.Duration) (due, now time.Time, ok bool, err error) {
 	if timeout <= 0 {
-		timeout = s.cfg.StaleAfter
+		timeout = s.conf().StaleAfter
 	}
 	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		holders := tx.LockHolders()
@@ -194,8 +194,8 @@ func (s *Service) Maintain(ctx context.Context, r MaintainRequest) (MaintainResu
 	} else if len(ids) > 0 {
 		res.Landed = ids
 	}
-	if s.cfg.ArchiveAfter > 0 {
-		ids, err := s.Archive(ctx, s.clock().Add(-s.cfg.ArchiveAfter))
+	if s.conf().ArchiveAfter > 0 {
+		ids, err := s.Archive(ctx, s.clock().Add(-s.conf().ArchiveAfter))
 		if err != nil {
 			fail("archive", err)
 		}

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -12,8 +14,10 @@ import (
 // concurrent use by several goroutines as far as the backend is (both
 // engines are); identity is per call.
 type Service struct {
-	b       coord.Backend
-	cfg     coord.Config
+	b coord.Backend
+	// cfg is the project's configuration in force: replaced whole when it
+	// changes (SetConfig, Reload), read through conf.
+	cfg     atomic.Pointer[coord.Config]
 	clock   coord.Clock
 	warn    func(string)
 	formats Formats
@@ -61,15 +65,37 @@ func New(ctx context.Context, b coord.Backend, opt Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{b: b, cfg: cfg, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats, getenv: opt.Getenv, repo: opt.Repo, history: opt.History}
+	s := &Service{b: b, clock: opt.Clock, warn: opt.Warn, formats: opt.Formats, getenv: opt.Getenv, repo: opt.Repo, history: opt.History}
+	s.cfg.Store(&cfg)
 	if s.clock == nil {
 		s.clock = coord.SystemClock
 	}
 	return s, nil
 }
 
-// Config is the project's configuration as the Service read it.
-func (s *Service) Config() coord.Config { return s.cfg }
+// Config is the project's configuration in force.
+func (s *Service) Config() coord.Config { return *s.cfg.Load() }
+
+// conf is the configuration in force, for the Service's own reading.
+func (s *Service) conf() *coord.Config { return s.cfg.Load() }
+
+// Reload reads the project's settings again and uses them from then on
+// (a long-running watch or lander follows a change of config.json or
+// coord config set): it reports whether any setting changed. A settings
+// document that cannot be read leaves the ones in force (and the error
+// says why).
+func (s *Service) Reload(ctx context.Context) (bool, error) {
+	cfg, err := s.b.Config(ctx)
+	if err != nil {
+		return false, interrupted(ctx, err)
+	}
+	old := s.cfg.Load()
+	if reflect.DeepEqual(*old, cfg) {
+		return false, nil
+	}
+	s.cfg.Store(&cfg)
+	return true, nil
+}
 
 // Backend is the engine the Service runs on (its name and where it is, for
 // people; front ends must not reach around the Service through it).

@@ -20,6 +20,6 @@ func (s *Service) SetConfig(ctx context.Context, key string, value json.RawMessa
 	if err != nil {
 		return interrupted(ctx, err)
 	}
-	s.cfg = cfg
+	s.cfg.Store(&cfg)
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 // wires package gitrepo with its merge cache).
 type Merger interface {
 	// BranchTips returns the commit each local branch points at, by
-	// short name.
+	// full ref name (refs/heads/…).
 	BranchTips(ctx context.Context) (map[string]string, error)
 	// Head returns the commit ref names (for a target that is not a
 	// local branch); an error when it names none.
@@ -124,7 +124,7 @@ type judgement struct {
 // judge reads the registry and the branch tips and says which commit
 // is each in-flight task's work.
 func (s *Service) judge(ctx context.Context, m Merger) (*judgement, error) {
-	j := &judgement{target: s.cfg.Target, judged: map[string]string{}}
+	j := &judgement{target: s.conf().Target, judged: map[string]string{}}
 	if j.target == "" {
 		j.target = coord.DefaultTarget
 	}
@@ -153,8 +153,8 @@ func (s *Service) judge(ctx context.Context, m Merger) (*judgement, error) {
 		return nil, interrupted(ctx, err)
 	}
 	var ok bool
-	if j.targetTip, ok = tips[j.target]; !ok {
-		if j.targetTip, err = m.Head(ctx, j.target); err != nil {
+	if j.targetTip, ok = tips[coord.BranchRef(j.target)]; !ok {
+		if j.targetTip, err = m.Head(ctx, coord.BranchRef(j.target)); err != nil {
 			return nil, coord.Errorf(coord.CodeConflict, "the target branch %q is not in this repository", j.target).
 				WithHint("set it: coord config set target BRANCH")
 		}
@@ -176,7 +176,7 @@ func (s *Service) judge(ctx context.Context, m Merger) (*judgement, error) {
 	// the first is not in this repository.
 	var sigOnly []work
 	for _, t := range tasks {
-		tip := tips[t.branch]
+		tip := tips[coord.BranchRef(t.branch)]
 		head := ""
 		if has[t.head] {
 			head = t.head
@@ -189,7 +189,7 @@ func (s *Service) judge(ctx context.Context, m Merger) (*judgement, error) {
 			why := "it has no branch"
 			switch {
 			case t.branch != "":
-				why = fmt.Sprintf("branch %s is not in this repository", t.branch)
+				why = fmt.Sprintf("branch %s is not in this repository", coord.ShortBranch(t.branch))
 			case t.head != "":
 				why = fmt.Sprintf("its commit %.12s is not in this repository", t.head)
 			}

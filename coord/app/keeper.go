@@ -72,10 +72,10 @@ type KeepOptions struct {
 // Keep returns a Keeper for agent. It beats only while it keeps a task
 // (Hold) or owes one's hand-back; Close ends it.
 func (s *Service) Keep(agent coord.Agent, opt KeepOptions) *Keeper {
-	limit := s.cfg.StaleAfter / 2
+	limit := s.conf().StaleAfter / 2
 	every := opt.Every
 	if every <= 0 {
-		every = s.cfg.BeatInterval
+		every = s.conf().BeatInterval
 	}
 	every = min(every, limit/3)
 	return &Keeper{s: s, agent: agent.ID, every: every, limit: limit, verify: opt.Verify, onLost: opt.OnLost,

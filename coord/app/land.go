@@ -167,7 +167,7 @@ func (s *Service) LandCheck(req LandRequest) string {
 	if req.Check != "" {
 		return req.Check
 	}
-	return s.cfg.LandCheck
+	return s.conf().LandCheck
 }
 
 // Land lands the landable tasks (req.Tasks, when named) and returns
@@ -176,7 +176,7 @@ func (s *Service) LandCheck(req LandRequest) string {
 // waits), renews it while it works and releases it at the end. A lease
 // lost meanwhile stops it (CodeLost) before it moves the target again.
 func (s *Service) Land(ctx context.Context, l Lander, req LandRequest) ([]LandResult, error) {
-	if err := coord.ValidActingAgent(req.Agent); err != nil {
+	if err := coord.ValidActor(req.Agent); err != nil {
 		return nil, err
 	}
 	for _, id := range req.Tasks {
@@ -233,10 +233,28 @@ func (s *Service) Land(ctx context.Context, l Lander, req LandRequest) ([]LandRe
 		if err != nil || !req.Watch {
 			return all, landErr(wctx, err)
 		}
-		err = s.Until(wctx, 0, 200*time.Millisecond, func() (bool, error) { return ln.more(wctx) })
+		err = s.Until(wctx, 0, 200*time.Millisecond, func() (bool, error) {
+			ln.follow(wctx)
+			return ln.more(wctx)
+		})
 		if err != nil {
 			return all, landErr(wctx, err)
 		}
+	}
+}
+
+// follow makes a watching lander use the project's settings as they now
+// stand (config.json, coord config set): the check, the target, the
+// review gate.
+func (ln *lander) follow(ctx context.Context) {
+	changed, err := ln.s.Reload(ctx)
+	if err != nil {
+		ln.s.warnf(fmt.Errorf("the settings could not be read again (those in force stay): %w", err))
+		return
+	}
+	if changed {
+		ln.check = ln.s.LandCheck(ln.req)
+		ln.seen = nil // judged under other settings: look at all of it again
 	}
 }
 
@@ -282,7 +300,7 @@ func (s *Service) landLease(ctx context.Context, req LandRequest) (coord.Lease, 
 	if err := s.Until(ctx, 0, 0, try); err != nil {
 		return coord.Lease{}, interrupted(ctx, err)
 	}
-	s.log(ctx, req.Agent, "started landing on %s", s.cfg.Target)
+	s.log(ctx, req.Agent, "started landing on %s", s.conf().Target)
 	return lease, nil
 }
 
@@ -357,19 +375,11 @@ type lander struct {
 	// id, with that head: a watching lander does not try them again
 	// until their head changes.
 	tried map[string]string
-	// last is the queue as the last pass left it (fingerprint): a
-	// watching lander passes again when it changes.
-	last string
-}
-
-// fingerprint is the queue's tasks, heads and the prerequisites they
-// wait for.
-func fingerprint(q []queued) string {
-	var b strings.Builder
-	for _, t := range q {
-		fmt.Fprintf(&b, "%s %s %s\n", t.id, t.head, t.waits)
-	}
-	return b.String()
+	// seen are the queue entries (task, head and what it waits for) the
+	// last pass took in hand: a watching lander passes again as soon as
+	// the queue holds one it has not, such as work released while it
+	// checked another task, without waiting for another event.
+	seen map[queued]bool
 }
 
 // queued is a task as the lander takes it from the queue.
@@ -380,7 +390,7 @@ type queued struct{ id, head, title, waits string }
 func (ln *lander) queue(ctx context.Context) (q []queued, out []LandResult, err error) {
 	err = ln.s.tasks().View(ctx, func(tx *coord.Txn) error {
 		q, out = q[:0], out[:0]
-		for _, t := range tx.LandQueue(ln.s.cfg.ReviewGate, ln.req.Tasks) {
+		for _, t := range tx.LandQueue(ln.s.conf().ReviewGate, ln.req.Tasks) {
 			if h, ok := ln.tried[t.ID]; ok && h == t.Head {
 				continue
 			}
@@ -393,8 +403,8 @@ func (ln *lander) queue(ctx context.Context) (q []queued, out []LandResult, err 
 				out = append(out, LandResult{Task: id, Outcome: Skipped, Why: "no such task"})
 			case t.LandedAt != "":
 				out = append(out, LandResult{Task: id, Outcome: Landed, Commit: t.LandedCommit, How: "found"})
-			case !t.Landable(ln.s.cfg.ReviewGate):
-				out = append(out, LandResult{Task: id, Outcome: Skipped, Why: notLandable(t, ln.s.cfg.ReviewGate)})
+			case !t.Landable(ln.s.conf().ReviewGate):
+				out = append(out, LandResult{Task: id, Outcome: Skipped, Why: notLandable(t, ln.s.conf().ReviewGate)})
 			}
 		}
 		return nil
@@ -415,10 +425,16 @@ func notLandable(t *coord.Task, gate bool) string {
 	return "not landable"
 }
 
-// more reports whether a watching lander has something to try.
+// more reports whether a watching lander has something to try: a queue
+// entry the last pass did not take in hand.
 func (ln *lander) more(ctx context.Context) (bool, error) {
 	q, _, err := ln.queue(ctx)
-	return len(q) > 0 && fingerprint(q) != ln.last, err
+	for _, t := range q {
+		if !ln.seen[t] {
+			return true, err
+		}
+	}
+	return false, err
 }
 
 // pass lands the queue once, in order. Reviews made void by a later
@@ -439,6 +455,10 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 	for _, r := range out {
 		ln.tell(r)
 	}
+	ln.seen = make(map[queued]bool, len(q))
+	for _, t := range q {
+		ln.seen[t] = true
+	}
 	for _, t := range q {
 		r, err := ln.land(ctx, t)
 		if err != nil {
@@ -451,13 +471,6 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 		out = append(out, r)
 	}
 	ln.replan(ctx, out)
-	if ln.req.Watch {
-		after, _, err := ln.queue(ctx)
-		if err != nil {
-			return out, err
-		}
-		ln.last = fingerprint(after)
-	}
 	return out, nil
 }
 
@@ -489,7 +502,7 @@ func (ln *lander) tell(r LandResult) {
 // was interrupted); the task is then as it was, or landed on the target
 // and not yet recorded (the next lander records it).
 func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
-	target := ln.s.cfg.Target
+	target := ln.s.conf().Target
 	res := LandResult{Task: t.id}
 	started := false
 	for attempt := 0; ; attempt++ {
@@ -604,7 +617,7 @@ func (ln *lander) stillLandable(ctx context.Context, t queued) (string, error) {
 		switch {
 		case cur == nil:
 			why = "the task is gone"
-		case !cur.Landable(ln.s.cfg.ReviewGate) || cur.Head != t.head:
+		case !cur.Landable(ln.s.conf().ReviewGate) || cur.Head != t.head:
 			why = "the task changed while the lander worked"
 		default:
 			if d := tx.LandWaits(cur); d != "" {
@@ -623,7 +636,7 @@ func (ln *lander) runCheck(ctx context.Context, t queued, cand, tip string) (Che
 	if err != nil {
 		return CheckRun{}, err
 	}
-	env := []string{"COORD_TASK=" + t.id, "COORD_LAND_TARGET=" + ln.s.cfg.Target, "COORD_LAND_COMMIT=" + cand,
+	env := []string{"COORD_TASK=" + t.id, "COORD_LAND_TARGET=" + ln.s.conf().Target, "COORD_LAND_COMMIT=" + cand,
 		"COORD_LAND_HEAD=" + t.head, "COORD_LAND_BASE=" + tip}
 	run, err := ln.l.Check(ctx, dir, ln.check, env, ln.req.CheckTimeout)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -658,8 +671,8 @@ func checkFailure(cmd string, run CheckRun, target string) string {
 // mark records that the lander checks t (landing_at).
 func (ln *lander) mark(ctx context.Context, t queued) error {
 	return ln.s.tasks().Update(ctx, func(tx *coord.Txn) error {
-		if tx.StartLanding(t.id, t.head, ln.s.cfg.ReviewGate) {
-			tx.Log(ln.req.Agent, "landing task %s: checking its merge with %s", t.id, ln.s.cfg.Target)
+		if tx.StartLanding(t.id, t.head, ln.s.conf().ReviewGate) {
+			tx.Log(ln.req.Agent, "landing task %s: checking its merge with %s", t.id, ln.s.conf().Target)
 		}
 		return nil
 	})
@@ -683,7 +696,7 @@ func (ln *lander) record(ctx context.Context, t queued, commit, how string) (Lan
 	res := LandResult{Task: t.id, Outcome: Landed, Commit: commit, How: how}
 	ok := false
 	err := ln.s.tasks().Update(ctx, func(tx *coord.Txn) error {
-		ok = tx.Landed(t.id, t.head, commit, ln.s.cfg.Target)
+		ok = tx.Landed(t.id, t.head, commit, ln.s.conf().Target)
 		return nil
 	})
 	if err != nil {
@@ -703,7 +716,7 @@ func (ln *lander) sendBack(ctx context.Context, t queued, why string) (LandResul
 		if cur == nil || cur.Head != t.head {
 			return coord.Errorf(coord.CodeConflict, "task %s changed while the lander worked", t.id)
 		}
-		got, err := tx.SendBack(ln.req.Agent, t.id, why, ln.s.cfg.MaxRejections)
+		got, err := tx.SendBack(ln.req.Agent, t.id, why, ln.s.conf().MaxRejections)
 		if err == nil {
 			res.Owner = got.ClaimedBy
 		}
@@ -724,7 +737,7 @@ func (ln *lander) sendBack(ctx context.Context, t queued, why string) (LandResul
 func (s *Service) LandingQueue(ctx context.Context) ([]coord.LandingRow, error) {
 	var rows []coord.LandingRow
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
-		rows = tx.LandingQueue(s.cfg.ReviewGate)
+		rows = tx.LandingQueue(s.conf().ReviewGate)
 		return nil
 	})
 	return nonNil(rows), interrupted(ctx, err)

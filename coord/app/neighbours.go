@@ -21,7 +21,7 @@ func (s *Service) LeaseTTL() (time.Duration, error) {
 			return coord.ParsePositive("COORD_LEASE_TTL", v)
 		}
 	}
-	return s.cfg.LeaseTTL, nil
+	return s.conf().LeaseTTL, nil
 }
 
 // AcquireLease grants a lease (for LeaseTTL when r.TTL is 0), or
@@ -131,7 +131,7 @@ func (s *Service) CheckLeases(ctx context.Context, cadence string) (LeaseCheck, 
 			isLocked[agent] = true
 		}
 	}
-	for _, a := range s.cfg.Roster[cadence] {
+	for _, a := range s.conf().Roster[cadence] {
 		if !isLocked[a] {
 			c.Available = append(c.Available, a)
 		}
@@ -237,7 +237,7 @@ func (s *Service) QuotaAdd(ctx context.Context, agent string, tokens, requests i
 		return nil, coord.Errorf(coord.CodeUsage, "quota add needs tokens and/or requests (non-negative, not both zero)")
 	}
 	q, err := s.b.Quota().Update(ctx, func(q *coord.Quota) error {
-		return q.Add(agent, tokens, requests, s.cfg.Quota, s.clock())
+		return q.Add(agent, tokens, requests, s.conf().Quota, s.clock())
 	})
 	return q, interrupted(ctx, err)
 }

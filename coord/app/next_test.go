@@ -103,7 +103,8 @@ func TestNextWaitsWithoutSpinning(t *testing.T) {
 	if _, err := p.s.Unblock(p.ctx, ref); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.s.Release(p.ctx, ref, "decided"); err != nil {
+	again := p.claim("x", "stuck") // back in the pool, its owner first
+	if _, err := p.s.Release(p.ctx, app.TaskRef{Agent: x, TaskID: "stuck", Epoch: again.Epoch}, "decided"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -140,10 +141,11 @@ func TestNextTimeoutAndDrained(t *testing.T) {
 	}
 }
 
-// TestWorkerTakesUpItsOwnWork: a worker takes up a task it left blocked
-// once its owner unblocks it (back to claimed at the same epoch), and a
-// task a reviewer rejected back to it; never a task of the same agent it
-// did not park (another process of the agent may be working on it).
+// TestWorkerTakesUpItsOwnWork: a worker takes up work of its own before
+// new work: a task the agent holds claimed (left by an earlier process
+// of the same agent: a restart resumes it), a task a reviewer rejected
+// back to it (same epoch, with the notes), and a task it left blocked
+// once that task is unblocked (back in the pool, the owner first).
 func TestWorkerTakesUpItsOwnWork(t *testing.T) {
 	p, _ := newCounted(t, `"review_gate": true`)
 	p.seed(&coord.Task{ID: "a"}, &coord.Task{ID: "b"}, &coord.Task{ID: "c"}, &coord.Task{ID: "z", Deps: []string{"a", "b", "c"}})
@@ -158,12 +160,17 @@ func TestWorkerTakesUpItsOwnWork(t *testing.T) {
 		return res.Task
 	}
 	a := next()
-	blocked, err := p.s.Block(p.ctx, app.TaskRef{Agent: w, TaskID: a.ID, Epoch: a.Epoch}, "tests fail")
-	if err != nil {
+	if _, err := p.s.Block(p.ctx, app.TaskRef{Agent: w, TaskID: a.ID, Epoch: a.Epoch}, "tests fail"); err != nil {
 		t.Fatal(err)
 	}
-	worker.Parked(blocked)
-	other := p.claim("w", "c") // the same agent, elsewhere
+	earlier := p.claim("w", "c") // the same agent's earlier process, killed
+	if got := next(); got.ID != "c" || got.Epoch != earlier.Epoch {
+		t.Fatalf("next: %+v, want c taken up at epoch %d", got, earlier.Epoch)
+	}
+	if _, err := p.s.Release(p.ctx, app.TaskRef{Agent: w, TaskID: "c", Epoch: earlier.Epoch}, "done"); err != nil {
+		t.Fatal(err)
+	}
+	p.s.Approve(p.ctx, app.ApproveRequest{Agent: "rev", TaskID: "c"})
 	b := next()
 	if b.ID != "b" {
 		t.Fatalf("next: %s, want b", b.ID)
@@ -180,24 +187,22 @@ func TestWorkerTakesUpItsOwnWork(t *testing.T) {
 	if _, err := p.s.Release(p.ctx, app.TaskRef{Agent: w, TaskID: "b", Epoch: b.Epoch}, "with tests"); err != nil {
 		t.Fatal(err)
 	}
+	p.s.Approve(p.ctx, app.ApproveRequest{Agent: "rev", TaskID: "b"})
 	// Nothing else: the unblocked task wakes the waiting worker.
 	done := make(chan *coord.Task, 1)
 	go func() {
 		res, _ := worker.Next(p.ctx)
 		done <- res.Task
 	}()
-	if _, err := p.s.Unblock(p.ctx, app.TaskRef{Agent: w, TaskID: "a", Epoch: a.Epoch}); err != nil {
-		t.Fatal(err)
+	if got, err := p.s.Unblock(p.ctx, app.TaskRef{Agent: w, TaskID: "a", Epoch: a.Epoch}); err != nil || got.Status != coord.Unclaimed || got.Owner != "w" {
+		t.Fatal(got, err)
 	}
 	select {
 	case got := <-done:
-		if got == nil || got.ID != "a" || got.Epoch != a.Epoch || got.Status != coord.Claimed {
+		if got == nil || got.ID != "a" || got.Epoch <= a.Epoch || got.Status != coord.Claimed || got.ClaimedBy != "w" {
 			t.Fatalf("unblocked work taken up: %+v", got)
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("the worker did not take up the task its owner unblocked")
-	}
-	if task := p.task("c"); task.ClaimedBy != "w" || task.Epoch != other.Epoch || task.Status != coord.Claimed {
-		t.Fatalf("the task the worker did not park: %+v", task)
 	}
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 
 	"github.com/rotd/coord/coord"
 )
@@ -15,6 +16,21 @@ import (
 // repository's top; paths outside the project left out); worktree paths
 // are absolute directories. Every method is bounded in time.
 type Repo interface {
+	// Place is where the caller's worktree stands.
+	Place(ctx context.Context) (Place, error)
+	// SwitchTo checks out branch (a full ref name) in the caller's
+	// worktree, creating it at start when it does not exist; git
+	// refuses to overwrite a local change.
+	SwitchTo(ctx context.Context, branch, start string) error
+	// Detach leaves the worktree at path on a detached HEAD at the
+	// commit it stands on, its files as they are.
+	Detach(ctx context.Context, path string) error
+	// Shortstat is git's one-line summary of the changes from base to
+	// head and how many commits head has that base lacks.
+	Shortstat(ctx context.Context, base, head string) (string, int, error)
+	// UncommittedStat is git's one-line summary of the caller's
+	// worktree's changes against its HEAD ("" none).
+	UncommittedStat(ctx context.Context) (string, error)
 	// Branch is the branch checked out ("" on a detached HEAD).
 	Branch(ctx context.Context) (string, error)
 	// Head is the commit ref names; an error when it names none.
@@ -61,28 +77,62 @@ type Worktree struct {
 
 // tasks is the registry store, every transaction of which follows the
 // project's write_claims and predicted_files settings
-// (coord.Txn.WriteClaims, WriteClaimsUntasked, PredictedFiles).
+// (coord.Txn.WriteClaims, WriteClaimsUntasked, PredictedFiles) and knows
+// which owners of work returned to the pool are away (OwnersAway).
 func (s *Service) tasks() coord.TaskStore {
-	return claimStore{s.b.Tasks(), s.cfg.WriteClaims, s.cfg.WriteClaimsUntasked, s.cfg.PredictedFiles}
+	return claimStore{s.b.Tasks(), s}
 }
 
 type claimStore struct {
 	coord.TaskStore
-	mode     coord.ClaimMode
-	untasked coord.UntaskedMode
-	predict  coord.PredictMode
+	s *Service
 }
 
 func (c claimStore) Update(ctx context.Context, fn func(*coord.Txn) error) error {
 	return c.TaskStore.Update(ctx, func(tx *coord.Txn) error {
-		tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles = c.mode, c.untasked, c.predict
+		if err := c.settle(ctx, tx); err != nil {
+			return err
+		}
 		return fn(tx)
 	})
 }
 
 func (c claimStore) View(ctx context.Context, fn func(*coord.Txn) error) error {
 	return c.TaskStore.View(ctx, func(tx *coord.Txn) error {
-		tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles = c.mode, c.untasked, c.predict
+		if err := c.settle(ctx, tx); err != nil {
+			return err
+		}
 		return fn(tx)
 	})
+}
+
+// settle sets what every rule of a transaction reads besides the
+// registry: the settings, and the owners of work returned to the pool
+// that are away (silent for stale_after: their work is anyone's). The
+// owners' beats are read only when such work exists.
+func (c claimStore) settle(ctx context.Context, tx *coord.Txn) error {
+	cfg := c.s.conf()
+	tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles = cfg.WriteClaims, cfg.WriteClaimsUntasked, cfg.PredictedFiles
+	var owners []string
+	for _, t := range tx.Tasks {
+		if t.Status == coord.Unclaimed && t.Owner != "" && !slices.Contains(owners, t.Owner) {
+			owners = append(owners, t.Owner)
+		}
+	}
+	tx.OwnersAway = nil
+	if len(owners) == 0 {
+		return nil
+	}
+	seen, now, err := c.s.b.Beats().LastSeen(ctx, owners)
+	if err != nil {
+		return err
+	}
+	tx.OwnersAway = map[string]bool{}
+	for _, o := range owners {
+		at, ok := seen[o]
+		if !ok || now.Sub(at) > cfg.StaleAfter {
+			tx.OwnersAway[o] = true
+		}
+	}
+	return nil
 }

@@ -80,7 +80,7 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (AgentRecord,
 			if err != nil {
 				return err
 			}
-			live = tx.PoolLive(seen, now, s.cfg.StaleAfter)
+			live = tx.PoolLive(seen, now, s.conf().StaleAfter)
 		}
 		var err error
 		if got, _, err = tx.Register(p, live); err != nil {
@@ -162,7 +162,7 @@ func (r *ScheduleResult) fill() {
 func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResult, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
-		timeout = s.cfg.StaleAfter
+		timeout = s.conf().StaleAfter
 	}
 	round := func(tx *coord.Txn) (ScheduleResult, error) {
 		var res ScheduleResult
@@ -171,8 +171,8 @@ func (s *Service) Schedule(ctx context.Context, r ScheduleRequest) (ScheduleResu
 		if err != nil {
 			return res, err
 		}
-		for _, st := range tx.JudgeStale(seen, now, timeout, s.cfg.OnStale) {
-			if tx.FreeStale(st.Ref(), s.cfg.OnStale) {
+		for _, st := range tx.JudgeStale(seen, now, timeout, s.conf().OnStale) {
+			if tx.FreeStale(st.Ref(), s.conf().OnStale) {
 				res.Freed = append(res.Freed, st)
 			}
 		}
@@ -302,7 +302,7 @@ func (s *Service) Inbox(ctx context.Context, r InboxRequest) (InboxResult, error
 		}
 		// Beat once the agent is known to be in the pool: a refused inbox
 		// leaves no trace.
-		if time.Since(lastBeat) >= s.cfg.BeatInterval {
+		if time.Since(lastBeat) >= s.conf().BeatInterval {
 			if err := s.b.Beats().Beat(ctx, r.Agent, nil); err != nil {
 				return false, err
 			}
@@ -339,18 +339,23 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 	var since time.Time
 	early := s.seenEarly(ctx)
 	defer early.stop()
-	w := s.whereEarly(ctx)
-	defer w.get() // nothing of the call outlives it
+	p := s.placeEarly(ctx)
+	defer p.wait() // nothing of the call outlives it
+	fresh := false
 	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx, early, agent); err != nil {
 			return err
 		}
+		last := tx.LastEpoch
 		t, err := tx.TakeAssignment(agent)
 		if err != nil {
 			return err
 		}
-		if t != nil && t.ClaimedBy == agent {
-			w.record(t)
+		fresh = tx.LastEpoch != last
+		if t != nil && t.ClaimedBy == agent && t.Status == coord.Claimed {
+			if err := p.decide(t); err != nil {
+				return err
+			}
 		}
 		got = t
 		drained = t == nil && tx.Drained()
@@ -367,6 +372,9 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 		return InboxResult{Status: "empty"}, drained, nil
 	}
 	if got.Status == coord.Claimed {
+		if err := s.enter(ctx, p, got, s.undoTake(ctx, m, got, fresh)); err != nil {
+			return InboxResult{}, false, err
+		}
 		s.beatHolding(ctx, m, []*coord.Task{got})
 	}
 	return InboxResult{Status: "taken", Task: got, Since: since}, false, nil

@@ -148,7 +148,7 @@ func (s *Service) Reader() Reader { return Reader{s} }
 func (r Reader) Where() string { return r.s.b.Where() }
 
 // Config is the project's configuration.
-func (r Reader) Config() coord.Config { return r.s.cfg }
+func (r Reader) Config() coord.Config { return *r.s.conf() }
 
 // Now is the Service's clock.
 func (r Reader) Now() time.Time { return r.s.clock() }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/rotd/coord/coord"
 )
@@ -172,9 +174,10 @@ func (v Supervisor) Assign(ctx context.Context, a Act) (ActResult, error) {
 	return res, nil
 }
 
-// Unblock unblocks a blocked task for someone who does not hold it: back
-// to its owner as claimed, same epoch (the owner resumes; a reason is
-// required), or, ownerless, back to the queue (coord.Txn.UnblockFor).
+// Unblock returns a blocked task to the pool for someone who does not
+// hold it: unclaimed, its holder as owner who takes it first (a reason
+// is then required), its branch and review notes kept; an ownerless one
+// back to the queue (coord.Txn.UnblockFor).
 // The owner unblocking its own task is no supervisor's act and is never
 // refused for want of being one.
 func (v Supervisor) Unblock(ctx context.Context, a Act) (ActResult, error) {
@@ -202,7 +205,57 @@ func (v Supervisor) Unblock(ctx context.Context, a Act) (ActResult, error) {
 		}
 		res = ActResult{Task: t, Message: "unblocked " + t.ID + " (back in the queue)"}
 		if owner != "" {
-			res.Message = "unblocked " + t.ID + " (" + owner + " may resume it)"
+			res.Message = "unblocked " + t.ID + " (back in the pool; " + owner + " takes it first)"
+		}
+		return nil
+	})
+	if err != nil {
+		return ActResult{}, interrupted(ctx, err)
+	}
+	return res, nil
+}
+
+// Cancel takes a task out of the work with a reason (coord.Txn.Cancel):
+// it moves to the archive as cancelled, its holder is fenced, its claims
+// are freed, and the tasks that depend on it no longer wait for it. Its
+// branch stays in the repository (work on it that the target lacks is
+// never deleted). A task the caller holds is its own to cancel; any
+// other is a supervisor's act.
+func (v Supervisor) Cancel(ctx context.Context, a Act) (ActResult, error) {
+	if err := a.check(); err != nil {
+		return ActResult{}, err
+	}
+	if err := coord.CheckReason("cancel", a.Reason); err != nil {
+		return ActResult{}, err
+	}
+	list, err := v.s.supervisors(ctx)
+	if err != nil {
+		return ActResult{}, err
+	}
+	var res ActResult
+	var freed []string
+	err = v.s.tasks().Update(ctx, func(tx *coord.Txn) error {
+		if t := tx.Task(a.TaskID); t == nil || t.ClaimedBy != a.By || !t.HoldsLock() {
+			if err := coord.CheckSupervisor(list, a.By, "cancel task "+a.TaskID); err != nil {
+				return err
+			}
+		}
+		freed = freed[:0]
+		for _, o := range tx.Tasks {
+			if o.ID != a.TaskID && !o.Status.Settled() && slices.Contains(tx.Deps(o), a.TaskID) {
+				freed = append(freed, o.ID)
+			}
+		}
+		t, holder, err := tx.Cancel(a.By, a.TaskID, a.Reason)
+		if err != nil {
+			return err
+		}
+		res = ActResult{Task: t, Message: "cancelled " + t.ID}
+		if holder != "" {
+			res.Message += " (taken from " + holder + ": its next write is refused)"
+		}
+		if len(freed) > 0 {
+			res.Message += "; no longer waited for by task " + strings.Join(freed, ", ")
 		}
 		return nil
 	})

@@ -169,7 +169,7 @@ func TestSupervisors(t *testing.T) {
 	if got, err := s.Inbox(ctx, app.InboxRequest{Agent: "b"}); err != nil || got.Task == nil || got.Task.ID != "open" || got.Task.ClaimedBy != "b" {
 		t.Fatalf("b's inbox after the assignment: %+v %v", got, err)
 	}
-	if got := task(t, s, "blocked"); got.Status != coord.Claimed || got.ClaimedBy != "a" {
+	if got := task(t, s, "blocked"); got.Status != coord.Unclaimed || got.ClaimedBy != "" || got.Owner != "a" {
 		t.Fatalf("blocked after the supervisor's unblock: %+v", got)
 	}
 }

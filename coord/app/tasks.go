@@ -122,7 +122,7 @@ const SeedPlanTimeout = 20 * time.Second
 // plans by hand or has no history; a failure is a note, never the
 // seed's error (the batch is committed).
 func (s *Service) planSeeded(ctx context.Context, ids []string) (int, string) {
-	if len(ids) == 0 || s.cfg.Plan == coord.PlanManual || s.history == nil {
+	if len(ids) == 0 || s.conf().Plan == coord.PlanManual || s.history == nil {
 		return 0, ""
 	}
 	pctx, cancel := context.WithTimeout(ctx, SeedPlanTimeout)
@@ -196,34 +196,56 @@ func (s *Service) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error
 			return res, err
 		}
 	}
-	if r.TaskID == "" && s.cfg.Scheduling == coord.Push {
+	if r.TaskID == "" && s.conf().Scheduling == coord.Push {
 		// Push scheduling: claim takes from the caller's inbox.
 		in, drained, err := s.take(ctx, r.Agent.ID)
 		return ClaimResult{Task: in.Task, Drained: drained, Since: in.Since}, err
 	}
 	early := s.seenEarly(ctx)
 	defer early.stop()
-	w := s.whereEarly(ctx)
+	p := s.placeEarly(ctx)
+	defer p.wait() // nothing of the call outlives it
+	fresh := false
 	err := s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		if err := s.sweepIn(ctx, tx, early, r.Agent.ID); err != nil {
 			return err
 		}
+		last := tx.LastEpoch
 		t, err := tx.Claim(r.Agent, coord.ClaimOptions{TaskID: r.TaskID, Any: r.Any})
 		if err != nil {
 			return err
 		}
-		w.record(t)
+		fresh = tx.LastEpoch != last // not work of its own handed back as it stands
+		if err := p.decide(t); err != nil {
+			return err
+		}
 		res = ClaimResult{Task: t, Drained: t == nil && tx.Drained(), Since: time.Now()}
 		return s.beatWithin(ctx, r.Agent.ID)
 	})
-	w.get() // nothing of the call outlives it
 	if err != nil {
 		return ClaimResult{}, interrupted(ctx, err)
 	}
 	if res.Task != nil {
+		if err := s.enter(ctx, p, res.Task, s.undoTake(ctx, r.Agent, res.Task, fresh)); err != nil {
+			return ClaimResult{}, err
+		}
 		s.beatHolding(ctx, r.Agent, []*coord.Task{res.Task})
 	}
 	return res, nil
+}
+
+// undoTake is what a take that cannot check out its task's branch does
+// (nil: nothing): a fresh claim is handed back, as the take never
+// happened; work of the agent's own stays its own.
+func (s *Service) undoTake(ctx context.Context, a coord.Agent, t *coord.Task, fresh bool) func(string) {
+	if !fresh {
+		return nil
+	}
+	ref := TaskRef{Agent: a, TaskID: t.ID, Epoch: t.Epoch}
+	return func(why string) {
+		_, err := s.HandBack(context.WithoutCancel(ctx), ref, "not taken: "+why)
+		s.warnf(err)
+	}
 }
 
 // Holds says why agent no longer holds the task at the epoch ("" while it
@@ -263,7 +285,7 @@ type early struct {
 // while the caller goes on to its commit; nil when the commit sweeps
 // nothing (sweep_on_claim off). The caller stops it before it returns.
 func (s *Service) seenEarly(ctx context.Context) *early {
-	if !s.cfg.SweepOnClaim {
+	if !s.conf().SweepOnClaim {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -311,7 +333,7 @@ func (s *Service) beatWithin(ctx context.Context, agent string) error {
 // does not show) are read again here. When nothing is stale, that is no
 // read at all inside the commit, however many agents hold locks.
 func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early, self string) error {
-	if !s.cfg.SweepOnClaim {
+	if !s.conf().SweepOnClaim {
 		return nil
 	}
 	holders := slices.DeleteFunc(tx.LockHolders(), func(a string) bool { return a == self })
@@ -326,7 +348,7 @@ func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early, self str
 			if tx.Now.After(now) {
 				now = tx.Now
 			}
-			suspects = slices.DeleteFunc(staleAgents(tx.JudgeStale(e.seen, now, s.cfg.StaleAfter, s.cfg.OnStale)),
+			suspects = slices.DeleteFunc(staleAgents(tx.JudgeStale(e.seen, now, s.conf().StaleAfter, s.conf().OnStale)),
 				func(a string) bool { return a == self })
 			if len(suspects) == 0 {
 				return nil
@@ -338,9 +360,9 @@ func (s *Service) sweepIn(ctx context.Context, tx *coord.Txn, e *early, self str
 	if err != nil {
 		return err
 	}
-	for _, st := range tx.JudgeStale(seen, now, s.cfg.StaleAfter, s.cfg.OnStale) {
+	for _, st := range tx.JudgeStale(seen, now, s.conf().StaleAfter, s.conf().OnStale) {
 		if slices.Contains(suspects, st.Agent) {
-			tx.FreeStale(st.Ref(), s.cfg.OnStale)
+			tx.FreeStale(st.Ref(), s.conf().OnStale)
 		}
 	}
 	return nil
@@ -419,30 +441,44 @@ func (s *Service) held(ctx context.Context, r TaskRef, what, text string, op fun
 }
 
 // Release finishes a held task: done, or review with the review gate; the
-// path locks taken for it go in the same commit. Summary goes to the log.
-// In a git repository the release records the work: the tip of the
-// task's branch as its head (when the branch has commits of its own
-// against the target) and the paths those commits changed among its
+// path locks taken for it go in the same commit. Summary goes to the log
+// ("": one coord writes, the task's commits since its base and what they
+// changed, and uncommitted changes if any). In a git repository the
+// release records the work: the tip of the task's branch as its head
+// (when the branch has commits of its own against the target), wherever
+// the caller stands, and the paths those commits changed among its
 // touched files; the task's write claims then hold until that head has
-// landed. With require_verified the release is refused (CodeConflict,
-// naming the mismatch) unless the task's newest receipt passed on the
-// tree of the caller's worktree as it stands (coord.Txn.CheckVerified).
+// landed. A release from a worktree standing on another branch with
+// commits the task's branch lacks is refused (workDone). With
+// require_verified the release is refused (CodeConflict, naming the
+// mismatch) unless the task's newest receipt passed on the tree of the
+// caller's worktree as it stands (coord.Txn.CheckVerified).
 func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coord.Task, error) {
 	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := coord.CheckNote("summary", summary); err != nil {
 		return nil, err
 	}
 	tree, err := s.releasedTree(ctx)
 	if err != nil {
 		return nil, err
 	}
-	head, changed := s.workDone(ctx, r.TaskID)
+	work, err := s.workDone(ctx, r.TaskID, summary == "")
+	if err != nil {
+		return nil, err
+	}
+	head, changed := work.head, work.changed
+	if summary == "" {
+		summary = work.summary
+	}
 	return s.held(ctx, r, "summary", summary, func(tx *coord.Txn) (*coord.Task, error) {
-		if s.cfg.RequireVerified {
+		if s.conf().RequireVerified {
 			if err := tx.CheckVerified(r.Agent.ID, r.TaskID, r.Epoch, tree); err != nil {
 				return nil, err
 			}
 		}
-		t, err := tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.cfg.ReviewGate)
+		t, err := tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.conf().ReviewGate)
 		if err == nil {
 			t.RecordWork(head, changed)
 		}
@@ -502,7 +538,7 @@ func (s *Service) Progress(ctx context.Context, r TaskRef, pct int, note string)
 // that ended): where the stale sweep would send it under on_stale, at once.
 func (s *Service) HandBack(ctx context.Context, r TaskRef, why string) (*coord.Task, error) {
 	return s.held(ctx, r, "reason", why, func(tx *coord.Txn) (*coord.Task, error) {
-		return tx.HandBack(r.Agent.ID, r.TaskID, r.Epoch, why, s.cfg.OnStale)
+		return tx.HandBack(r.Agent.ID, r.TaskID, r.Epoch, why, s.conf().OnStale)
 	})
 }
 
@@ -565,7 +601,7 @@ func (s *Service) Reject(ctx context.Context, agent, taskID, reason string) (*co
 			return err
 		}
 		var err error
-		got, err = tx.Reject(agent, taskID, reason, s.cfg.MaxRejections)
+		got, err = tx.Reject(agent, taskID, reason, s.conf().MaxRejections)
 		return err
 	})
 	return got, interrupted(ctx, err)

@@ -43,27 +43,16 @@ func (s *Service) StartVerify(ctx context.Context, agent coord.Agent, taskID str
 			return Verification{}, err
 		}
 	}
+	if taskID == "" {
+		id, err := s.WorkingOn(ctx, agent.ID, "verify")
+		if err != nil {
+			return Verification{}, err
+		}
+		taskID = id
+	}
 	var v Verification
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		id := taskID
-		if id == "" {
-			var claimed []string
-			for _, t := range tx.HeldBy(agent.ID) {
-				if t.Status == coord.Claimed {
-					claimed = append(claimed, t.ID)
-				}
-			}
-			switch len(claimed) {
-			case 0:
-				return coord.Errorf(coord.CodeConflict, "%s holds no claimed task to verify", agent.ID).
-					WithHint("claim a task first, or name one you hold with --task")
-			case 1:
-				id = claimed[0]
-			default:
-				return coord.Errorf(coord.CodeUsage, "%s holds %d claimed tasks (%s): name the one checked", agent.ID, len(claimed), strings.Join(claimed, ", ")).
-					WithHint("coord verify --task ID -- CMD")
-			}
-		}
 		t, err := tx.Verifiable(agent.ID, id)
 		if err != nil {
 			return err
@@ -116,10 +105,113 @@ func (s *Service) RecordReceipt(ctx context.Context, v Verification, cmd string,
 	})
 }
 
+// WorkingOn is the task agent works on when a command names none (what
+// verify — and release, progress, block — act on): the one task it holds
+// claimed, or, holding several, the one whose branch the caller's
+// worktree has checked out. (Inside coord run the front end names
+// COORD_TASK.) what names the command in a refusal.
+func (s *Service) WorkingOn(ctx context.Context, agent, what string) (string, error) {
+	if err := coord.ValidActingAgent(agent); err != nil {
+		return "", err
+	}
+	var claimed []*coord.Task
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.HeldBy(agent) {
+			if t.Status == coord.Claimed {
+				claimed = append(claimed, t)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", interrupted(ctx, err)
+	}
+	switch len(claimed) {
+	case 0:
+		return "", coord.Errorf(coord.CodeConflict, "%s holds no claimed task to %s", agent, what).
+			WithHint("claim a task first, or name one you hold")
+	case 1:
+		return claimed[0].ID, nil
+	}
+	var ids []string
+	for _, t := range claimed {
+		ids = append(ids, t.ID)
+	}
+	if s.repo != nil {
+		if here, err := s.repo.Place(ctx); err == nil && here.Branch != "" {
+			for _, t := range claimed {
+				if coord.BranchRef(t.Branch) == here.Branch {
+					return t.ID, nil
+				}
+			}
+		}
+	}
+	return "", coord.Errorf(coord.CodeUsage, "%s holds %d claimed tasks (%s), none of them on the branch checked out here: name the one to %s", agent, len(claimed), strings.Join(ids, ", "), what).
+		WithHint("give its id (coord %s --task ID, or as the argument), or set COORD_TASK", what)
+}
+
+// ReleasedBy returns task id as it stands when agent released it at
+// epoch (done or in review, its release agent's own), else nil: what a
+// command coord run ran may have done itself.
+func (s *Service) ReleasedBy(ctx context.Context, agent, id string, epoch int64) *coord.Task {
+	var got *coord.Task
+	s.tasks().View(ctx, func(tx *coord.Txn) error {
+		if t := tx.Task(id); t != nil && t.ClaimedBy == agent && t.Epoch == epoch && (t.Status == coord.Done || t.Status == coord.Review) {
+			got = t
+		}
+		return nil
+	})
+	return got
+}
+
+// Verified reports whether task id, held by agent, has a receipt that
+// lets it be released now under require_verified (the newest receipt
+// passed on the tree being released).
+func (s *Service) Verified(ctx context.Context, agent coord.Agent, id string) (bool, error) {
+	tree, err := s.worktreeTree(ctx, "verify")
+	if err != nil {
+		return false, err
+	}
+	ok := false
+	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
+		ok = tx.CheckVerified(agent.ID, id, coord.NoEpoch, tree) == nil
+		return nil
+	})
+	return ok, interrupted(ctx, err)
+}
+
+// LeftUncommitted lists what the caller's worktree holds that no commit
+// does, when the caller stands in a linked worktree on task id's branch
+// (none otherwise): work a release would not carry.
+func (s *Service) LeftUncommitted(ctx context.Context, id string) ([]string, error) {
+	if s.repo == nil {
+		return nil, nil
+	}
+	here, err := s.repo.Place(ctx)
+	if err != nil || !here.Linked || here.Branch == "" {
+		return nil, nil
+	}
+	branch := ""
+	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
+		if t := tx.Task(id); t != nil {
+			branch = coord.BranchRef(t.Branch)
+		}
+		return nil
+	})
+	if err != nil || branch != here.Branch {
+		return nil, interrupted(ctx, err)
+	}
+	dirty, err := s.repo.Dirty(ctx, here.Top)
+	if err != nil {
+		return nil, nil
+	}
+	return dirty, nil
+}
+
 // releasedTree is the tree a release hands over, when require_verified
 // asks for it ("" otherwise).
 func (s *Service) releasedTree(ctx context.Context) (string, error) {
-	if !s.cfg.RequireVerified {
+	if !s.conf().RequireVerified {
 		return "", nil
 	}
 	return s.worktreeTree(ctx, "release (require_verified)")
@@ -167,7 +259,7 @@ func (s *Service) VoidMovedReviews(ctx context.Context) ([]*coord.Task, error) {
 	for _, r := range reviews {
 		tip, ok := tips[r.branch]
 		if !ok {
-			tip, _ = s.repo.Head(ctx, r.branch) // "" : not in this repository
+			tip, _ = s.repo.Head(ctx, coord.BranchRef(r.branch)) // "" : not in this repository
 			tips[r.branch] = tip
 		}
 		if tip == "" || tip == r.pin {
@@ -178,7 +270,7 @@ func (s *Service) VoidMovedReviews(ctx context.Context) ([]*coord.Task, error) {
 			continue // the pinned commit is not here: nothing to judge it by
 		}
 		if target == "" {
-			if target, err = s.repo.Head(ctx, s.cfg.Target); err != nil {
+			if target, err = s.repo.Head(ctx, s.conf().Target); err != nil {
 				target = "-"
 			}
 		}
@@ -204,7 +296,7 @@ func (s *Service) VoidMovedReviews(ctx context.Context) ([]*coord.Task, error) {
 			if note == "" {
 				continue
 			}
-			got, err := tx.SendBack(coord.CoordinatorID, m.id, note, s.cfg.MaxRejections)
+			got, err := tx.SendBack(coord.CoordinatorID, m.id, note, s.conf().MaxRejections)
 			if err != nil {
 				return fmt.Errorf("void review of task %s: %w", m.id, err)
 			}

@@ -88,6 +88,12 @@ type WaitRequest struct {
 	// own, when set, finds work of the agent's own to take up (a Worker's):
 	// the wait ends as eligible with it.
 	own func(*coord.Txn) *coord.Task
+	// mine, when set, lists the agent's own work in flight (a Worker's):
+	// while there is any, no work left is not the end of the wait.
+	mine func(*coord.Txn) []*coord.Task
+	// poll, when set, runs at every look (a Worker's: landings made by
+	// hand).
+	poll func(context.Context)
 }
 
 // WaitResult is what ended a wait.
@@ -122,6 +128,9 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 	initial := ""
 	var out WaitResult
 	check := func() (bool, error) {
+		if r.poll != nil {
+			r.poll(ctx)
+		}
 		stale := false
 		done := false
 		err := s.tasks().View(ctx, func(tx *coord.Txn) error {
@@ -137,7 +146,7 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 					return nil
 				}
 			}
-			if tx.Drained() {
+			if tx.Drained() && (r.mine == nil || len(r.mine(tx)) == 0) {
 				out, done = WaitResult{Status: "drained"}, true
 				return nil
 			}
@@ -147,7 +156,7 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 					return nil
 				}
 			}
-			if r.TaskID == "" && s.cfg.Scheduling == coord.Push {
+			if r.TaskID == "" && s.conf().Scheduling == coord.Push {
 				// Push scheduling: what wakes the agent is its inbox.
 				if tx.Member(r.Agent.ID) == nil {
 					return coord.NotRegistered(r.Agent.ID)
@@ -163,12 +172,12 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 					return nil
 				}
 			}
-			if holders := tx.LockHolders(); s.cfg.SweepOnClaim && len(holders) > 0 {
+			if holders := tx.LockHolders(); s.conf().SweepOnClaim && len(holders) > 0 {
 				seen, now, err := s.b.Beats().LastSeen(ctx, holders)
 				if err != nil {
 					return err
 				}
-				stale = len(tx.JudgeStale(seen, now, s.cfg.StaleAfter, s.cfg.OnStale)) > 0
+				stale = len(tx.JudgeStale(seen, now, s.conf().StaleAfter, s.conf().OnStale)) > 0
 			}
 			return nil
 		})
@@ -177,7 +186,7 @@ func (s *Service) Wait(ctx context.Context, r WaitRequest) (WaitResult, error) {
 		}
 		// Beat once the look succeeded: a refused wait (a task that is not
 		// there, an agent outside the pool) leaves no trace.
-		if beat && time.Since(lastBeat) >= s.cfg.BeatInterval {
+		if beat && time.Since(lastBeat) >= s.conf().BeatInterval {
 			if err := s.b.Beats().Beat(ctx, r.Agent.ID, nil); err != nil {
 				return false, err
 			}

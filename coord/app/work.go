@@ -15,123 +15,111 @@ import (
 // here is best effort: a repository that cannot answer costs a warning,
 // never a claim, a release or a write.
 
-// where is the caller's branch and its merge base with the target,
-// read in the background while a claim loads the registry.
-type where struct {
-	done         chan struct{}
-	branch, base string
+// released is what a release records of a task's work: head, the tip
+// of its branch when that has commits of its own against the target;
+// changed, the paths those commits changed; summary, the log's text
+// when the caller gave none.
+type released struct {
+	head    string
+	changed []string
+	summary string
 }
 
-// whereEarly starts reading where the caller's work lives (nil without
-// a repository); wait for it with get.
-func (s *Service) whereEarly(ctx context.Context) *where {
+// workDone reads what a release of task id by agent records of its work:
+// the tip of the task's branch (for a task that records none, the
+// caller's HEAD), wherever the caller stands, and, when wantSummary, a
+// summary of its commits since its base and of the caller's uncommitted
+// changes on it. A release from a linked worktree that stands on another
+// branch (or a detached HEAD) holding commits the task's branch lacks is
+// refused (CodeConflict, naming the command that moves them over): those
+// commits would never land. Outside git it records nothing.
+func (s *Service) workDone(ctx context.Context, id string, wantSummary bool) (released, error) {
+	var out released
 	if s.repo == nil {
-		return nil
+		return out, nil
 	}
-	w := &where{done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		branch := make(chan string, 1)
-		go func() {
-			b, err := s.repo.Branch(ctx)
-			if err != nil {
-				s.warnf(fmt.Errorf("cannot read the branch checked out: %w", err))
-			}
-			branch <- b
-		}()
-		base, err := s.repo.MergeBase(ctx, "HEAD", s.cfg.Target)
-		if err != nil {
-			s.warnTarget(ctx, err)
-		}
-		w.branch, w.base = <-branch, base
-	}()
-	return w
-}
-
-// get waits for the reading and returns it ("", "" without one).
-func (w *where) get() (branch, base string) {
-	if w == nil {
-		return "", ""
-	}
-	<-w.done
-	return w.branch, w.base
-}
-
-// record sets where t's work lives, when t is a fresh claim (a task
-// taken back as it stands, a rejected one, keeps what it has).
-func (w *where) record(t *coord.Task) {
-	if w == nil || t == nil || t.Status != coord.Claimed || t.Branch != "" || t.Base != "" {
-		return
-	}
-	t.Branch, t.Base = w.get()
-	if t.Branch != "" && coord.ValidBranch(t.Branch) != nil {
-		t.Branch = ""
-	}
-	if t.Base != "" && !coord.ValidCommit(t.Base) {
-		t.Base = ""
-	}
-	t.Dirty = true
-}
-
-// warnTarget says why the target branch could not be used.
-func (s *Service) warnTarget(ctx context.Context, err error) {
-	if _, herr := s.repo.Head(ctx, s.cfg.Target); herr != nil {
-		s.warnf(fmt.Errorf("the target branch %q is not in this repository (set it: coord config set target BRANCH)", s.cfg.Target))
-		return
-	}
-	s.warnf(fmt.Errorf("cannot find where this branch meets %s: %w", s.cfg.Target, err))
-}
-
-// workDone is what a release of task id records of its work: the tip
-// of the branch recorded at its claim (else of the caller's HEAD) as its
-// head, when that branch has commits of its own against the target, and
-// the paths those commits changed. Releasing from another worktree of
-// the same repository records the same.
-func (s *Service) workDone(ctx context.Context, id string) (head string, changed []string) {
-	if s.repo == nil {
-		return "", nil
-	}
-	ref := "HEAD"
+	var t coord.Task
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
-		if t := tx.Task(id); t != nil && t.Branch != "" {
-			ref = t.Branch
+		if cur := tx.Task(id); cur != nil {
+			t = *cur
 		}
 		return nil
 	})
-	if err != nil {
-		return "", nil // the release itself will say what is wrong
+	if err != nil || t.ID == "" {
+		return out, nil // the release itself will say what is wrong
 	}
-	head, err = s.repo.Head(ctx, ref)
+	target := coord.BranchRef(s.conf().Target)
+	ref := takeBranch(&t)
+	here, _ := s.repo.Place(ctx)
+	head, err := s.repo.Head(ctx, ref)
 	if err != nil && ref != "HEAD" {
-		ref = "HEAD" // the branch is gone, or lives in another clone
+		if ref == coord.TaskBranch(s.conf().TaskBranch, t.ID) {
+			s.warnf(fmt.Errorf("task %s's branch %s is not in this repository: no work recorded to land", t.ID, coord.ShortBranch(ref)))
+			return out, nil
+		}
+		ref = "HEAD" // a branch the claimer stood on, gone, or in another clone
 		head, err = s.repo.Head(ctx, ref)
 	}
+	if err != nil || !coord.ValidCommit(head) {
+		return out, nil // no commit at all: nothing to land
+	}
+	if err := s.strayCommits(ctx, &t, here, head, target); err != nil {
+		return out, err
+	}
+	base, err := s.repo.MergeBase(ctx, head, target)
 	if err != nil {
-		s.warnf(fmt.Errorf("cannot read the commit released: %w", err))
-		return "", nil
+		base = "" // no target here: nothing to measure the work by
 	}
-	base, err := s.repo.MergeBase(ctx, head, s.cfg.Target)
-	if err != nil {
-		s.warnTarget(ctx, err)
-		return "", nil
-	}
-	if base == head || base == "" || !coord.ValidCommit(head) {
-		// Nothing of its own to land (or nothing shared with the target
-		// to measure it by): no head, nothing held after the release.
-		return "", nil
-	}
-	changed, err = s.repo.ChangedPaths(ctx, base, head)
-	if err != nil {
-		s.warnf(fmt.Errorf("cannot list the paths the work changed: %w", err))
-		return "", nil
-	}
-	var clean []string
-	for _, p := range changed {
-		if c, err := coord.CleanRepoPath(p); err == nil && c == p {
-			clean = append(clean, p)
+	onIt := here.Branch != "" && (here.Branch == coord.BranchRef(t.Branch) || ref == "HEAD")
+	if wantSummary {
+		if base == head || base == "" {
+			out.summary = s.summary(ctx, "", "", onIt)
+		} else {
+			out.summary = s.summary(ctx, base, head, onIt)
 		}
 	}
-	return head, clean
+	if base == head || base == "" {
+		// Nothing of its own to land (or nothing shared with the target
+		// to measure it by): no head, nothing held after the release.
+		return out, nil
+	}
+	changed, err := s.repo.ChangedPaths(ctx, base, head)
+	if err != nil {
+		s.warnf(fmt.Errorf("cannot list the paths the work changed: %w", err))
+		return out, nil
+	}
+	for _, p := range changed {
+		if c, err := coord.CleanRepoPath(p); err == nil && c == p {
+			out.changed = append(out.changed, p)
+		}
+	}
+	out.head = head
+	return out, nil
+}
+
+// strayCommits refuses the release of t from a linked worktree that
+// stands elsewhere than t's branch (at head) with commits neither that
+// branch nor the target holds: work that would never land.
+func (s *Service) strayCommits(ctx context.Context, t *coord.Task, here Place, head, target string) error {
+	branch := coord.BranchRef(t.Branch)
+	if !here.Linked || branch == "" || here.Branch == branch || here.Head == "" || here.Head == head {
+		return nil
+	}
+	if ok, err := s.repo.IsAncestor(ctx, here.Head, head); err != nil || ok {
+		return nil
+	}
+	if tip, err := s.repo.Head(ctx, target); err == nil {
+		if ok, err := holds(ctx, s.repo, tip, here.Head); err != nil || ok {
+			return nil
+		}
+	}
+	where, from := "a detached HEAD ("+shortID(here.Head)+")", shortID(here.Head)
+	if here.Branch != "" {
+		where, from = coord.ShortBranch(here.Branch), coord.ShortBranch(here.Branch)
+	}
+	return coord.Errorf(coord.CodeConflict, "release: %s stands on %s, not on task %s's branch %s, with commits that branch lacks: they would not land",
+		here.Top, where, t.ID, coord.ShortBranch(branch)).
+		WithHint("git switch %s && git merge %s, then release again", coord.ShortBranch(branch), from)
 }
 
 // finished are the done tasks whose work is not known to have landed
@@ -179,7 +167,7 @@ func (s *Service) landedAmong(ctx context.Context, heads map[string]string) (lan
 	if s.repo == nil || len(heads) == 0 {
 		return nil, ""
 	}
-	tip, err := s.repo.Head(ctx, s.cfg.Target)
+	tip, err := s.repo.Head(ctx, s.conf().Target)
 	if err != nil {
 		return nil, ""
 	}
@@ -232,7 +220,7 @@ type notLanded struct {
 // recordLanded records, inside a commit, the landings found before it.
 func (s *Service) recordLanded(tx *coord.Txn, landed map[string]string, tip string) {
 	for id, head := range landed {
-		tx.Landed(id, head, tip, s.cfg.Target)
+		tx.Landed(id, head, tip, s.conf().Target)
 	}
 }
 
@@ -262,7 +250,7 @@ func (s *Service) Landed(ctx context.Context) ([]string, error) {
 	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		ids = ids[:0]
 		for id, head := range landed {
-			if tx.Landed(id, head, tip, s.cfg.Target) {
+			if tx.Landed(id, head, tip, s.conf().Target) {
 				ids = append(ids, id)
 			}
 		}
@@ -281,6 +269,13 @@ func (s *Service) Landed(ctx context.Context) ([]string, error) {
 // checked against the caller's repository first: work that has landed
 // since frees its claims (recorded), and the write is judged again.
 func (s *Service) WriteClaim(ctx context.Context, agent string, paths []string) (coord.WriteClaimPlan, error) {
+	return s.WriteClaimFor(ctx, agent, coord.Working{}, paths)
+}
+
+// WriteClaimFor is WriteClaim for the task on says the write is for
+// (COORD_TASK inside coord run, else the task whose branch the writer's
+// worktree has checked out).
+func (s *Service) WriteClaimFor(ctx context.Context, agent string, on coord.Working, paths []string) (coord.WriteClaimPlan, error) {
 	if err := coord.ValidActingAgent(agent); err != nil {
 		return coord.WriteClaimPlan{}, err
 	}
@@ -291,7 +286,7 @@ func (s *Service) WriteClaim(ctx context.Context, agent string, paths []string) 
 	var plan coord.WriteClaimPlan
 	var done map[string]string
 	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
-		plan = tx.PlanWriteClaim(agent, paths)
+		plan = tx.PlanWriteClaim(agent, on, paths)
 		done = doneClaims(tx, plan.Refused())
 		return nil
 	})
@@ -311,7 +306,7 @@ func (s *Service) WriteClaim(ctx context.Context, agent string, paths []string) 
 		s.recordLanded(tx, landed, tip)
 		// A refused write changes nothing: the landings found are
 		// committed all the same, and the refusal returned after.
-		plan, refusal = tx.WriteClaim(agent, paths)
+		plan, refusal = tx.WriteClaim(agent, on, paths)
 		return nil
 	})
 	if err != nil {

@@ -85,7 +85,7 @@ func TestReleaseRecordsWork(t *testing.T) {
 	s := p.Service
 	base := g.run("rev-parse", "main")
 	res, err := s.Claim(ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}, TaskID: "t1"})
-	if err != nil || res.Task.Branch != "work" || res.Task.Base != base {
+	if err != nil || res.Task.Branch != "refs/heads/work" || res.Task.Base != base {
 		t.Fatalf("claim: %+v, %v; want branch work, base %s", res.Task, err, base)
 	}
 	g.commit("src/a.go", "a")
@@ -170,7 +170,7 @@ func TestInboxRecordsBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	in, err := s.Inbox(ctx, app.InboxRequest{Agent: "b"})
-	if err != nil || in.Task == nil || in.Task.Branch != "work" || in.Task.Base != g.run("rev-parse", "main") {
+	if err != nil || in.Task == nil || in.Task.Branch != "refs/heads/work" || in.Task.Base != g.run("rev-parse", "main") {
 		t.Fatalf("inbox: %+v, %v", in.Task, err)
 	}
 }

@@ -74,9 +74,9 @@ func (s *Service) AddWorktree(ctx context.Context, r WorktreeRequest) (WorktreeI
 		main := list[0].Path
 		r.Path = filepath.Join(filepath.Dir(main), filepath.Base(main)+"-"+r.Agent)
 	}
-	base, err := s.repo.Head(ctx, s.cfg.Target)
+	base, err := s.repo.Head(ctx, s.conf().Target)
 	if err != nil {
-		return WorktreeInfo{}, coord.Errorf(coord.CodeConflict, "worktree add: the target branch %q is not in this repository", s.cfg.Target).
+		return WorktreeInfo{}, coord.Errorf(coord.CodeConflict, "worktree add: the target branch %q is not in this repository", s.conf().Target).
 			WithHint("create it, or name the branch work lands on: coord config set target BRANCH")
 	}
 	if err := s.repo.AddWorktree(ctx, r.Path, r.Branch, base); err != nil {
@@ -99,12 +99,12 @@ func (s *Service) AddWorktree(ctx context.Context, r WorktreeRequest) (WorktreeI
 			if err != nil {
 				return err
 			}
-			live = tx.PoolLive(seen, now, s.cfg.StaleAfter)
+			live = tx.PoolLive(seen, now, s.conf().StaleAfter)
 		}
 		if _, err := tx.SetWorktree(r.Agent, r.Host, path, r.Branch, live); err != nil {
 			return err
 		}
-		tx.Log(r.Agent, "worktree %s on branch %s from %s (%s)", path, r.Branch, s.cfg.Target, shortID(base))
+		tx.Log(r.Agent, "worktree %s on branch %s from %s (%s)", path, r.Branch, s.conf().Target, shortID(base))
 		return nil
 	})
 	if err != nil {
@@ -219,8 +219,8 @@ func (s *Service) RemoveWorktree(ctx context.Context, r RemoveRequest) (RemoveRe
 	res := RemoveResult{Agent: r.Agent, Path: w.Path, Branch: w.Branch}
 	var unmerged []string
 	if w.Branch != "" {
-		if unmerged, err = s.repo.Unmerged(ctx, w.Branch, s.cfg.Target, 0); err != nil {
-			return res, coord.Wrap(coord.CodeIO, err, "worktree remove: cannot compare %s with %s", w.Branch, s.cfg.Target)
+		if unmerged, err = s.repo.Unmerged(ctx, w.Branch, s.conf().Target, 0); err != nil {
+			return res, coord.Wrap(coord.CodeIO, err, "worktree remove: cannot compare %s with %s", w.Branch, s.conf().Target)
 		}
 	}
 	if !r.Force {
@@ -233,11 +233,11 @@ func (s *Service) RemoveWorktree(ctx context.Context, r RemoveRequest) (RemoveRe
 			lost = append(lost, fmt.Sprintf("uncommitted changes (%s)", listSome(dirty)))
 		}
 		if len(unmerged) > 0 {
-			lost = append(lost, fmt.Sprintf("%d commit(s) not on %s (%s)", len(unmerged), s.cfg.Target, listSome(unmerged)))
+			lost = append(lost, fmt.Sprintf("%d commit(s) not on %s (%s)", len(unmerged), s.conf().Target, listSome(unmerged)))
 		}
 		if len(lost) > 0 {
 			return res, coord.Errorf(coord.CodeConflict, "worktree remove: %s holds work that exists only there: %s", w.Path, strings.Join(lost, "; ")).
-				WithHint("commit it and land it on %s first, or remove anyway with --force (uncommitted changes are lost; the branch and its commits are kept)", s.cfg.Target)
+				WithHint("commit it and land it on %s first, or remove anyway with --force (uncommitted changes are lost; the branch and its commits are kept)", s.conf().Target)
 		}
 	}
 	if err := s.repo.RemoveWorktree(ctx, w.Path, r.Force); err != nil {
@@ -246,12 +246,21 @@ func (s *Service) RemoveWorktree(ctx context.Context, r RemoveRequest) (RemoveRe
 	switch {
 	case w.Branch == "":
 	case len(unmerged) > 0:
-		res.Kept = fmt.Sprintf("%d commit(s) not on %s", len(unmerged), s.cfg.Target)
+		res.Kept = fmt.Sprintf("%d commit(s) not on %s", len(unmerged), s.conf().Target)
 	default:
 		if err := s.repo.DeleteBranch(ctx, w.Branch, true); err != nil {
 			res.Kept = err.Error()
 		} else {
 			res.BranchDeleted = true
+		}
+	}
+	// The agent's home branch (worktree add's), left behind when a task's
+	// branch was checked out over it, goes too when the target holds it.
+	if home := coord.WorktreeBranch(r.Agent); home != w.Branch {
+		if _, err := s.repo.Head(ctx, coord.BranchRef(home)); err == nil {
+			if left, err := s.repo.Unmerged(ctx, coord.BranchRef(home), coord.BranchRef(s.conf().Target), 1); err == nil && len(left) == 0 {
+				s.warnf(s.repo.DeleteBranch(ctx, home, true))
+			}
 		}
 	}
 	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {

@@ -77,6 +77,16 @@ func checkWriteClaims(t *testing.T, e *env) {
 	refused("b writes while t1 is blocked", write("b", "go.mod"))
 	_, err = s.Unblock(e.ctx, app.TaskRef{Agent: coord.Agent{ID: "a"}, TaskID: "t1", Epoch: e1})
 	ok(t, "unblock", err)
+	// Back in the pool for its owner: its claims go on with it.
+	refused("b writes while t1 waits for its owner", write("b", "go.mod"))
+	_, err = s.Claim(e.ctx, app.ClaimRequest{Agent: coord.Agent{ID: "b"}, TaskID: "t1"})
+	wantCode(t, "b claims t1 while its owner is here", err, coord.CodeConflict, "returned to its owner a")
+	back, err := s.Claim(e.ctx, app.ClaimRequest{Agent: coord.Agent{ID: "a"}})
+	ok(t, "the owner takes t1 back", err)
+	if back.Task == nil || back.Task.ID != "t1" {
+		t.Fatalf("the owner's claim: %+v", back.Task)
+	}
+	e1 = back.Task.Epoch
 
 	// Done with commits of its own: held until they are on the target.
 	repo.commit(t, "work", "lib/a.go")

@@ -148,6 +148,8 @@ func checkWaitWakes(t *testing.T, e *env) {
 	}
 	_, err = other.Unblock(e.ctx, app.TaskRef{Agent: coord.Agent{ID: "w"}, TaskID: "next", Epoch: coord.NoEpoch})
 	ok(t, "unblock", err)
+	_, err = other.Claim(e.ctx, app.ClaimRequest{Agent: coord.Agent{ID: "w"}, TaskID: "next"})
+	ok(t, "its owner takes next back", err)
 	for _, ref := range []app.TaskRef{{TaskID: "next", Epoch: coord.NoEpoch}, {TaskID: "g2", Epoch: eg2}} {
 		ref.Agent = me
 		_, err := other.Release(e.ctx, ref, "")

@@ -108,6 +108,13 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 					err = d.errf(`"target" must name a branch: %v`, verr)
 				}
 			}
+		case "task_branch":
+			c.TaskBranch, err = d.str(`"task_branch"`, false)
+			if err == nil {
+				if verr := coord.CheckTaskBranch(c.TaskBranch); verr != nil {
+					err = d.errf(`"task_branch" must be a branch name holding {id}, like "task/{id}", or "off": %v`, verr)
+				}
+			}
 		case "land_check":
 			c.LandCheck, err = d.str(`"land_check"`, true)
 			if err == nil {

@@ -73,7 +73,7 @@ var taskFieldOrder = []string{
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
 	"receipts", "reviewed_commit", "landing_at",
-	"predicted_files", "predicted_at",
+	"predicted_files", "predicted_at", "owner",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -445,6 +445,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.PredictedFiles, err = s.strsVal(name)
 	case fPredictedAt:
 		t.PredictedAt, err = s.strVal(name, true)
+	case fOwner:
+		t.Owner, err = s.strVal(name, true)
 	default:
 		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -493,6 +495,7 @@ const (
 	fLandingAt
 	fPredictedFiles
 	fPredictedAt
+	fOwner
 	fLegacyRejectReason // in taskFieldsRead only
 )
 
@@ -573,6 +576,8 @@ func taskFieldIndex(name string) int {
 		return fPredictedFiles
 	case "predicted_at":
 		return fPredictedAt
+	case "owner":
+		return fOwner
 	case legacyRejectReason:
 		return fLegacyRejectReason
 	}
@@ -1000,6 +1005,8 @@ func wantField(t *coord.Task, name string) bool {
 		return len(t.PredictedFiles) > 0
 	case "predicted_at":
 		return t.PredictedAt != ""
+	case "owner":
+		return t.Owner != ""
 	}
 	return true
 }
@@ -1090,6 +1097,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return appendStrings(b, t.PredictedFiles)
 	case "predicted_at":
 		return nullable(t.PredictedAt)
+	case "owner":
+		return nullable(t.Owner)
 	}
 	return append(b, "null"...)
 }

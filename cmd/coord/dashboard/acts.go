@@ -59,6 +59,7 @@ var acts = map[string]func(Actor, context.Context, app.Act) (app.ActResult, erro
 	"requeue": Actor.Requeue,
 	"assign":  Actor.Assign,
 	"unblock": Actor.Unblock,
+	"cancel":  Actor.Cancel,
 	"approve": Actor.Approve,
 	"reject":  Actor.Reject,
 }
@@ -119,7 +120,7 @@ func (s *Server) serveAct(w http.ResponseWriter, r *http.Request) {
 	}
 	do, known := acts[r.PathValue("action")]
 	if !known {
-		refuse(w, http.StatusNotFound, "action", "404 no such action: use requeue, assign, unblock, approve or reject")
+		refuse(w, http.StatusNotFound, "action", "404 no such action: use requeue, assign, unblock, cancel, approve or reject")
 		return
 	}
 	var body actBody

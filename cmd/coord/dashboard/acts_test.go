@@ -248,7 +248,7 @@ func TestActs(t *testing.T) {
 	}
 	_, page := f.get("GET", "/?token="+token)
 	for _, want := range []string{`<meta name="coord-token" content="` + token + `">`, `src="static/acts.js"`, `<dialog id="act"`, "acting as <b>pat</b>",
-		`data-act="requeue" data-task="1.1"`, `data-act="assign" data-held="1" data-task="1.1"`, `data-act="unblock" data-task="1.2" data-holder="carol"`,
+		`data-act="requeue" data-task="1.1"`, `data-act="assign" data-held="1" data-task="1.1"`, `data-act="unblock" data-task="1.2" data-holder="carol"`, `data-act="cancel" data-task="1.2"`,
 		`data-act="approve" data-task="1.3"`, `data-act="reject" data-task="1.4"`, `data-act="assign" data-task="1.5"`, `<option value="erin">`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
@@ -277,12 +277,14 @@ func TestActs(t *testing.T) {
 			}},
 		{"1.5", "assign", `{"to":"erin","reason":"erin knows it"}`, "assigned 1.5 to erin", "pat ▶ assigned task 1.5 to erin: erin knows it",
 			func(p map[string]string) bool { return strings.Contains(p["p-agents"], "1.5") }},
-		{"1.2", "unblock", `{"reason":"key sent"}`, "unblocked 1.2 (carol may resume it)", "pat ▶ unblocked task 1.2 for carol: key sent",
+		{"1.2", "unblock", `{"reason":"key sent"}`, "unblocked 1.2 (back in the pool; carol takes it first)", "pat ▶ unblocked task 1.2: back in the pool, carol first: key sent",
 			func(p map[string]string) bool { return strings.Contains(p["p-blocked"], "Nothing is blocked") }},
 		{"1.3", "approve", `{}`, "approved 1.3 (reviewer pat)", "pat ▶ approved task 1.3 as its human reviewer",
 			func(p map[string]string) bool { return strings.Contains(p["p-log"], "approved task 1.3") }},
 		{"1.4", "reject", `{"reason":"tests missing"}`, "rejected 1.4 (back to dora)", "pat ▶ rejected task 1.4: tests missing",
 			func(p map[string]string) bool { return strings.Contains(p["p-review"], "Nothing waits for review") }},
+		{"1.5", "cancel", `{"reason":"not needed"}`, "cancelled 1.5", "pat ▶ cancelled task 1.5 (unclaimed): not needed",
+			func(p map[string]string) bool { return strings.Contains(p["p-log"], "cancelled task 1.5") }},
 	} {
 		code, msg := f.act(c.id, c.action, c.body)
 		if code != 200 || msg != c.msg {

@@ -72,6 +72,7 @@ type Actor interface {
 	Requeue(context.Context, app.Act) (app.ActResult, error)
 	Assign(context.Context, app.Act) (app.ActResult, error)
 	Unblock(context.Context, app.Act) (app.ActResult, error)
+	Cancel(context.Context, app.Act) (app.ActResult, error)
 	Approve(context.Context, app.Act) (app.ActResult, error)
 	Reject(context.Context, app.Act) (app.ActResult, error)
 }

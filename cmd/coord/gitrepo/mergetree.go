@@ -407,11 +407,11 @@ func (r *Repo) runInput(ctx context.Context, timeout time.Duration, stdin io.Rea
 	return gitRun{}, ge
 }
 
-// BranchTips returns the commit each local branch points at (by short
+// BranchTips returns the commit each local branch points at (by full
 // name: "main", "coord/alice"), in one git run: the cheap check of which
 // branches moved.
 func (r *Repo) BranchTips(ctx context.Context) (map[string]string, error) {
-	stdout, err := r.run(ctx, r.dir, "for-each-ref", "--format=%(objectname) %(refname:strip=2)", "refs/heads/")
+	stdout, err := r.run(ctx, r.dir, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/")
 	if err != nil {
 		return nil, err
 	}

@@ -436,7 +436,7 @@ func TestBranchTipsAndHasCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	main := gitT(t, dir, "rev-parse", "main")
-	if !reflect.DeepEqual(tips, map[string]string{"main": main, "coord/alice": a}) {
+	if !reflect.DeepEqual(tips, map[string]string{"refs/heads/main": main, "refs/heads/coord/alice": a}) {
 		t.Errorf("tips %v", tips)
 	}
 	tree := gitT(t, dir, "rev-parse", "main^{tree}")

@@ -34,6 +34,27 @@ func (p *Project) WorktreeTree(ctx context.Context) (string, error) { return p.r
 
 func (p *Project) Branch(ctx context.Context) (string, error) { return p.r.Branch(ctx) }
 
+// Place is Repo.Place of the caller's worktree.
+func (p *Project) Place(ctx context.Context) (app.Place, error) {
+	pl, err := p.r.Place(ctx)
+	return app.Place(pl), err
+}
+
+func (p *Project) SwitchTo(ctx context.Context, branch, start string) error {
+	return p.r.Switch(ctx, branch, start)
+}
+
+// Detach is Repo.Detach of the worktree at path.
+func (p *Project) Detach(ctx context.Context, path string) error { return New(path).Detach(ctx) }
+
+func (p *Project) Shortstat(ctx context.Context, base, head string) (string, int, error) {
+	return p.r.Shortstat(ctx, base, head)
+}
+
+func (p *Project) UncommittedStat(ctx context.Context) (string, error) {
+	return p.r.UncommittedStat(ctx)
+}
+
 func (p *Project) Head(ctx context.Context, ref string) (string, error) { return p.r.Head(ctx, ref) }
 
 func (p *Project) MergeBase(ctx context.Context, a, b string) (string, error) {

@@ -280,3 +280,95 @@ func (r *Repo) DeleteBranch(ctx context.Context, branch string, force bool) erro
 	_, err := r.run(ctx, r.dir, "branch", flag, "--end-of-options", branch)
 	return err
 }
+
+// Place is where a worktree stands: its top directory, whether it is a
+// linked worktree (not the repository's main one), the branch checked
+// out (full ref name; "" on a detached HEAD) and its commit ("" on an
+// unborn branch).
+type Place struct {
+	Top    string
+	Linked bool
+	Branch string
+	Head   string
+}
+
+// Place reads where the Repo's worktree stands, in one git process.
+func (r *Repo) Place(ctx context.Context) (Place, error) {
+	out, err := r.run(ctx, r.dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir")
+	if err != nil {
+		return Place{}, err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) < 3 {
+		return Place{}, fmt.Errorf("gitrepo: rev-parse gave %q", out)
+	}
+	p := Place{Top: lines[0], Linked: lines[1] != lines[2]}
+	out, err = r.run(ctx, r.dir, "symbolic-ref", "-q", "HEAD")
+	switch {
+	case err == nil:
+		if b := line(out); strings.HasPrefix(b, "refs/heads/") {
+			p.Branch = b
+		}
+	case exitCode(err) != 1: // 1: detached
+		return Place{}, err
+	}
+	if head, err := r.Head(ctx, "HEAD"); err == nil {
+		p.Head = head
+	}
+	return p, nil
+}
+
+// Switch checks out branch (a full ref name under refs/heads/) in the
+// Repo's worktree, creating it at start when it does not exist. git
+// refuses (an error) when the switch would overwrite a local change, or
+// when another worktree has the branch checked out.
+func (r *Repo) Switch(ctx context.Context, branch, start string) error {
+	if !strings.HasPrefix(branch, "refs/heads/") {
+		return fmt.Errorf("gitrepo: %q is not a branch's full name", branch)
+	}
+	name := strings.TrimPrefix(branch, "refs/heads/")
+	if _, err := r.Head(ctx, branch); err == nil {
+		_, err := r.run(ctx, r.dir, "switch", "--quiet", "--no-guess", name)
+		return err
+	}
+	if start == "" {
+		return fmt.Errorf("gitrepo: branch %s does not exist and nothing to start it from", name)
+	}
+	_, err := r.run(ctx, r.dir, "switch", "--quiet", "--no-guess", "--no-track", "-c", name, start)
+	return err
+}
+
+// Detach leaves the Repo's worktree on a detached HEAD at the commit it
+// stands on, its files and index as they are: the branch it had checked
+// out is free for another worktree.
+func (r *Repo) Detach(ctx context.Context) error {
+	_, err := r.run(ctx, r.dir, "switch", "--quiet", "--detach")
+	return err
+}
+
+// Shortstat is git's one-line summary of the changes from base to head
+// ("3 files changed, 10 insertions(+), 2 deletions(-)"; "" for none) and
+// how many commits head has that base lacks.
+func (r *Repo) Shortstat(ctx context.Context, base, head string) (stat string, commits int, err error) {
+	out, err := r.run(ctx, r.dir, "rev-list", "--count", "--end-of-options", base+".."+head, "--")
+	if err != nil {
+		return "", 0, err
+	}
+	fmt.Sscan(line(out), &commits)
+	out, err = r.run(ctx, r.dir, "diff", "--shortstat", "--no-ext-diff", "--no-textconv", "--end-of-options", base+"..."+head, "--")
+	if err != nil {
+		return "", 0, err
+	}
+	return line(out), commits, nil
+}
+
+// UncommittedStat is git's one-line summary of the Repo's worktree's
+// changes against HEAD, staged or not ("" for none; untracked files are
+// not counted).
+func (r *Repo) UncommittedStat(ctx context.Context) (string, error) {
+	out, err := r.run(ctx, r.dir, "diff", "--shortstat", "--no-ext-diff", "--no-textconv", "HEAD", "--")
+	if err != nil {
+		return "", err
+	}
+	return line(out), nil
+}

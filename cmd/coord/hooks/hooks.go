@@ -257,22 +257,32 @@ func (h *hook) start(ctx context.Context) (int, error) {
 	}
 	return ExitOK, h.writeJSON(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName":     "SessionStart",
-		"additionalContext": StartContext(h.opt.Prime, v),
+		"additionalContext": StartContext(h.opt.Prime, v, h.underRun()),
 	}})
 }
 
 // StartContext is what a session is told at its start: the prime text,
 // its identity, and what it holds (with why, for work sent back to it).
-func StartContext(prime string, v app.StatusView) string {
+// Inside coord run (run: the task it holds), the session works on that
+// task only, and run releases it: the session is told to commit its
+// work and finish, not to release.
+func StartContext(prime string, v app.StatusView, run string) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(prime, "\n"))
 	fmt.Fprintf(&b, "\n\nThis session is coord agent %s (the coord MCP tools and coord commands act as it).", v.Agent)
 	for _, t := range v.Holding {
+		if run != "" && t.ID != run {
+			continue // coord run takes its other work up in turn
+		}
 		fmt.Fprintf(&b, "\nYou hold task %s (epoch %d, %s, %d%%)", t.ID, t.Epoch, t.Status, t.Progress)
 		if t.Title != "" {
 			fmt.Fprintf(&b, ": %s", coord.OneLine(t.Title))
 		}
-		b.WriteString(". Finish it (release) or block it with a reason.")
+		if run != "" {
+			b.WriteString(". coord run gave it to this session: do it, commit your work on this branch, and finish; run releases it (or block it with a reason if it cannot be done).")
+		} else {
+			b.WriteString(". Finish it (release) or block it with a reason.")
+		}
 		if t.ReviewNotes != "" { // sent back: rejected, a review made void, a landing refused
 			fmt.Fprintf(&b, " It was sent back to you: %s.", strings.TrimRight(coord.OneLine(t.ReviewNotes), "."))
 		}
@@ -348,9 +358,9 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 		h.quiet()
 		return ExitOK, nil
 	}
-	// The write claims the paths for the task the agent holds (all or
+	// The write claims the paths for the task the agent works on (all or
 	// nothing), or is refused naming whoever holds one of them.
-	plan, err := p.Service.WriteClaim(ctx, p.Agent, paths)
+	plan, err := p.Service.WriteClaimFor(ctx, p.Agent, h.working(cwd), paths)
 	if refused := plan.Refused(); err != nil && len(refused) > 0 && coord.CodeOf(err) == coord.CodeConflict {
 		fmt.Fprint(h.opt.Stderr, Refusal(refused))
 		return ExitBlock, nil
@@ -388,6 +398,26 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 	}
 	h.quiet()
 	return ExitOK, nil
+}
+
+// working says which task the session works on: the one coord run gave
+// it (COORD_TASK), else the one whose branch the session's worktree has
+// checked out (read without a git process).
+func (h *hook) working(cwd string) coord.Working {
+	if id := h.opt.Getenv("COORD_TASK"); id != "" && coord.ValidTaskID(id) == nil {
+		return coord.Working{Task: id}
+	}
+	return coord.Working{Branch: workspace.HeadBranch(cwd)}
+}
+
+// underRun reports whether the session runs inside coord run (COORD_TASK
+// names the task run holds): run takes, releases and hands back tasks,
+// not the session's hooks.
+func (h *hook) underRun() string {
+	if id := h.opt.Getenv("COORD_TASK"); coord.ValidTaskID(id) == nil {
+		return id
+	}
+	return ""
 }
 
 // PredictedContext is the one line an agent reads when it writes a file
@@ -620,6 +650,20 @@ func (h *hook) stop(ctx context.Context) (int, error) {
 		}
 		return ExitOK, err
 	}
+	decision := "block"
+	if h.opt.Agent == "gemini" {
+		decision = "deny" // AfterAgent: a new turn with the reason as its prompt
+	}
+	if id := h.underRun(); id != "" {
+		// coord run releases the task when the session ends: what it
+		// cannot carry is work left uncommitted.
+		left, err := p.Service.LeftUncommitted(ctx, id)
+		if err != nil || len(left) == 0 {
+			h.quiet()
+			return ExitOK, err
+		}
+		return ExitOK, h.writeJSON(map[string]string{"decision": decision, "reason": CommitReason(id, left)})
+	}
 	v, err := p.Service.Status(ctx, p.Agent)
 	if err != nil {
 		return 0, err
@@ -634,11 +678,18 @@ func (h *hook) stop(ctx context.Context) (int, error) {
 		h.quiet()
 		return ExitOK, nil
 	}
-	decision := "block"
-	if h.opt.Agent == "gemini" {
-		decision = "deny" // AfterAgent: a new turn with the reason as its prompt
-	}
 	return ExitOK, h.writeJSON(map[string]string{"decision": decision, "reason": StopReason(held)})
+}
+
+// CommitReason asks an agent that stops under coord run with work left
+// uncommitted on its task's branch to commit it: run releases what is
+// committed, and blocks a task whose work is not.
+func CommitReason(task string, left []string) string {
+	if len(left) > 5 {
+		left = append(left[:5:5], fmt.Sprintf("and %d more", len(left)-5))
+	}
+	return fmt.Sprintf("coord: task %s has uncommitted changes (%s): commit them (git add -A && git commit -m \"...\"); coord run releases the task when you finish.",
+		task, strings.Join(left, ", "))
 }
 
 // StopReason asks an agent that stops while holding tasks to finish them.
@@ -682,7 +733,11 @@ func (h *hook) end(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var errs []error
-	for _, t := range v.Holding {
+	holding := v.Holding
+	if h.underRun() != "" {
+		holding = nil // coord run releases, blocks or hands back its tasks itself
+	}
+	for _, t := range holding {
 		got, err := p.Service.HandBack(ctx, app.TaskRef{Agent: coord.Agent{ID: p.Agent}, TaskID: t.ID, Epoch: t.Epoch}, "session ended")
 		if err != nil {
 			errs = append(errs, fmt.Errorf("task %s: %w", t.ID, err))

@@ -781,3 +781,61 @@ func TestEditPredictedGeminiNoGit(t *testing.T) {
 	}
 	fire(t, p, "gemini", "AfterTool-write_file", "second", nil).quiet(t, "gemini")
 }
+
+// TestUnderRun: a session coord run started (COORD_TASK names the task
+// run holds) leaves that task to run, for every agent: session end hands
+// nothing back, stop asks for no release (it asks only to commit work
+// left uncommitted), session start tells it to commit and finish, not to
+// release; an edit claims its file for COORD_TASK, not for another task
+// the agent holds.
+func TestUnderRun(t *testing.T) {
+	stops := map[string]string{"claude": "Stop", "codex": "Stop", "gemini": "AfterAgent"}
+	for _, agent := range Agents {
+		t.Run(agent, func(t *testing.T) {
+			p := seeded(t, "")
+			p.claim(t, "me", "free") // sent back to it earlier, say: another task it holds
+			p.claim(t, "me", "ed")
+			run := map[string]string{"COORD_TASK": "ed"}
+			start := fire(t, p, agent, "SessionStart", "me", run)
+			ctx, _ := start.json(t)["hookSpecificOutput"].(map[string]any)
+			text, _ := ctx["additionalContext"].(string)
+			if !strings.Contains(text, "You hold task ed") || strings.Contains(text, "Finish it (release)") ||
+				strings.Contains(text, "task free") || !strings.Contains(text, "run releases it") {
+				t.Fatalf("session start under run: %q", text)
+			}
+			fire(t, p, agent, stops[agent], "me", run).quiet(t, agent)
+			o := fire(t, p, agent, "SessionEnd", "me", run)
+			if o.code != 0 || strings.Contains(o.stderr, "handed back") {
+				t.Fatalf("session end under run: exit %d stderr %q", o.code, o.stderr)
+			}
+			for _, id := range []string{"ed", "free"} {
+				if tk := p.task(t, id); tk.Status != coord.Claimed || tk.ClaimedBy != "me" {
+					t.Fatalf("task %s after the session ended under run: %s by %q", id, tk.Status, tk.ClaimedBy)
+				}
+			}
+			// Without COORD_TASK the same hooks hand back and ask to release.
+			if o := fire(t, p, agent, "SessionEnd", "me", nil); !strings.Contains(o.stderr, "task ed handed back") {
+				t.Fatalf("session end outside run: %q", o.stderr)
+			}
+		})
+	}
+}
+
+// TestEditClaimsForRunTask: inside coord run, a write is claimed for
+// COORD_TASK, whichever task the agent holds first.
+func TestEditClaimsForRunTask(t *testing.T) {
+	p := seeded(t, "")
+	p.claim(t, "me", "docs") // first in the registry
+	p.claim(t, "me", "free")
+	o := fireRaw(t, p, "claude", "PreToolUse", `{"session_id":"s","cwd":"`+p.Root+`","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"`+p.Root+`/notes.md","content":"x"}}`,
+		"me", map[string]string{"COORD_TASK": "free"})
+	if o.code != 0 {
+		t.Fatalf("edit: %+v", o)
+	}
+	if got := p.task(t, "free").TouchedFiles; !slices.Equal(got, []string{"notes.md"}) {
+		t.Fatalf("free touched %v, want notes.md", got)
+	}
+	if got := p.task(t, "docs").TouchedFiles; len(got) != 0 {
+		t.Fatalf("docs touched %v", got)
+	}
+}

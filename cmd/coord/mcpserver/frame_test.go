@@ -28,9 +28,6 @@ type rawSession struct {
 
 func startRaw(t *testing.T, ctx context.Context, opt Options) *rawSession {
 	t.Helper()
-	if opt.Summary == nil {
-		opt.Summary = func(context.Context) string { return "test summary" }
-	}
 	opt.TaskJSON = format.TaskJSON
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

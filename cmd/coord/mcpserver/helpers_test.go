@@ -62,7 +62,7 @@ func serveForTest() int {
 	opt := Options{Service: svc, Agent: coord.Agent{ID: agent}, Paths: workspace.NewPaths(root, root),
 		TaskJSON: format.TaskJSON, Prime: "prime text", Warn: warn}
 	if os.Getenv("COORD_MCPSERVER_TEST_STRAY") == "1" {
-		opt.Summary = straySummary
+		opt.BeforeRelease = straySummary
 	}
 	if err := ServeStdio(ctx, opt); err != nil {
 		fmt.Fprintln(os.Stderr, "coord:", err)
@@ -151,9 +151,6 @@ func connect(t testing.TB, opt Options, copt *mcp.ClientOptions) *session {
 	}
 	if opt.Paths == nil {
 		opt.Paths = workspace.NewPaths(t.TempDir(), t.TempDir())
-	}
-	if opt.Summary == nil {
-		opt.Summary = func(context.Context) string { return "test summary" }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c2sR, c2sW := io.Pipe()

@@ -40,11 +40,11 @@ type Options struct {
 	TaskJSON func(*coord.Task) []byte
 	// Version is the server's version in the MCP handshake.
 	Version string
-	// Summary is the default release summary; nil: a one-line
-	// `git diff --shortstat` of the caller's worktree (workspace.Summary).
-	Summary func(context.Context) string
 	// Warn receives diagnostics (stderr); nil discards them.
 	Warn func(string)
+	// BeforeRelease, when set, runs before each release (tests: what a
+	// release may do meanwhile); nil: nothing.
+	BeforeRelease func(context.Context)
 
 	// Bounds of wait (0: the defaults above).
 	DefaultWait, MaxWait, ProgressEvery time.Duration
@@ -86,10 +86,6 @@ func newServer(opt Options) (*server, error) {
 	}
 	if opt.Prime == "" {
 		opt.Prime = app.Prime
-	}
-	if opt.Summary == nil {
-		top := opt.Paths.WorkTop()
-		opt.Summary = func(ctx context.Context) string { return workspace.Summary(ctx, top) }
 	}
 	s := &server{opt: opt, epochs: map[string]int64{}}
 	// While the session holds a task it claimed, its claim is kept alive

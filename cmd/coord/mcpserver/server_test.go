@@ -441,11 +441,16 @@ func TestWaitProgress(t *testing.T) {
 	w.call(t, "claim", map[string]any{"task": "b"}).ok(t)
 	go func() { done <- holder.call(t, "wait", map[string]any{"task": "b", "timeout": "60s"}) }()
 	var changed result
+	blocked := false
 	for i := 0; changed.raw == nil; i++ {
-		if i%2 == 0 {
+		blocked = i%2 == 0
+		if blocked {
 			w.call(t, "block", map[string]any{"task": "b", "reason": "toggle"}).ok(t)
-		} else if _, err := p.Service.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch}); err != nil {
-			t.Fatal(err)
+		} else {
+			if _, err := p.Service.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch}); err != nil {
+				t.Fatal(err)
+			}
+			w.call(t, "claim", map[string]any{"task": "b"}).ok(t) // back in the pool, w first
 		}
 		select {
 		case changed = <-done:
@@ -457,11 +462,14 @@ func TestWaitProgress(t *testing.T) {
 	}
 	var ch struct{ Status, Task, Was string }
 	changed.ok(t).decode(t, &ch)
-	if ch.Task != "b" || ch.Status == ch.Was || !strings.Contains("claimed blocked", ch.Status) || !strings.Contains("claimed blocked", ch.Was) {
+	if ch.Task != "b" || ch.Status == ch.Was || !strings.Contains("claimed blocked unclaimed", ch.Status) || !strings.Contains("claimed blocked unclaimed", ch.Was) {
 		t.Fatalf("wait --task: %s", changed.raw)
 	}
-	if ch.Status == "blocked" {
-		p.Service.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch})
+	if blocked {
+		if _, err := p.Service.Unblock(ctx, app.TaskRef{Agent: agentAt("w"), TaskID: "b", Epoch: coord.NoEpoch}); err != nil {
+			t.Fatal(err)
+		}
+		w.call(t, "claim", map[string]any{"task": "b"}).ok(t)
 	}
 	w.call(t, "release", map[string]any{"task": "b"}).ok(t)
 	// No work left at all.
@@ -798,4 +806,46 @@ func TestStatusConflicts(t *testing.T) {
 	other := connect(t, Options{Service: p.Service, Agent: agentAt("carol")}, nil)
 	other.call(t, "status", nil).ok(t).decode(t, &st)
 	jsonEqual(t, string(st.Conflicts), `[]`)
+}
+
+// TestAct: the act tool (with --tools all) does a supervisor's acts as
+// the CLI does: unblock returns a blocked task to the pool, its owner
+// first; cancel takes a task out of the work; requeue frees a held one;
+// each logged with who asked and why. A bad action is a usage refusal.
+func TestAct(t *testing.T) {
+	p := seeded(t, tasks(3))
+	a := connect(t, Options{Service: p.Service, Agent: agentAt("a"), All: true}, nil)
+	lead := connect(t, Options{Service: p.Service, Agent: agentAt("lead"), All: true}, nil)
+	a.call(t, "claim", map[string]any{"task": "t1"}).ok(t)
+	a.call(t, "block", map[string]any{"task": "t1", "reason": "stuck"}).ok(t)
+	if ref := lead.call(t, "act", map[string]any{"task": "t1", "action": "unblock"}).refusal(t); ref.Code != 1 {
+		t.Fatalf("unblock another's task without a reason: %+v", ref)
+	}
+	var got struct{ Status, Owner string }
+	lead.call(t, "act", map[string]any{"task": "t1", "action": "unblock", "reason": "decided"}).ok(t).decode(t, &got)
+	if got.Status != "unclaimed" || got.Owner != "a" {
+		t.Fatalf("unblocked: %+v", got)
+	}
+	lead.call(t, "act", map[string]any{"task": "t2", "action": "cancel", "reason": "not needed"}).ok(t).decode(t, &got)
+	if got.Status != "cancelled" {
+		t.Fatalf("cancelled: %+v", got)
+	}
+	a.call(t, "claim", map[string]any{"task": "t3"}).ok(t)
+	lead.call(t, "act", map[string]any{"task": "t3", "action": "requeue", "reason": "a is slow"}).ok(t).decode(t, &got)
+	if got.Status != "unclaimed" {
+		t.Fatalf("requeued: %+v", got)
+	}
+	if ref := lead.call(t, "act", map[string]any{"task": "t3", "action": "drop"}).refusal(t); ref.Code != 1 {
+		t.Fatalf("an unknown action: %+v", ref)
+	}
+	var text []string
+	if _, err := p.Service.LogRead(context.Background(), 0, func(line string) error { text = append(text, line); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(text, "\n")
+	for _, want := range []string{"lead ▶ unblocked task t1: back in the pool, a first: decided", "lead ▶ cancelled task t2 (unclaimed): not needed", "lead ▶ requeued task t3 from a"} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("the log lacks %q:\n%s", want, all)
+		}
+	}
 }

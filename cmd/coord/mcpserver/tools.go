@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"time"
 
 	"github.com/rotd/coord/coord"
@@ -14,7 +15,7 @@ import (
 // adds the rest with coord mcp --tools all.
 var (
 	DefaultTools = []string{"status", "ready", "claim", "release", "progress", "block", "wait", "files", "log"}
-	MoreTools    = []string{"tasks", "review", "agents", "kv", "lease", "doctor"}
+	MoreTools    = []string{"tasks", "review", "act", "agents", "kv", "lease", "doctor"}
 )
 
 // The tools' inputs. Each field's jsonschema tag is its description in
@@ -31,18 +32,18 @@ type (
 		Any  bool   `json:"any,omitempty" jsonschema:"first eligible in registry order, not by priority"`
 	}
 	releaseIn struct {
-		Task    string `json:"task"`
-		Summary string `json:"summary,omitempty" jsonschema:"one line for the log (default: git diff --shortstat)"`
+		Task    string `json:"task,omitempty" jsonschema:"default: the task you work on"`
+		Summary string `json:"summary,omitempty" jsonschema:"one line for the log (default: its commits)"`
 		Epoch   int64  `json:"epoch,omitempty" jsonschema:"default: the epoch you claimed it at"`
 	}
 	progressIn struct {
-		Task    string `json:"task"`
+		Task    string `json:"task,omitempty"`
 		Percent int    `json:"percent" jsonschema:"0-100"`
 		Note    string `json:"note,omitempty"`
 		Epoch   int64  `json:"epoch,omitempty"`
 	}
 	blockIn struct {
-		Task   string `json:"task"`
+		Task   string `json:"task,omitempty"`
 		Reason string `json:"reason"`
 		Epoch  int64  `json:"epoch,omitempty"`
 	}
@@ -68,6 +69,11 @@ type (
 		Task   string `json:"task"`
 		Action string `json:"action" jsonschema:"approve or reject"`
 		Reason string `json:"reason,omitempty" jsonschema:"why, to reject"`
+	}
+	actIn struct {
+		Task   string `json:"task"`
+		Action string `json:"action" jsonschema:"unblock, cancel or requeue"`
+		Reason string `json:"reason,omitempty" jsonschema:"why (required but to unblock your own)"`
 	}
 	agentsIn struct {
 		Timeout string `json:"timeout,omitempty" jsonschema:"stale after (default: stale_after)"`
@@ -108,6 +114,7 @@ func (s *server) addTools() {
 	}
 	add(s, "tasks", "Every task in the registry.", s.tasks)
 	add(s, "review", "Approve a task in review, or reject it back to its owner with a reason.", s.review)
+	add(s, "act", "A supervisor's act: unblock a blocked task (back to the pool, its owner first), cancel a task (out of the work), or requeue one.", s.act)
 	add(s, "agents", "Agents with their last beat, alive or stale, and tasks held.", s.agents)
 	add(s, "kv", "A small key-value space with TTLs for messages between agents.", s.kv)
 	add(s, "lease", "Named auto-expiring locks with fencing epochs.", s.lease)
@@ -172,6 +179,17 @@ func duration(name, v string, def time.Duration) (time.Duration, error) {
 }
 
 func (s *server) ref(task string, epoch int64) (app.TaskRef, error) {
+	if task == "" {
+		// The task coord run gives the session, else the one it works on.
+		task = os.Getenv("COORD_TASK")
+	}
+	if task == "" {
+		id, err := s.opt.Service.WorkingOn(context.Background(), s.opt.Agent.ID, "name")
+		if err != nil {
+			return app.TaskRef{}, err
+		}
+		task = id
+	}
 	if err := coord.ValidTaskID(task); err != nil {
 		return app.TaskRef{}, err
 	}
@@ -289,11 +307,10 @@ func (s *server) release(ctx context.Context, _ *call, in releaseIn) (any, error
 	if err != nil {
 		return nil, err
 	}
-	summary := in.Summary
-	if summary == "" {
-		summary = s.opt.Summary(ctx)
+	if s.opt.BeforeRelease != nil {
+		s.opt.BeforeRelease(ctx)
 	}
-	t, err := s.opt.Service.Release(ctx, r, summary)
+	t, err := s.opt.Service.Release(ctx, r, in.Summary)
 	if err != nil {
 		return nil, err
 	}
@@ -528,6 +545,27 @@ func (s *server) review(ctx context.Context, _ *call, in reviewIn) (any, error) 
 		return nil, err
 	}
 	return s.task(t), nil
+}
+
+func (s *server) act(ctx context.Context, _ *call, in actIn) (any, error) {
+	a := app.Act{By: s.opt.Agent.ID, TaskID: in.Task, Reason: in.Reason}
+	v := s.opt.Service.Supervisor()
+	var res app.ActResult
+	var err error
+	switch in.Action {
+	case "unblock":
+		res, err = v.Unblock(ctx, a)
+	case "cancel":
+		res, err = v.Cancel(ctx, a)
+	case "requeue":
+		res, err = v.Requeue(ctx, a)
+	default:
+		return nil, coord.Errorf(coord.CodeUsage, "act: action must be unblock, cancel or requeue, not %q", coord.Clip(in.Action, 40))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.task(res.Task), nil
 }
 
 func (s *server) agents(ctx context.Context, _ *call, in agentsIn) (any, error) {

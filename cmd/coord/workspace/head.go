@@ -76,3 +76,27 @@ func objectID(s string) string {
 	}
 	return s
 }
+
+// HeadBranch is the branch the worktree around dir has checked out (its
+// full ref name), read from git's HEAD file with no git process; "" on a
+// detached HEAD, outside a repository, or when it cannot be told so.
+func HeadBranch(dir string) string {
+	top, _ := GitTop(dir)
+	if top == "" {
+		return ""
+	}
+	g := readGitLayout(top)
+	if g.gitDir == "" {
+		return ""
+	}
+	head, err := readGitFile(filepath.Join(g.gitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	ref, symbolic := strings.CutPrefix(strings.TrimSpace(head), "ref:")
+	ref = strings.TrimSpace(ref)
+	if !symbolic || !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
+		return ""
+	}
+	return ref
+}

@@ -308,6 +308,34 @@ func fileAgentID(dir string) (string, error) {
 		WithHint("check what else writes or removes it, or pass --agent ID")
 }
 
+// SetAgentFile makes the worktree whose top is top the agent id's own:
+// its .rotd/agent_id holds id (replaced atomically), so every command,
+// hook and MCP session run there acts as id without COORD_AGENT (coord
+// worktree add). A symlink or special file where the file or its folder
+// should be is refused.
+func SetAgentFile(top, id string) error {
+	if err := CheckAgent("agent", id); err != nil {
+		return err
+	}
+	dir := filepath.Join(top, ".rotd")
+	path := filepath.Join(dir, "agent_id")
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		return coord.Errorf(coord.CodeIO, "%s is %s, not a folder", dir, fileKind(fi.Mode()))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return agentFileError(path, err)
+	}
+	t, err := fsops.OpenTree(dir)
+	if err != nil {
+		return agentFileError(path, err)
+	}
+	defer t.Close()
+	if err := t.ReplaceFile("agent_id", []byte(id+"\n"), 0o644); err != nil {
+		return agentFileError(path, err)
+	}
+	return nil
+}
+
 // maxAgentFile bounds what is read of .rotd/agent_id (an id is at most 64
 // bytes).
 const maxAgentFile = 4096

@@ -33,9 +33,11 @@
         return { title: 'Assign ' + task, what: 'Push ' + task + ' to a registered agent\'s inbox (a task in review: to a reviewer).', to: true, need: false, go: 'assign' };
       case 'unblock':
         if (holder) {
-          return { title: 'Unblock ' + task, what: 'Let ' + holder + ' resume ' + task + ' (it stays theirs, at the same epoch).', to: false, need: true, go: 'unblock' };
+          return { title: 'Unblock ' + task, what: 'Return ' + task + ' to the pool: ' + holder + ' takes it first; its branch and notes stay.', to: false, need: true, go: 'unblock' };
         }
         return { title: 'Unblock ' + task, what: task + ' has no owner: it goes back to the queue.', to: false, need: false, go: 'unblock' };
+      case 'cancel':
+        return { title: 'Cancel ' + task, what: 'Take ' + task + ' out of the work: it is archived as cancelled, its claims freed, its branch kept.', to: false, need: true, go: 'cancel' };
       case 'approve':
         return { title: 'Approve ' + task, what: 'Approve ' + task + ' as its human reviewer: it is done.', to: false, need: false, go: 'approve' };
       case 'reject':
