@@ -11,7 +11,7 @@ FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./cmd/coord/setup:FuzzReconcile ./cmd/coord/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./cmd/coord/gitlog:FuzzParse ./cmd/coord/gitlog:FuzzParseDiffs ./coord/plan:FuzzLoad ./cmd/coord/gitrepo:FuzzParseWorktrees ./cmd/coord/gitrepo:FuzzParseMergeTree
 
-.PHONY: build demo demo-hub demo-land test vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
+.PHONY: build demo demo-hub demo-land test test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -o $(BIN)/coord ./cmd/coord
@@ -76,6 +76,30 @@ conformance:
 	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-conformance.XXXXXX") || exit 1; \
 	$(GO) test -count=1 -v -run '^TestConformance$$' ./registry/conformance >"$$log" 2>&1; s=$$?; \
 	grep -E '^backend ' "$$log"; \
+	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
+
+# The agents' real CLIs (Claude Code, Codex CLI, Gemini CLI, from npm)
+# driven through whole sessions under `coord run --loop` in a repository
+# where `coord setup` installed coord's hooks, the model replaced by a
+# scripted server on loopback; then `coord land`
+# (cmd/coord/agentcli, TestAgentCLIs). Not part of `make test`: it
+# installs the CLIs into AGENT_CLIS_DIR, outside the repository, and the
+# sessions take a minute or two. Without npm, or when the install
+# fails, it prints one line "test-agents: skipped: ..." and passes.
+# AGENT_CLIS pins the versions coord's hooks were read against
+# (cmd/coord/hooks): move them together. The sessions' output and every
+# request the model got are kept under COORD_ARTIFACTS/agentcli when
+# COORD_ARTIFACTS is set.
+AGENT_CLIS_DIR ?= $(HOME)/.cache/coord-agent-clis
+AGENT_CLIS ?= @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/gemini-cli@0.61.0
+test-agents:
+	@command -v npm >/dev/null || { echo "test-agents: skipped: no npm"; exit 0; }; \
+	mkdir -p "$(AGENT_CLIS_DIR)" && \
+	npm install --prefix "$(AGENT_CLIS_DIR)" --no-audit --no-fund --fetch-retries=1 $(AGENT_CLIS) >"$(AGENT_CLIS_DIR)/npm-install.log" 2>&1 || \
+		{ echo "test-agents: skipped: npm install failed (see $(AGENT_CLIS_DIR)/npm-install.log)"; exit 0; }; \
+	log=$$(mktemp "$${TMPDIR:-/tmp}/coord-agents.XXXXXX") || exit 1; \
+	COORD_AGENT_CLIS="$(AGENT_CLIS_DIR)/node_modules/.bin" $(GO) test -count=1 -timeout 30m -v -run '^TestAgentCLIs$$' ./cmd/coord/agentcli >"$$log" 2>&1; s=$$?; \
+	grep -E '^(\s*--- (PASS|FAIL|SKIP)|ok|FAIL)|skipped:' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 
 fuzz:
