@@ -537,8 +537,8 @@ func sessionOutcomes(stderr string) map[string][]string {
 	task, last := "", ""
 	for _, l := range strings.Split(stderr, "\n") {
 		l = strings.TrimSpace(l)
-		if !strings.HasPrefix(l, "coord: ") {
-			continue
+		if !strings.HasPrefix(l, "coord: ") || strings.HasPrefix(l, "coord: run: waiting for ") {
+			continue // not run's word on the session (waiting: between sessions)
 		}
 		if m := claimed.FindStringSubmatch(l); m != nil {
 			if task != "" {
