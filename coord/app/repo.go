@@ -61,9 +61,10 @@ type Worktree struct {
 
 // tasks is the registry store, every transaction of which follows the
 // project's write_claims and predicted_files settings
-// (coord.Txn.WriteClaims, WriteClaimsUntasked, PredictedFiles).
+// (coord.Txn.WriteClaims, WriteClaimsUntasked, PredictedFiles,
+// PredictFloor).
 func (s *Service) tasks() coord.TaskStore {
-	return claimStore{s.b.Tasks(), s.cfg.WriteClaims, s.cfg.WriteClaimsUntasked, s.cfg.PredictedFiles}
+	return claimStore{s.b.Tasks(), s.cfg.WriteClaims, s.cfg.WriteClaimsUntasked, s.cfg.PredictedFiles, s.cfg.PredictFloor}
 }
 
 type claimStore struct {
@@ -71,18 +72,19 @@ type claimStore struct {
 	mode     coord.ClaimMode
 	untasked coord.UntaskedMode
 	predict  coord.PredictMode
+	floor    float64
 }
 
 func (c claimStore) Update(ctx context.Context, fn func(*coord.Txn) error) error {
 	return c.TaskStore.Update(ctx, func(tx *coord.Txn) error {
-		tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles = c.mode, c.untasked, c.predict
+		tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles, tx.PredictFloor = c.mode, c.untasked, c.predict, c.floor
 		return fn(tx)
 	})
 }
 
 func (c claimStore) View(ctx context.Context, fn func(*coord.Txn) error) error {
 	return c.TaskStore.View(ctx, func(tx *coord.Txn) error {
-		tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles = c.mode, c.untasked, c.predict
+		tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles, tx.PredictFloor = c.mode, c.untasked, c.predict, c.floor
 		return fn(tx)
 	})
 }

@@ -641,9 +641,10 @@ type ReadyRow struct {
 	Priority string `json:"priority"`
 	Title    string `json:"title,omitempty"`
 	Reason   string `json:"reason,omitempty"`
-	// Warning, on a ready task under predicted_files "warn", is the
-	// predicted overlap that would hold it under "enforce".
-	Warning string `json:"warning,omitempty"`
+	// Weighed, on a task whose predicted paths may meet the work in
+	// flight, is that risk and the decision on it (ready: worth it;
+	// not ready: it waits, and Reason says so).
+	Weighed *coord.Weighed `json:"weighed,omitempty"`
 }
 
 // Ready lists what agent could claim now, in the order claim takes it,
@@ -651,12 +652,23 @@ type ReadyRow struct {
 func (s *Service) Ready(ctx context.Context, a coord.Agent) (ready, not []ReadyRow, err error) {
 	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		yes, no, why := tx.Ready(a)
-		warn := tx.PredictedWarnings(yes)
-		for i, t := range yes {
-			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Warning: warn[i]})
+		weighed := func(w coord.Weighed) *coord.Weighed {
+			if w.P == 0 {
+				return nil
+			}
+			return &w
 		}
+		for i, w := range tx.Weigh(yes, a.ID) {
+			t := yes[i]
+			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Weighed: weighed(w)})
+		}
+		ws := tx.Weigh(no, a.ID)
 		for i, t := range no {
-			not = append(not, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Reason: why[i]})
+			r := ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Reason: why[i]}
+			if ws[i].Waits && why[i] == ws[i].String() {
+				r.Weighed = weighed(ws[i])
+			}
+			not = append(not, r)
 		}
 		return nil
 	})

@@ -73,7 +73,7 @@ var taskFieldOrder = []string{
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
 	"receipts", "reviewed_commit", "landing_at",
-	"predicted_files", "predicted_at",
+	"predicted_files", "predicted_at", "predicted_confidence",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -445,6 +445,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.PredictedFiles, err = s.strsVal(name)
 	case fPredictedAt:
 		t.PredictedAt, err = s.strVal(name, true)
+	case fPredictedConfidence:
+		t.PredictedConfidence, err = s.floatsVal(name)
 	default:
 		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -493,6 +495,7 @@ const (
 	fLandingAt
 	fPredictedFiles
 	fPredictedAt
+	fPredictedConfidence
 	fLegacyRejectReason // in taskFieldsRead only
 )
 
@@ -573,6 +576,8 @@ func taskFieldIndex(name string) int {
 		return fPredictedFiles
 	case "predicted_at":
 		return fPredictedAt
+	case "predicted_confidence":
+		return fPredictedConfidence
 	case legacyRejectReason:
 		return fLegacyRejectReason
 	}
@@ -1000,6 +1005,8 @@ func wantField(t *coord.Task, name string) bool {
 		return len(t.PredictedFiles) > 0
 	case "predicted_at":
 		return t.PredictedAt != ""
+	case "predicted_confidence":
+		return len(t.PredictedConfidence) > 0
 	}
 	return true
 }
@@ -1090,6 +1097,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return appendStrings(b, t.PredictedFiles)
 	case "predicted_at":
 		return nullable(t.PredictedAt)
+	case "predicted_confidence":
+		return appendFloats(b, t.PredictedConfidence)
 	}
 	return append(b, "null"...)
 }
@@ -1272,6 +1281,17 @@ func appendStrings(b []byte, ss []string) []byte {
 			b = append(b, ',')
 		}
 		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+func appendFloats(b []byte, fs []float64) []byte {
+	b = append(b, '[')
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
 	}
 	return append(b, ']')
 }

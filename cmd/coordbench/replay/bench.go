@@ -162,8 +162,9 @@ func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) 
 	}
 	planTime := time.Since(t0)
 	onceFiles := make([][]string, len(work))
-	for i, fs := range once {
-		onceFiles[i] = fs
+	onceProbs := make([][]float64, len(work))
+	for i, pr := range once {
+		onceFiles[i], onceProbs[i] = pr.Files, pr.P
 	}
 	rec, prec := Accuracy(work, onceFiles)
 
@@ -172,11 +173,12 @@ func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) 
 		f := Figures{History: h, Agents: n, Commits: len(hist), Tasks: len(work), Recall: rec, Prec: prec, PlanTime: planTime}
 		runs := []struct {
 			files     [][]string
+			probs     [][]float64
 			res       *Result
 			predicted bool
-		}{{nil, &f.FCFS, false}, {oracle, &f.Oracle, false}, {naive, &f.Naive, false}, {onceFiles, &f.Once, true}}
+		}{{nil, nil, &f.FCFS, false}, {oracle, nil, &f.Oracle, false}, {naive, nil, &f.Naive, false}, {onceFiles, onceProbs, &f.Once, true}}
 		for _, r := range runs {
-			if *r.res, err = Simulate(work, r.files, Options{Agents: n, Predicted: r.predicted}); err != nil {
+			if *r.res, err = Simulate(work, r.files, Options{Agents: n, Predicted: r.predicted, Probs: r.probs}); err != nil {
 				return nil, err
 			}
 		}
@@ -192,7 +194,7 @@ func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) 
 				*p.index = *p0.index
 				p.index.Commits = append([]plan.Commit(nil), p0.index.Commits...)
 			}
-			sim := Options{Agents: n, ReplanEvery: opt.ReplanEvery, Predicted: true, Replan: func(landed, unclaimed []int) (map[int][]string, error) {
+			sim := Options{Agents: n, ReplanEvery: opt.ReplanEvery, Predicted: true, Probs: onceProbs, Replan: func(landed, unclaimed []int) (map[int]Predicted, error) {
 				if err := p.land(ctx, landed); err != nil {
 					return nil, err
 				}
@@ -252,8 +254,8 @@ func (p *planner) land(ctx context.Context, landed []int) error {
 }
 
 // plan predicts the files of the given tasks (by index into the work),
-// as one batch.
-func (p *planner) plan(ctx context.Context, which []int) (map[int][]string, error) {
+// with their probabilities, as one batch.
+func (p *planner) plan(ctx context.Context, which []int) (map[int]Predicted, error) {
 	in := plan.Input{Commits: p.history, Tree: p.tree}
 	if p.repo != nil {
 		head, _, err := gitlog.Refresh(ctx, p.repo.Dir, p.index)
@@ -278,9 +280,9 @@ func (p *planner) plan(ctx context.Context, which []int) (map[int][]string, erro
 		in.Idents = idents
 	}
 	m := plan.NewModel(in, p.params)
-	out := map[int][]string{}
+	out := map[int]Predicted{}
 	for k, pr := range m.Plan(batch) {
-		out[which[k]] = pr.Files()
+		out[which[k]] = Predicted{Files: pr.Files(), P: pr.Probs()}
 	}
 	return out, nil
 }
