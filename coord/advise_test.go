@@ -42,9 +42,9 @@ func TestAdvise(t *testing.T) {
 			}
 		}, ConflictEvents{}, 3, 3},
 		{"unlikely collisions run, expected ones count", "", func(ts []*Task) {
-			ts[0].PredictedConfidence = []float64{0.6}
-			ts[1].PredictedConfidence = []float64{0.5, 0.6}
-			ts[2].PredictedFiles, ts[2].PredictedConfidence = []string{"printer.go"}, []float64{0.6}
+			ts[0].PredictedConfidence = []float64{0.45}
+			ts[1].PredictedConfidence = []float64{0.5, 0.45}
+			ts[2].PredictedFiles, ts[2].PredictedConfidence = []string{"printer.go"}, []float64{0.45}
 		}, ConflictEvents{}, 3, 3},
 		{"all collide", "", func(ts []*Task) { ts[2].PredictedFiles = []string{"printer.go"} }, ConflictEvents{}, 1, 3},
 		{"conflict group", PredictOff, func(ts []*Task) { ts[0].ConflictGroup, ts[2].ConflictGroup = "g", "g" }, ConflictEvents{}, 2, 3},
@@ -75,15 +75,15 @@ func TestAdvise(t *testing.T) {
 	// Expected collisions are the work the set expects to redo, and a
 	// task whose risk is worth more than an idle agent is left out.
 	ts := queue()
-	ts[0].PredictedConfidence = []float64{0.7}
-	ts[1].PredictedFiles, ts[1].PredictedConfidence = []string{"printer.go"}, []float64{0.7}
-	ts[2].PredictedFiles, ts[2].PredictedConfidence = []string{"printer.go", "search.go"}, []float64{0.55, 0.9}
+	ts[0].PredictedConfidence = []float64{0.55}
+	ts[1].PredictedFiles, ts[1].PredictedConfidence = []string{"printer.go"}, []float64{0.55}
+	ts[2].PredictedFiles, ts[2].PredictedConfidence = []string{"printer.go", "search.go"}, []float64{0.43, 0.9}
 	tx := &Txn{Tasks: ts, PredictFloor: DefaultPredictFloor}
-	if a := tx.Advise(now, ConflictEvents{}); a.Independent != 3 || a.Expected != 0.99 || a.Start != 3 {
+	if a := tx.Advise(now, ConflictEvents{}); a.Independent != 3 || a.Expected != 0.64 || a.Start != 3 {
 		t.Fatalf("advice %+v", a)
 	}
-	ts[2].PredictedConfidence = []float64{0.56, 0.9}
-	if a := tx.Advise(now, ConflictEvents{}); a.Independent != 2 || a.Colliding != 1 || a.Expected != 0.49 || a.Start != 2 {
+	ts[2].PredictedConfidence = []float64{0.45, 0.9}
+	if a := tx.Advise(now, ConflictEvents{}); a.Independent != 2 || a.Colliding != 1 || a.Expected != 0.3 || a.Start != 2 {
 		t.Fatalf("advice %+v", a)
 	}
 	// The rates behind it: 2 finished in the last 4 hours; 2 conflicts

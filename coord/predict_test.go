@@ -29,22 +29,22 @@ func TestWeighPredictions(t *testing.T) {
 	cases := []tc{
 		{"predicted meets declared", &Task{ID: "h", Files: []string{"src/*.go"}}, nil,
 			&Task{ID: "n", PredictedFiles: []string{"src/printer.go"}, PredictedConfidence: []float64{0.8}},
-			"predicted path src/printer.go meets task h (p 0.80): expected redo 0.80 task > idle agent 0.50"},
+			"predicted path src/printer.go meets task h (p 0.80): expected redo 0.80 task > idle agent 0.35"},
 		{"likely meets likely", &Task{ID: "h", PredictedFiles: []string{"docs/a.md", "printer.go"}, PredictedConfidence: []float64{0.3, 0.9}}, nil,
 			&Task{ID: "n", PredictedFiles: []string{"printer.go"}, PredictedConfidence: []float64{0.8}},
-			"predicted path printer.go meets task h (p 0.72): expected redo 0.72 task > idle agent 0.50"},
+			"predicted path printer.go meets task h (p 0.72): expected redo 0.72 task > idle agent 0.35"},
 		{"unlikely meets unlikely", p([]string{"printer.go"}, 0.5), nil,
 			&Task{ID: "n", PredictedFiles: []string{"printer.go"}, PredictedConfidence: []float64{0.6}}, ""},
 		{"below the floor is not weighed", p([]string{"printer.go"}, 0.1), nil,
 			&Task{ID: "n", PredictedFiles: []string{"printer.go"}, PredictedConfidence: []float64{0.1}}, ""},
 		{"declared meets predicted", p([]string{"printer.go"}, 0.7), nil,
 			&Task{ID: "n", Files: []string{"*.go"}},
-			"predicted path printer.go meets task h (p 0.70): expected redo 0.70 task > idle agent 0.50"},
+			"predicted path printer.go meets task h (p 0.70): expected redo 0.70 task > idle agent 0.35"},
 		{"declared files replace predictions", &Task{ID: "h", Files: []string{"a.txt"}}, nil,
 			&Task{ID: "n", Files: []string{"b.txt"}, PredictedFiles: []string{"a.txt"}, PredictedConfidence: []float64{0.99}}, ""},
 		{"predicted meets write claim", &Task{ID: "h"}, []string{"printer.go"},
 			&Task{ID: "n", PredictedFiles: []string{"printer.go"}, PredictedConfidence: []float64{0.9}},
-			"predicted path printer.go meets task h (p 0.90): expected redo 0.90 task > idle agent 0.50"},
+			"predicted path printer.go meets task h (p 0.90): expected redo 0.90 task > idle agent 0.35"},
 		{"a weak prediction meets a write claim", &Task{ID: "h"}, []string{"printer.go"},
 			&Task{ID: "n", PredictedFiles: []string{"printer.go"}, PredictedConfidence: []float64{0.3}}, ""},
 		{"a glob character is a name", &Task{ID: "h", Files: []string{"a.go"}}, nil,
@@ -118,7 +118,7 @@ func TestBestLeastLikely(t *testing.T) {
 	}
 	tx := &Txn{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), PredictFloor: DefaultPredictFloor, Tasks: []*Task{
 		pred("h", "hot.go", 0.8),
-		pred("risky", "hot.go", 0.6),   // 0.48: ready, but risky
+		pred("risky", "hot.go", 0.4),   // 0.32: ready, but risky
 		pred("safe", "cold.go", 0.9),   // 0
 		pred("after", "other.go", 0.9), // 0, later in the registry
 	}}

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rotd/coord/coord/app"
 )
 
 func main() {
@@ -47,8 +49,8 @@ func main() {
 	natsFlag := flag.Bool("nats", false, "run the NATS figures beside the file engine's (a coord hub on loopback) and print a markdown table")
 	cluster := flag.Bool("cluster", false, "with -nats: also on a 3-node cluster of hubs")
 	var pf planFlags
-	flag.StringVar(&pf.dir, "plan", "", "instead: replay the histories in this directory as work and measure coord's planner (issue 26; make bench-plan)")
-	flag.IntVar(&pf.replan, "plan-replan", 5, "with -plan: also plan again after every N landings (0: only once, at seeding)")
+	flag.StringVar(&pf.dir, "plan", "", "instead: replay the histories in this directory as work and measure coord's planner (make bench-plan)")
+	flag.IntVar(&pf.replan, "plan-replan", app.ReplanAfter, "with -plan: also plan again after every N landings, as coord watch and land do (0: only once, at seeding)")
 	flag.BoolVar(&pf.direct, "plan-direct", false, "with -plan: feed the commits to the predictor directly instead of through a git repository")
 	flag.IntVar(&pf.skip, "plan-skip", 0, "with -plan: replay an earlier window (skip the newest N×200 commits), for tuning on other data")
 	flag.StringVar(&pf.params, "plan-params", "", "with -plan: JSON overriding the predictor's parameters")

@@ -30,7 +30,7 @@ type planFlags struct {
 	repos    string // more git repositories to replay: NAME=DIR,…
 }
 
-// runPlan replays the histories as work (issue 26) and prints the
+// runPlan replays the histories as work and prints the
 // figures. It reports a skip, not an error, when the data is absent (a
 // user's clone has none).
 func runPlan(pf planFlags) error {
@@ -144,8 +144,8 @@ const (
 
 // runOwn replays the history of the git repository coordbench runs in
 // (read with package gitlog, its newest commits' diffs with
-// gitlog.Diffs) as the data set's are replayed: the fifth history of
-// issue 26. Outside a repository it says so in one line.
+// gitlog.Diffs) as the data set's are replayed. Outside a repository it
+// says so in one line.
 func runOwn(ctx context.Context, opt replay.BenchOptions, mode string, replan int, contents bool) error {
 	dir, err := os.Getwd()
 	if err != nil {

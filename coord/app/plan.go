@@ -123,7 +123,7 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 			return res, err
 		}
 	}
-	var tasks []plan.Task
+	var tasks, beside []plan.Task
 	var finished []plan.Finished
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		for _, id := range append(slices.Clone(req.Tasks), req.Include...) {
@@ -135,10 +135,16 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 			if t.Status == coord.Done && len(t.TouchedFiles) > 0 {
 				finished = append(finished, plan.Finished{Title: t.Title, Description: t.Description, Touched: t.TouchedFiles})
 			}
-			if !planned(req, t) {
-				continue
+			pt := plan.Task{ID: t.ID, Title: t.Title, Description: t.Description, Files: slices.Clone(t.Files)}
+			switch {
+			case planned(req, t):
+				tasks = append(tasks, pt)
+			case t.Status == coord.Claimed || t.Status == coord.Blocked:
+				// In flight: planned beside the batch (a task that
+				// says nearly the same shares its best file; a hot
+				// file's bound counts it), its prediction kept.
+				beside = append(beside, pt)
 			}
-			tasks = append(tasks, plan.Task{ID: t.ID, Title: t.Title, Description: t.Description, Files: slices.Clone(t.Files)})
 		}
 		return nil
 	})
@@ -181,7 +187,7 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 		}
 	}
 	m := plan.NewModel(in, p)
-	res.Predictions = m.Plan(tasks)
+	res.Predictions = m.Plan(append(tasks, beside...))[:len(tasks)]
 	recs := make([]coord.Prediction, len(res.Predictions))
 	for i, pr := range res.Predictions {
 		recs[i] = coord.Prediction{Task: pr.Task, Paths: pr.Files(), Confidence: pr.Probs()}

@@ -35,7 +35,7 @@ type SeedResult struct {
 	Unchanged    int      `json:"unchanged"`
 	UnchangedIDs []string `json:"unchanged_ids"`
 	// Planned counts the tasks of the batch that were planned
-	// (predicted_files recorded: contract §9), unless config.json says
+	// (predicted_files recorded), unless config.json says
 	// "plan": "manual"; PlanNote says why planning was skipped or what
 	// went wrong with it ("" when nothing did). Neither is part of the
 	// printed JSON.
@@ -118,7 +118,7 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 // in the registry whatever happens to its planning.
 const SeedPlanTimeout = 20 * time.Second
 
-// planSeeded plans a batch just seeded (contract §9), unless the project
+// planSeeded plans a batch just seeded, unless the project
 // plans by hand or has no history; a failure is a note, never the
 // seed's error (the batch is committed).
 func (s *Service) planSeeded(ctx context.Context, ids []string) (int, string) {

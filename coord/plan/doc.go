@@ -1,6 +1,6 @@
 // Package plan predicts, before a line is written, which files a task will
 // touch, so that coord can keep tasks likely to collide from being in
-// flight at once (issue 26; contract §9). It is coord's planning model and
+// flight at once. It is coord's planning model and
 // does no I/O: it takes plain data (the history's commits, the current
 // tree's paths, optionally the identifiers in the files, the project's
 // finished tasks with the paths they touched) and returns, for each task,

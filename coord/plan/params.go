@@ -74,7 +74,7 @@ var DefaultParams = Params{
 	Seeds:          3,
 	MaxCoFiles:     20,
 	PairSim:        0.3,
-	Cap:            1.5,
+	Cap:            0,
 	CapSlack:       1,
 	HotShare:       0.1,
 	MinP:           0.05,

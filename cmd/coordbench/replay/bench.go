@@ -199,7 +199,7 @@ func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) 
 					return nil, err
 				}
 				t := time.Now()
-				fs, err := p.plan(ctx, unclaimed)
+				fs, err := p.plan(ctx, unclaimed, inFlight(len(work), landed, unclaimed)...)
 				if d := time.Since(t); d > f.ReplanMax {
 					f.ReplanMax = d
 				}
@@ -253,9 +253,29 @@ func (p *planner) land(ctx context.Context, landed []int) error {
 	return nil
 }
 
+// inFlight are the tasks of n neither landed nor unclaimed.
+func inFlight(n int, landed, unclaimed []int) []int {
+	gone := make([]bool, n)
+	for _, i := range landed {
+		gone[i] = true
+	}
+	for _, i := range unclaimed {
+		gone[i] = true
+	}
+	var out []int
+	for i := range n {
+		if !gone[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // plan predicts the files of the given tasks (by index into the work),
-// with their probabilities, as one batch.
-func (p *planner) plan(ctx context.Context, which []int) (map[int]Predicted, error) {
+// with their probabilities, as one batch, with the tasks in flight
+// (with) planned beside them as coord plan does, their predictions
+// not returned.
+func (p *planner) plan(ctx context.Context, which []int, with ...int) (map[int]Predicted, error) {
 	in := plan.Input{Commits: p.history, Tree: p.tree}
 	if p.repo != nil {
 		head, _, err := gitlog.Refresh(ctx, p.repo.Dir, p.index)
@@ -268,9 +288,9 @@ func (p *planner) plan(ctx context.Context, which []int) (map[int]Predicted, err
 		}
 		in = plan.Input{Commits: p.index.Commits, Tree: tree}
 	}
-	batch := make([]plan.Task, len(which))
-	for k, i := range which {
-		batch[k] = p.tasks[i]
+	batch := make([]plan.Task, 0, len(which)+len(with))
+	for _, i := range append(append([]int(nil), which...), with...) {
+		batch = append(batch, p.tasks[i])
 	}
 	if p.contents != nil && p.params.WIdent > 0 {
 		idents, err := p.contents(ctx, plan.Named(batch, plan.MaxNamed))
@@ -281,7 +301,7 @@ func (p *planner) plan(ctx context.Context, which []int) (map[int]Predicted, err
 	}
 	m := plan.NewModel(in, p.params)
 	out := map[int]Predicted{}
-	for k, pr := range m.Plan(batch) {
+	for k, pr := range m.Plan(batch)[:len(which)] {
 		out[which[k]] = Predicted{Files: pr.Files(), P: pr.Probs()}
 	}
 	return out, nil
