@@ -141,8 +141,10 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 				tasks = append(tasks, pt)
 			case t.Status == coord.Claimed || t.Status == coord.Blocked:
 				// In flight: planned beside the batch (a task that
-				// says nearly the same shares its best file; a hot
-				// file's bound counts it), its prediction kept.
+				// says nearly the same shares its best file) and
+				// recorded again, so that the weighing compares
+				// predictions made from the same history (a file
+				// renamed since is named as the others name it).
 				beside = append(beside, pt)
 			}
 		}
@@ -187,9 +189,10 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 		}
 	}
 	m := plan.NewModel(in, p)
-	res.Predictions = m.Plan(append(tasks, beside...))[:len(tasks)]
-	recs := make([]coord.Prediction, len(res.Predictions))
-	for i, pr := range res.Predictions {
+	all := m.Plan(append(tasks, beside...))
+	res.Predictions = all[:len(tasks)]
+	recs := make([]coord.Prediction, len(all))
+	for i, pr := range all {
 		recs[i] = coord.Prediction{Task: pr.Task, Paths: pr.Files(), Confidence: pr.Probs()}
 	}
 	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {

@@ -40,7 +40,10 @@ type Params struct {
 	PairSim float64
 	// Cap and CapSlack bound the sum of a file's probabilities over a
 	// batch: Cap times its share of recent changes times the batch's
-	// size, plus CapSlack; Cap 0 turns the bound off.
+	// size, plus CapSlack; Cap 0 (the default) turns the bound off. On
+	// a re-plan the tasks left are those held back, so a bound by the
+	// file's share lowers the very predictions that keep them apart
+	// (measured: more conflicts); it stays for the ablation.
 	Cap, CapSlack float64
 	// HotShare: a file changed by at least this share of the
 	// informative changes is hot, and judged by the task's kind (how

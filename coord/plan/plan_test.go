@@ -178,6 +178,26 @@ func TestPredict_Renames(t *testing.T) {
 	}
 }
 
+// TestPredict_Conversion: a file converted to another format in one
+// commit (deleted, and added under its name with another extension)
+// keeps its history under the new name.
+func TestPredict_Conversion(t *testing.T) {
+	var e [][]string
+	for i := range 20 {
+		e = append(e, []string{fmt.Sprintf("changes: note %d", i), "CHANGES.rst", fmt.Sprintf("src/f%d.py", i)})
+	}
+	e = append(e, []string{"Convert changes to markdown", "D:CHANGES.rst", "A:CHANGES.md"})
+	cs := history(e...)
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, testParams())
+	got := m.Predict(Task{ID: "1", Title: "changes: note 99"})
+	p := find(got, "CHANGES.md")
+	if p == nil || !slices.ContainsFunc(p.Why, func(s string) bool {
+		return strings.Contains(s, `20 of 21 changes prefixed "changes:"`) || strings.Contains(s, `of 20 changes prefixed`)
+	}) {
+		t.Fatalf("the converted file lost its history: %+v", got.Paths)
+	}
+}
+
 func TestPredict_OnlyTreeOrDeclared(t *testing.T) {
 	cs := history(
 		[]string{"cache: evict", "cache.go", "cache_old.go"},

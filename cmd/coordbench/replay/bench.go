@@ -253,7 +253,8 @@ func (p *planner) land(ctx context.Context, landed []int) error {
 	return nil
 }
 
-// inFlight are the tasks of n neither landed nor unclaimed.
+// inFlight are the tasks of n neither landed nor unclaimed: planned
+// again beside the unclaimed ones, as coord plan plans them.
 func inFlight(n int, landed, unclaimed []int) []int {
 	gone := make([]bool, n)
 	for _, i := range landed {
@@ -273,8 +274,7 @@ func inFlight(n int, landed, unclaimed []int) []int {
 
 // plan predicts the files of the given tasks (by index into the work),
 // with their probabilities, as one batch, with the tasks in flight
-// (with) planned beside them as coord plan does, their predictions
-// not returned.
+// (with) planned beside them as coord plan does.
 func (p *planner) plan(ctx context.Context, which []int, with ...int) (map[int]Predicted, error) {
 	in := plan.Input{Commits: p.history, Tree: p.tree}
 	if p.repo != nil {
@@ -301,8 +301,9 @@ func (p *planner) plan(ctx context.Context, which []int, with ...int) (map[int]P
 	}
 	m := plan.NewModel(in, p.params)
 	out := map[int]Predicted{}
-	for k, pr := range m.Plan(batch)[:len(which)] {
-		out[which[k]] = Predicted{Files: pr.Files(), P: pr.Probs()}
+	ids := append(append([]int(nil), which...), with...)
+	for k, pr := range m.Plan(batch) {
+		out[ids[k]] = Predicted{Files: pr.Files(), P: pr.Probs()}
 	}
 	return out, nil
 }

@@ -62,8 +62,9 @@ type Options struct {
 	ClaimsWarn bool
 	// Replan, when set, is called after every ReplanEvery landings
 	// (releases) with the tasks landed so far, in landing order, and the
-	// tasks not yet claimed; it returns new predictions for those (by
-	// index), as running the planner again would.
+	// tasks not yet claimed; it returns new predictions for those and
+	// for the tasks in flight (by index), as running the planner again
+	// would.
 	Replan      func(landed, unclaimed []int) (map[int]Predicted, error)
 	ReplanEvery int
 	// Predicted records the file lists as the tasks' predicted_files,
@@ -223,7 +224,7 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 			}
 			for i, pr := range preds {
 				t := tx.Task(work[i].ID)
-				if t == nil || t.Status != coord.Unclaimed {
+				if t == nil || t.Status != coord.Unclaimed && t.Status != coord.Claimed {
 					continue
 				}
 				setFiles(t, pr.Files, pr.P, opt.Predicted)
