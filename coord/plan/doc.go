@@ -32,8 +32,14 @@
 // lockfile) is judged by the share of past changes with the task's
 // prefix and kind that touched it, not by the task's words.
 //
-// Promises: only paths of the current tree are predicted; a path renamed
-// in the history counts under its current name, and a deleted path's
+// New files (newfiles.go): when most of the changes most like a task
+// added a file in one folder, the task is predicted to add one there,
+// named after its distinctive words, and a task of the batch naming the
+// same words is predicted to touch it.
+//
+// Promises: only paths of the current tree are predicted, and the new
+// files above; a path renamed in the history counts under its current
+// name, and a deleted path's
 // history never counts for a new file of the same name; no path is chosen
 // for its name (paths tied at the last place are left out together); the
 // result is deterministic; a Model is read-only once built.

@@ -39,7 +39,8 @@ type doc struct {
 	weight  float64
 	vec     []term // normalised tf-idf vector, sorted by word
 	scopes  []string
-	kind    string // kindOf(subject)
+	kind    string     // kindOf(subject)
+	adds    []addition // folders the commit added files in
 }
 
 type term struct {
@@ -107,6 +108,9 @@ func NewModel(in Input, p Params) *Model {
 		age := float64(n - 1 - i)
 		w := math.Exp2(-age / p.HalfLife)
 		d := doc{subject: c.Subject, files: files[i], weight: w, kind: kindOf(c.Subject)}
+		if len(c.Changes) <= p.MaxCoFiles {
+			d.adds = additions(c)
+		}
 		_, d.scopes = scopes(c.Subject)
 		m.docs = append(m.docs, d)
 		m.addText(len(m.docs)-1, c.Subject, c.Body)

@@ -26,8 +26,9 @@ type Params struct {
 	CoPrior float64
 
 	// The weight of each signal (0 turns it off): similar changes,
-	// prefix, named paths, identifiers in contents, co-change.
-	WText, WScope, WName, WIdent, WCo float64
+	// prefix, named paths, identifiers in contents, co-change; WNew
+	// (0 or not) turns the prediction of new files on (newfiles.go).
+	WText, WScope, WName, WIdent, WCo, WNew float64
 
 	// Seeds is how many of the best files co-change starts from.
 	Seeds int
@@ -74,6 +75,7 @@ var DefaultParams = Params{
 	WName:          1,
 	WIdent:         1,
 	WCo:            0.5,
+	WNew:           1,
 	Seeds:          3,
 	MaxCoFiles:     20,
 	PairSim:        0.3,

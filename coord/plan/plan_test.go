@@ -567,3 +567,44 @@ func TestNamed(t *testing.T) {
 		t.Fatalf("the file holding the called function is missing: %+v", got.Paths)
 	}
 }
+
+// TestPlan_NewFiles: a task whose similar changes added a file in one
+// folder is predicted to add one there, named like the task, and a task
+// of the batch naming the same thing is predicted to touch it; another
+// new thing gets another name; nothing is predicted when the similar
+// changes added nothing.
+func TestPlan_NewFiles(t *testing.T) {
+	var e [][]string
+	for i, lang := range []string{"french", "german", "dutch", "polish", "czech", "greek"} {
+		e = append(e, []string{fmt.Sprintf("i18n: add %s translation", lang), fmt.Sprintf("A:locales/%s.json", lang[:2]), "locales/index.json"})
+		e = append(e, []string{fmt.Sprintf("parser: handle case %d", i), "src/parser.go"})
+	}
+	cs := history(e...)
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, DefaultParams)
+	pr := m.Plan([]Task{
+		{ID: "a", Title: "i18n: add Welsh translation"},
+		{ID: "b", Title: "Fix typos in the Welsh translation"},
+		{ID: "c", Title: "i18n: add Breton translation"},
+		{ID: "d", Title: "parser: handle one more case"},
+	})
+	a, b, c := find(pr[0], "locales/welsh-translation.json"), find(pr[1], "locales/welsh-translation.json"), find(pr[2], "locales/breton-translation.json")
+	if a == nil || a.P < 0.3 || !strings.Contains(a.Why[0], "added a file in locales/") {
+		t.Fatalf("a: %+v", pr[0].Paths)
+	}
+	if b == nil || !strings.Contains(b.Why[0], "task a is predicted to add it") {
+		t.Fatalf("b: %+v", pr[1].Paths)
+	}
+	if c == nil || find(pr[2], "locales/welsh-translation.json") != nil {
+		t.Fatalf("c: %+v", pr[2].Paths)
+	}
+	for _, x := range pr[3].Paths {
+		if strings.HasPrefix(x.Path, "locales/") {
+			t.Fatalf("d: %+v", pr[3].Paths)
+		}
+	}
+	p := DefaultParams
+	p.WNew = 0
+	if find(NewModel(Input{Commits: cs, Tree: tree(cs)}, p).Predict(Task{ID: "a", Title: "i18n: add Welsh translation"}), "locales/welsh-translation.json") != nil {
+		t.Fatal("WNew 0 still predicts the new file")
+	}
+}

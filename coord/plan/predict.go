@@ -115,6 +115,9 @@ func (m *Model) Plan(tasks []Task) []Prediction {
 	for i, t := range tasks {
 		out[i] = m.choose(t, ev[i])
 	}
+	if m.p.WNew > 0 {
+		m.newFiles(tasks, out)
+	}
 	return out
 }
 
