@@ -142,16 +142,17 @@ bench: build bench-tools
 	@echo "--- NATS beside files, same run: a coord hub on loopback, then a 3-node cluster of hubs"
 	$(BIN)/coordbench -nats -cluster -bin $(BIN)/coord
 	@echo "--- planning: real histories replayed as work (make bench-plan; skipped without the data)"
-	$(BIN)/coordbench -plan "$(PLAN_DATA)"
+	$(BIN)/coordbench -plan "$(PLAN_DATA)" -plan-repos "$(PLAN_REPOS)"
 	@echo "--- write claims: real histories replayed as work (make bench-claims; skipped without the data)"
 	$(BIN)/coordbench -replay-claims "$(PLAN_DATA)"
 
-# coord's planner (coord/plan, issue 26) measured on real histories
-# replayed as work: the four histories of ../shared/data/histories (beside
-# the main worktree; a user's clone has none, and the target then says it
+# coord's planner (coord/plan) measured on real histories replayed as
+# work: the four histories of ../shared/data/histories (beside the main
+# worktree; a user's clone has none, and the target then says it
 # skipped), each built into a git repository (fast-import) whose last 200
 # commits become tasks drained by 4 and 8 simulated agents through coord's
-# own claims. Prints a table per history: conflicts against first come,
+# own claims, predictions weighed as coord weighs them and re-made every
+# 5 landings as watch and land do. Prints a table per history: conflicts against first come,
 # first served, makespan against the oracle that declares each task's
 # real files, recall, precision, plan time. Then the same for the
 # repository it runs in (its own history read with package gitlog, the
@@ -161,10 +162,14 @@ bench: build bench-tools
 # the identifiers the tasks name are also looked up in the files (as
 # they were before the first task; -plan-contents=false: not). One to
 # five minutes.
+# PLAN_REPOS=NAME=DIR,… adds other repositories' histories, read at run
+# time from their git directories (a clone or a bare copy kept outside
+# this repository; nothing of theirs is written anywhere).
 PLAN_DATA ?= $(shell d=$$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) && echo "$$(dirname "$$d")/../shared/data/histories" || echo ../shared/data/histories)
+PLAN_REPOS ?=
 bench-plan:
 	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
-	$(BIN)/coordbench -plan "$(PLAN_DATA)"
+	$(BIN)/coordbench -plan "$(PLAN_DATA)" -plan-repos "$(PLAN_REPOS)"
 
 # Write claims (issue 24) measured on the same histories: the newest 200
 # commits of each replayed as work for 4 and 8 agents, first come, first

@@ -7,20 +7,24 @@ import (
 	"time"
 )
 
-// Advice (contract §9, coord advise): how many agents to run now. The
-// ready queue (Txn.Queue: unclaimed tasks whose dependencies are done
-// and whose conflict group, files and predicted paths are free) is
-// taken in claim order and a task is kept when it collides with none
-// kept before it (same conflict group, or declared or predicted paths
-// that meet, predicted ones unless predicted_files is off): a greedy
-// independent set, whose size is the work that can run at once. The
-// project's measured conflicts per finished task damp it (each conflict
-// costs a rework: I independent tasks at c conflicts per task are worth
-// about I/(1+c) agents), never below 1 while work is ready. The agents
-// already at work (the tasks claimed now) are added: N is how many
-// agents to have running, those busy and those to start. So with
+// Advice (coord advise): how many agents to run now. The ready queue
+// (Txn.Queue: unclaimed tasks whose dependencies are done and whose
+// conflict group and declared files are free) is taken in claim order
+// and a task is kept when it meets none kept before it by rule (same
+// conflict group, declared files that meet) and when its predicted
+// collisions with the work in flight and the tasks kept before it are
+// worth the risk, as eligibility weighs them (coord/predict.go): a
+// greedy independent set, whose size I is the work that can run at
+// once, and the sum E of the kept tasks' probabilities of a collision
+// is the work the set expects to redo. The project's measured conflicts
+// per finished task (c: only conflicts coord itself found and logged)
+// damp it: ⌈(I − E) / (1 + c)⌉, never below 1 while work is ready. The
+// agents already at work (the tasks claimed now) are added: N is how
+// many agents to have running, those busy and those to start. So with
 // nothing in flight N is 1 when every ready task collides with every
-// other, grows with independent ready work, and never exceeds it.
+// other, grows with independent ready work (a young repository, whose
+// predictions are too weak to weigh, runs all its independent tasks at
+// once), and never exceeds it.
 
 // AdviceWindow is how far back the rates are measured.
 const AdviceWindow = 24 * time.Hour
@@ -48,17 +52,19 @@ type Advice struct {
 	Ready  int    `json:"ready"`
 	Why    string `json:"why"`
 	// Independent is the size of the independent set of ready tasks;
-	// Colliding the ready tasks left out of it; InFlight the tasks
-	// claimed now; WaitingOnDeps the unclaimed tasks whose dependencies
-	// are not done.
+	// Colliding the ready tasks left out of it; Expected the collisions
+	// the set is expected to meet (the sum of its tasks' probabilities);
+	// InFlight the tasks claimed now; WaitingOnDeps the unclaimed tasks
+	// whose dependencies are not done.
 	// Start is how many of Agents are to be started now (the rest are
 	// at work on the tasks in flight).
-	Start         int   `json:"start"`
-	Independent   int   `json:"independent"`
-	Colliding     int   `json:"colliding"`
-	InFlight      int   `json:"in_flight"`
-	WaitingOnDeps int   `json:"waiting_on_deps"`
-	Rates         Rates `json:"rates"`
+	Start         int     `json:"start"`
+	Independent   int     `json:"independent"`
+	Colliding     int     `json:"colliding"`
+	Expected      float64 `json:"expected_collisions"`
+	InFlight      int     `json:"in_flight"`
+	WaitingOnDeps int     `json:"waiting_on_deps"`
+	Rates         Rates   `json:"rates"`
 }
 
 // ConflictEvents are the conflicts a log window holds, counted by the
@@ -68,16 +74,25 @@ type ConflictEvents struct {
 	Conflicts, SendBacks int
 }
 
-// IsConflictEvent says which kind of conflict event a log message is:
-// "conflict" (RecordConflicts' line), "sendback" (SendBack's), or "".
-func IsConflictEvent(msg string) string {
+// IsConflictEvent says which kind of conflict event a log line by agent
+// is: "conflict" (RecordConflicts' line, which only coord itself writes,
+// as CoordinatorID), "sendback" (SendBack's), or "". Only coord's own
+// events count: an agent's message never reads as one (MessageText marks
+// it), and a conflict line under any other name is not coord's.
+func IsConflictEvent(agent, msg string) string {
 	switch {
-	case strings.HasPrefix(msg, "conflict: task "):
+	case strings.HasPrefix(msg, "conflict: task ") && agent == CoordinatorID:
 		return "conflict"
 	case strings.HasPrefix(msg, "sent task ") && strings.Contains(msg, " back to "):
 		return "sendback"
 	}
 	return ""
+}
+
+// coordEvent reports whether a message, logged by an agent, would read
+// as one of coord's conflict events.
+func coordEvent(msg string) bool {
+	return strings.HasPrefix(msg, "conflict: task ") || strings.HasPrefix(msg, "sent task ") && strings.Contains(msg, " back to ")
 }
 
 // Advise judges how many agents to run now (see the top of this file).
@@ -90,44 +105,35 @@ func (tx *Txn) Advise(now time.Time, ev ConflictEvents) Advice {
 			a.WaitingOnDeps++
 		}
 	}
-	var kept []*Task
+	h := tx.holders()
+	kept := 0
 	for _, t := range ready {
-		if !tx.collidesWithAny(t, kept) {
-			kept = append(kept, t)
+		if tx.occupied(t, h) != "" {
+			continue
 		}
+		w := h.weigh(t, "")
+		if w.Waits {
+			continue
+		}
+		kept++
+		a.Expected += w.P
+		h.add(t)
 	}
-	a.Independent, a.Colliding = len(kept), len(ready)-len(kept)
+	a.Expected = round2(a.Expected)
+	a.Independent, a.Colliding = kept, len(ready)-kept
 	for _, t := range tx.Tasks {
 		if t.Status == Claimed {
 			a.InFlight++
 		}
 	}
 	a.Rates = tx.rates(now, ev, a.InFlight)
-	start := a.Independent
-	c := a.Rates.ConflictsPerTask
-	if a.Independent > 0 && c > 0 {
-		start = max(1, int(math.Ceil(float64(a.Independent)/(1+c)-1e-9)))
+	if a.Independent > 0 {
+		work := float64(a.Independent) - a.Expected*RedoCost
+		a.Start = min(a.Independent, max(1, int(math.Ceil(work/(1+a.Rates.ConflictsPerTask)-1e-9))))
 	}
-	a.Start = start
-	a.Agents = a.InFlight + start
+	a.Agents = a.InFlight + a.Start
 	a.Why = adviceWhy(a)
 	return a
-}
-
-// collidesWithAny says whether t may not run beside one of kept.
-func (tx *Txn) collidesWithAny(t *Task, kept []*Task) bool {
-	for _, k := range kept {
-		if t.ConflictGroup != "" && t.ConflictGroup == k.ConflictGroup {
-			return true
-		}
-		if len(t.Files) > 0 && AnyOverlap(t.Files, k.Files) {
-			return true
-		}
-		if tx.PredictedFiles.Counted() && predictedOverlap(t, k) != "" {
-			return true
-		}
-	}
-	return false
 }
 
 func (tx *Txn) rates(now time.Time, ev ConflictEvents, inFlight int) Rates {
@@ -168,10 +174,10 @@ func adviceWhy(a Advice) string {
 	}
 	s := fmt.Sprintf("%d ready, %d of them can run together", a.Ready, a.Independent)
 	if a.Colliding > 0 {
-		s += fmt.Sprintf(" (%d collide through a conflict group or declared or predicted paths)", a.Colliding)
+		s += fmt.Sprintf(" (%d collide through a conflict group, declared files or likely predicted paths)", a.Colliding)
 	}
 	if a.Start < a.Independent {
-		s += fmt.Sprintf("; %.2f conflicts per task in the last %.4gh bring it to %d", a.Rates.ConflictsPerTask, a.Rates.Hours, a.Start)
+		s += fmt.Sprintf("; %.2f expected collisions and %.2f conflicts per task in the last %.4gh bring it to %d", a.Expected, a.Rates.ConflictsPerTask, a.Rates.Hours, a.Start)
 	}
 	s += fmt.Sprintf("; %d in flight (%d to start), %.2f tasks finished per hour", a.InFlight, a.Start, a.Rates.TasksPerHour)
 	if a.WaitingOnDeps > 0 {

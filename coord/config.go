@@ -66,11 +66,15 @@ type Config struct {
 	// with who asked, and a project that wants them kept to people says
 	// so.
 	Supervisors []string
-	// PredictedFiles is how eligibility and the scheduler treat the
-	// paths coord plan predicts (predicted_files: enforce, warn, off;
-	// default enforce). Plan says whether seed-tasks plans its batch
-	// (plan: auto, manual; default auto). Contract §9.
+	// PredictedFiles is whether eligibility and the scheduler weigh the
+	// paths coord plan predicts (predicted_files: weigh, off; default
+	// weigh; enforce and warn, of earlier versions, mean weigh), and
+	// PredictFloor the probability below which a prediction is shown,
+	// never weighed (predict_floor, 0..1, default DefaultPredictFloor).
+	// Plan says whether seed-tasks plans its batch (plan: auto, manual;
+	// default auto).
 	PredictedFiles PredictMode
+	PredictFloor   float64
 	Plan           PlanMode
 	// TaskBranch is the pattern of a task's own branch (task_branch,
 	// default DefaultTaskBranch; TaskBranchOff: coord never switches
@@ -110,7 +114,8 @@ func DefaultConfig() Config {
 		WriteClaims:         ClaimsExclusive,
 		WriteClaimsUntasked: UntaskedGuard,
 
-		PredictedFiles: PredictEnforce,
+		PredictedFiles: PredictWeigh,
+		PredictFloor:   DefaultPredictFloor,
 		Plan:           PlanAuto,
 		TaskBranch:     DefaultTaskBranch,
 	}

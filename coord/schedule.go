@@ -2,6 +2,7 @@ package coord
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -214,9 +215,6 @@ func (tx *Txn) assign(t *Task, agent string) {
 	if len(t.Files) > 0 {
 		occ = append(occ, "files "+strings.Join(t.Files, " "))
 	}
-	if len(t.PredictedFiles) > 0 && tx.PredictedFiles.Enforced() {
-		occ = append(occ, "predicted "+strings.Join(t.PredictedFiles, " "))
-	}
 	if len(occ) == 0 {
 		tx.Log(CoordinatorID, "assigned task %s to %s", t.ID, agent)
 		return
@@ -278,10 +276,12 @@ func (tx *Txn) TakeAssignment(agent string) (*Task, error) {
 //   - each task in review without a reviewer goes to a live reviewer that
 //     did not claim it, suits it (skill level, and capability unless the
 //     reviewer registered none: then it reviews any) and has room;
-//   - ready tasks (Ready's eligibility, Best's priority order) go to live
-//     implementers that suit them and have room, never two of one conflict
-//     group or with overlapping files at once, counting claimed, blocked
-//     and assigned tasks;
+//   - ready tasks (Ready's eligibility, Best's order: priority, then the
+//     least likely to meet the work in flight) go to live implementers
+//     that suit them and have room, never two of one conflict group or
+//     with overlapping files at once, counting claimed, blocked and
+//     assigned tasks, and each assignment weighed against the work in
+//     flight with the ones made before it;
 //   - an idle agent (nothing held, nothing waiting) takes one waiting
 //     assignment it suits from a busy agent of its role (one that holds
 //     work, or has more than one waiting);
@@ -395,7 +395,8 @@ func (tx *Txn) Schedule(live map[string]bool, depth int) Round {
 		}
 	}
 
-	// Work.
+	// Work: the ready tasks of the best priority, the least likely to
+	// meet the work in flight first (each assignment joins that work).
 	implementers := members(Implementer)
 	if hasRoom(implementers) {
 		h := tx.holders()
@@ -405,22 +406,46 @@ func (tx *Txn) Schedule(live map[string]bool, depth int) Round {
 				open = append(open, t)
 			}
 		}
-		for _, t := range byPriority(open) {
-			if tx.taskBlocked(t, h) != "" {
-				continue
+		open = byPriority(open)
+		for hasRoom(implementers) {
+			var next *Task
+			var np *PoolAgent
+			rank, risk := 99, 2.0
+			for i, t := range open {
+				if t == nil || t.Priority.Rank() > rank {
+					continue
+				}
+				if tx.taskBlocked(t, h) != "" {
+					open[i] = nil // more work in flight never frees it
+					continue
+				}
+				w := h.weigh(t, "")
+				if w.Waits || t.Priority.Rank() == rank && w.P >= risk {
+					continue
+				}
+				p := pick(implementers, func(p *PoolAgent) bool {
+					// Work returned to its owner goes to that owner while it
+					// is in the pool and alive.
+					mine := t.Owner == "" || t.Owner == p.ID || !live[t.Owner]
+					return mine && suits(t, p) == "" && h.writeClaimed(t, p.ID) == "" && !h.weigh(t, p.ID).Waits
+				})
+				if p == nil {
+					continue
+				}
+				next, np, rank, risk = t, p, t.Priority.Rank(), w.P
+				if risk == 0 {
+					break // open is in priority order: none comes before it
+				}
 			}
-			p := pick(implementers, func(p *PoolAgent) bool { return suits(t, p) == "" && h.writeClaimed(t, p.ID) == "" })
-			if p == nil {
-				continue
-			}
-			tx.assign(t, p.ID)
-			h.add(t)
-			waitingN[p.ID]++
-			assigned[p.ID] = true
-			r.Assigned = append(r.Assigned, Assignment{Task: t.ID, Agent: p.ID})
-			if !hasRoom(implementers) {
+			if next == nil {
 				break
 			}
+			tx.assign(next, np.ID)
+			h.add(next)
+			waitingN[np.ID]++
+			assigned[np.ID] = true
+			r.Assigned = append(r.Assigned, Assignment{Task: next.ID, Agent: np.ID})
+			open[slices.Index(open, next)] = nil
 		}
 	}
 

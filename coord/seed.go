@@ -32,13 +32,14 @@ var (
 	// review (reviewer_id, reviewer_kind, reject_reason, review_notes,
 	// rejections, review_started_at, review_alert_at), push scheduling
 	// (assigned_to, assigned_at), and the fields the contract names for
-	// planning and landing (predicted_files, predicted_at, touched_files,
+	// planning and landing (predicted_files, predicted_at,
+	// predicted_confidence, touched_files,
 	// branch, base, head, conflicts, receipts, reviewed_commit, landed_commit,
 	// landed_at, landing_at).
 	OwnedFields = []string{"claimed_by", "claimed_at", "completed_at", "epoch", "progress",
 		"blocked_reason", "blocked_at", "reviewer_id", "reviewer_kind", "reject_reason",
 		"review_notes", "rejections", "review_started_at", "review_alert_at",
-		"assigned_to", "assigned_at", "predicted_files", "predicted_at", "touched_files", "owner",
+		"assigned_to", "assigned_at", "predicted_files", "predicted_at", "predicted_confidence", "touched_files", "owner",
 		"branch", "base", "head", "conflicts", "receipts", "reviewed_commit", "landed_commit", "landed_at", "landing_at"}
 )
 

@@ -195,10 +195,13 @@ type Task struct {
 	// work lands, the review is void (app.Service.VoidMovedReviews).
 	ReviewedCommit string
 	// PredictedFiles are the paths coord plan predicts the task will
-	// touch (clean repository paths, best first, no glob meaning), and
-	// PredictedAt when (contract §9; coord/predict.go).
-	PredictedFiles []string
-	PredictedAt    string
+	// touch (clean repository paths, best first, no glob meaning),
+	// PredictedConfidence the probability of each (as many, or none
+	// when an earlier coord recorded them), and PredictedAt when
+	// (coord/predict.go).
+	PredictedFiles      []string
+	PredictedConfidence []float64
+	PredictedAt         string
 
 	// Dirty is set by every operation that changes the task; the backend
 	// re-encodes only dirty tasks.

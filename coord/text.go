@@ -127,10 +127,11 @@ func PathCell(s string, max int) string {
 // MessageText is the text 'coord msg' logs: OneLine's, and marked as a
 // message ("message: claimed task …") when it would otherwise read as one
 // of coord's own events. An agent's message then never passes for a
-// claim, a release or a repair, in 'log --json' or in the epoch scan.
+// claim, a release or a repair, in 'log --json' or in the epoch scan, nor
+// for a conflict coord found (which coord advise counts).
 func MessageText(s string) string {
 	s = OneLine(s)
-	if typ, _, _ := classify(s); typ != "message" {
+	if typ, _, _ := classify(s); typ != "message" || coordEvent(s) {
 		return "message: " + s
 	}
 	return s

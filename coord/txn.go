@@ -1,7 +1,9 @@
 package coord
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 )
@@ -55,13 +57,16 @@ type Txn struct {
 	// transaction; the zero values are exclusive and guard.
 	WriteClaims         ClaimMode
 	WriteClaimsUntasked UntaskedMode
-	// PredictedFiles is the project's predicted_files setting: how
-	// eligibility treats predicted paths (coord/predict.go).
+	// PredictedFiles is the project's predicted_files setting (whether
+	// eligibility weighs predicted paths) and PredictFloor its
+	// predict_floor (predictions less likely are not weighed): see
+	// coord/predict.go. The zero values weigh with a floor of 0.
 	PredictedFiles PredictMode
 	// OwnersAway are the owners of tasks returned to the pool that are
 	// away (no heartbeat within stale_after): their tasks are anyone's.
 	// The application sets it; nil counts every owner present.
 	OwnersAway map[string]bool
+	PredictFloor   float64
 
 	index map[string]int
 }
@@ -150,8 +155,8 @@ type holders struct {
 	groups map[string]string // conflict group -> task id
 	files  []*Task
 	claims []claimed
-	// predicted is the predicted_files mode the holders were taken under.
-	predicted PredictMode
+	// weighing is what the tasks in flight are predicted to touch.
+	weighing weighing
 }
 
 // claimed is an in-flight task's write claims, each quoted as a glob
@@ -162,7 +167,7 @@ type claimed struct {
 }
 
 func (tx *Txn) holders() holders {
-	h := holders{groups: map[string]string{}, predicted: tx.PredictedFiles}
+	h := holders{groups: map[string]string{}, weighing: weighing{on: tx.PredictedFiles.Weighed(), floor: tx.PredictFloor}}
 	enforced := tx.WriteClaims.Enforced()
 	for _, t := range tx.Tasks {
 		if t.Status == Claimed || t.Status == Blocked || (t.Status == Unclaimed && t.AssignedTo != "") {
@@ -182,13 +187,10 @@ func (tx *Txn) holders() holders {
 // writeClaimed says whether t's declared files meet the write claims of
 // a task in flight that agent did not claim (agent's own finished work
 // on its branch does not keep its next task waiting; "" counts every
-// task's): "file X is write-claimed by task 4.3 (bob)".
+// task's): "file X is write-claimed by task 4.3 (bob)". Predicted paths
+// that meet write claims are weighed (holders.weigh), never refused.
 func (h *holders) writeClaimed(t *Task, agent string) string {
-	why := h.claimedBy(t.Files, agent, t.ID, "file ")
-	if why == "" && h.predicted.Enforced() {
-		why = h.claimedBy(quoted(t.PredictedFiles), agent, t.ID, "predicted path ")
-	}
-	return why
+	return h.claimedBy(t.Files, agent, t.ID, "file ")
 }
 
 // claimedBy says which write claim of a task in flight (other than
@@ -210,14 +212,16 @@ func (h *holders) claimedBy(patterns []string, agent, self, what string) string 
 	return ""
 }
 
-// add counts t as occupying its conflict group and files.
+// add counts t as occupying its conflict group and files, and as work
+// in flight for the weighing of predictions.
 func (h *holders) add(t *Task) {
 	if t.ConflictGroup != "" {
 		h.groups[t.ConflictGroup] = t.ID
 	}
-	if len(t.Files) > 0 || len(t.PredictedFiles) > 0 {
+	if len(t.Files) > 0 {
 		h.files = append(h.files, t)
 	}
+	h.weighing.add(t)
 }
 
 // Ineligible returns why agent a may not claim t now, or "" if it may.
@@ -232,25 +236,13 @@ func (tx *Txn) Ineligible(t *Task, a Agent) string {
 // and the scheduler all ask them; the scheduler asks the first once per
 // task and the second once per candidate agent.
 func (tx *Txn) ineligible(t *Task, a Agent, h holders) string {
-	if t.Status != Unclaimed {
-		return "status is " + string(t.Status)
-	}
-	if t.AssignedTo != "" && t.AssignedTo != a.ID {
-		return "assigned to " + t.AssignedTo
-	}
-	if why := tx.heldForOwner(t, a.ID); why != "" {
+	if why := tx.ineligibleByRule(t, a, h); why != "" {
 		return why
 	}
-	if why := tx.depsBlocked(t); why != "" {
-		return why
+	if w := h.weigh(t, a.ID); w.Waits {
+		return w.String()
 	}
-	if why := unsuited(t, a); why != "" {
-		return why
-	}
-	if why := tx.occupied(t, h); why != "" {
-		return why
-	}
-	return h.writeClaimed(t, a.ID)
+	return ""
 }
 
 // taskBlocked is the part of eligibility that does not depend on who
@@ -291,7 +283,8 @@ func unsuited(t *Task, a Agent) string {
 }
 
 // occupied says whether another task holding or assigned its conflict
-// group or an overlapping files pattern keeps t waiting.
+// group or an overlapping files pattern keeps t waiting (the rules;
+// predictions are weighed apart).
 func (tx *Txn) occupied(t *Task, h holders) string {
 	if t.ConflictGroup != "" {
 		if other, ok := h.groups[t.ConflictGroup]; ok && other != t.ID {
@@ -304,9 +297,6 @@ func (tx *Txn) occupied(t *Task, h holders) string {
 				return "files overlap those of task " + o.ID
 			}
 		}
-	}
-	if h.predicted.Enforced() {
-		return h.predictedMeet(t)
 	}
 	return ""
 }
@@ -370,7 +360,6 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	warn := tx.PredictedWarning(pick)
 	tx.LastEpoch = next
 	pick.Status = Claimed
 	pick.ClaimedBy = a.ID
@@ -393,56 +382,99 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	pick.Owner = ""
 	pick.Dirty = true
 	tx.Log(a.ID, "claimed task %s (epoch %d)", pick.ID, pick.Epoch)
-	if warn != "" {
-		tx.Log(a.ID, "warning: task %s is in flight although its %s (predicted_files: warn)", pick.ID, warn)
-	}
 	return pick, nil
 }
 
 // Best is the task Claim would take now for agent a (with any, the first
 // eligible in registry order; otherwise the eligible task of highest
-// priority, registry order breaking ties), or nil. It is the one best-task
-// choice: claim, run, wait and ready all ask it.
+// priority, the least likely to meet the work in flight among those,
+// registry order breaking ties), or nil. It is the one best-task choice:
+// claim, run, wait and ready all ask it.
 func (tx *Txn) Best(a Agent, any bool) *Task { return tx.best(a, any, tx.holders()) }
 
 func (tx *Txn) best(a Agent, any bool, h holders) *Task {
-	// Registry order within one priority: the scan keeps the first task of
-	// the best rank it has seen, as byPriority orders them.
 	var pick *Task
-	best := 99
+	best, risk := 99, 2.0
 	for _, t := range tx.Tasks {
 		if t.Status != Unclaimed {
 			continue
 		}
 		r := t.Priority.Rank()
-		if !any && r >= best {
+		if !any && r > best {
 			continue
 		}
-		if tx.ineligible(t, a, h) != "" {
+		if tx.ineligibleByRule(t, a, h) != "" {
 			continue
 		}
-		pick, best = t, r
-		if any || r == 0 {
+		w := h.weigh(t, a.ID)
+		if w.Waits {
+			continue
+		}
+		if any {
+			return t
+		}
+		if r < best || w.P < risk {
+			pick, best, risk = t, r, w.P
+		}
+		if r == 0 && risk == 0 {
 			break
 		}
 	}
 	return pick
 }
 
+// ineligibleByRule is eligibility without the weighing of predictions.
+func (tx *Txn) ineligibleByRule(t *Task, a Agent, h holders) string {
+	if t.Status != Unclaimed {
+		return "status is " + string(t.Status)
+	}
+	if t.AssignedTo != "" && t.AssignedTo != a.ID {
+		return "assigned to " + t.AssignedTo
+	}
+	if why := tx.heldForOwner(t, a.ID); why != "" {
+		return why
+	}
+	if why := tx.depsBlocked(t); why != "" {
+		return why
+	}
+	if why := unsuited(t, a); why != "" {
+		return why
+	}
+	if why := tx.occupied(t, h); why != "" {
+		return why
+	}
+	return h.writeClaimed(t, a.ID)
+}
+
 // Ready lists every task with why agent a may not claim it ("" if it may),
 // the claimable ones first in the order Best takes them (priority, then
-// registry order), then the rest in registry order.
+// the least likely to meet the work in flight, then registry order),
+// then the rest in registry order.
 func (tx *Txn) Ready(a Agent) (ready []*Task, not []*Task, why []string) {
 	h := tx.holders()
+	risk := map[*Task]float64{}
 	for _, t := range tx.Tasks {
-		if w := tx.ineligible(t, a, h); w != "" {
+		if w := tx.ineligibleByRule(t, a, h); w != "" {
 			not = append(not, t)
 			why = append(why, w)
+			continue
+		}
+		if w := h.weigh(t, a.ID); w.Waits {
+			not = append(not, t)
+			why = append(why, w.String())
 		} else {
 			ready = append(ready, t)
+			risk[t] = w.P
 		}
 	}
-	return byPriority(ready), not, why
+	ready = byPriority(ready)
+	slices.SortStableFunc(ready, func(x, y *Task) int {
+		if rx, ry := x.Priority.Rank(), y.Priority.Rank(); rx != ry {
+			return rx - ry
+		}
+		return cmp.Compare(risk[x], risk[y])
+	})
+	return ready, not, why
 }
 
 // byPriority orders tasks as Best takes them: by priority, urgent first,

@@ -149,7 +149,7 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 	}
 	repo := newProjectRepo(repoDir, root, e.paths)
 	svc, err := app.New(e.ctx, b, app.Options{Clock: e.clock, Warn: warn, Formats: backend.Formats{}, Getenv: os.Getenv, Repo: repo,
-		History: newProjectHistory(repoDir, root, e.paths)})
+		History: newProjectHistory(root, e.paths)})
 	if err != nil {
 		b.Close()
 		return nil, err

@@ -11,14 +11,16 @@ import (
 
 	"github.com/rotd/coord/cmd/coord/gitlog"
 	"github.com/rotd/coord/cmd/coord/workspace"
+	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/coord/plan"
 )
 
-// Planning (contract §9): `coord plan` predicts the paths each task not
-// yet claimed will touch and records them as its predicted_files. The
-// model is package coord/plan, the git reading package gitlog, the use
-// case app.Service.Plan; this file parses, wires and prints.
+// Planning: `coord plan` predicts the paths each task not yet claimed
+// will touch, each with its probability, and records them as its
+// predicted_files and predicted_confidence. The model is package
+// coord/plan, the git reading package gitlog, the use case
+// app.Service.Plan; this file parses, wires and prints.
 
 func planCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "plan", Usage: "predict the paths each unclaimed task will touch (from the git history and finished tasks) and record them as its predicted_files",
@@ -71,9 +73,13 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 	}
 	if e.json {
 		if explain {
-			out := map[string][]explainedPath{}
+			out := map[string]explainedTask{}
 			for _, p := range show {
-				out[p.Task] = explained(p)
+				x := explainedTask{Paths: explained(p), Declared: p.Declared}
+				if w, ok := res.Decisions[p.Task]; ok {
+					x.Decision = &w
+				}
+				out[p.Task] = x
 			}
 			return e.printJSON(out)
 		}
@@ -93,15 +99,21 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 			fmt.Fprintf(tw, "%s\t%s\n", p.Task, paths)
 			continue
 		}
-		if len(p.Paths) == 0 {
-			fmt.Fprintf(tw, "%s\t(nothing predicted)\t\n", p.Task)
+		switch {
+		case p.Declared:
+			fmt.Fprintf(tw, "%s\t(its declared files replace predictions)\t\t\n", p.Task)
+		case len(p.Paths) == 0:
+			fmt.Fprintf(tw, "%s\t(nothing predicted)\t\t\n", p.Task)
 		}
 		for i, x := range p.Paths {
 			id := p.Task
 			if i > 0 {
 				id = ""
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\n", id, x.Path, x.Score, strings.Join(x.Why, "; "))
+			fmt.Fprintf(tw, "%s\t%s\tp %.2f\t%s\n", id, coord.PathCell(x.Path, textWidth), x.P, coord.Cell(strings.Join(x.Why, "; "), 0))
+		}
+		if w, ok := res.Decisions[p.Task]; ok && w.Path != "" {
+			fmt.Fprintf(tw, "\tdecision\t\t%s\n", decision(w))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -116,20 +128,38 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 	return nil
 }
 
-// explainedPath is one predicted path with its score and reasons, as
-// plan --explain --json prints it.
+// explainedTask is one task as plan --explain --json prints it: its
+// paths, whether declared files replace them, and the decision on them
+// against the work in flight (unclaimed tasks only).
+type explainedTask struct {
+	Paths    []explainedPath `json:"paths"`
+	Declared bool            `json:"declared,omitempty"`
+	Decision *coord.Weighed  `json:"decision,omitempty"`
+}
+
+// explainedPath is one predicted path with its score, probability and
+// reasons.
 type explainedPath struct {
 	Path  string   `json:"path"`
 	Score float64  `json:"score"`
+	P     float64  `json:"p"`
 	Why   []string `json:"why"`
 }
 
 func explained(p plan.Prediction) []explainedPath {
 	out := make([]explainedPath, len(p.Paths))
 	for i, x := range p.Paths {
-		out[i] = explainedPath{x.Path, x.Score, nonNilStrings(x.Why)}
+		out[i] = explainedPath{x.Path, x.Score, x.P, nonNilStrings(x.Why)}
 	}
 	return out
+}
+
+// decision says what the weighing decides for a task now.
+func decision(w coord.Weighed) string {
+	if w.Waits {
+		return "waits: " + w.String()
+	}
+	return "ready: " + w.String()
 }
 
 func nonNilStrings(s []string) []string {
@@ -141,15 +171,13 @@ func nonNilStrings(s []string) []string {
 
 // newProjectHistory is the project's git history as the planner asks
 // for it (app.History): the repository of the project root (the main
-// worktree when the caller stands in a linked one), its index kept in
-// the common git directory; paths mapped to project paths when the
-// project lies below the repository's top. nil when the caller's
-// directory and the root are not in one repository (as newProjectRepo).
-// Making it runs nothing.
-func newProjectHistory(cwd, root string, paths func() *workspace.Paths) app.History {
-	if !workspace.SameRepository(cwd, root) {
-		return nil
-	}
+// worktree when the caller stands in a linked one), wherever the command
+// runs (a planner naming the project with --root from elsewhere plans
+// from the project's history, not from its own directory's), its index
+// kept in the common git directory; paths mapped to project paths when
+// the project lies below the repository's top. Making it runs nothing;
+// a root in no repository says so at Load.
+func newProjectHistory(root string, paths func() *workspace.Paths) app.History {
 	src := &gitlog.Source{Dir: root}
 	if top, _ := workspace.GitTop(root); top != root {
 		src.Map = func(top string, list []string) []string { return paths().FromGit(top, list) }

@@ -55,8 +55,8 @@ func (e *env) cmdReady(_ context.Context, c *cli.Command) error {
 	e.printMore(more, "ready")
 	if c.Bool("explain") {
 		for _, r := range ready {
-			if r.Warning != "" {
-				fmt.Fprintf(tw, "%s\tready, but\t%s (predicted_files: warn)\n", r.ID, coord.Cell(r.Warning, reasonWidth))
+			if r.Weighed != nil {
+				fmt.Fprintf(tw, "%s\tready, weighed\t%s\n", r.ID, coord.Cell(r.Weighed.String(), reasonWidth))
 			}
 		}
 		rows, more := app.Limit(not, limit)

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rotd/coord/coord/app"
 )
 
 func main() {
@@ -47,8 +49,8 @@ func main() {
 	natsFlag := flag.Bool("nats", false, "run the NATS figures beside the file engine's (a coord hub on loopback) and print a markdown table")
 	cluster := flag.Bool("cluster", false, "with -nats: also on a 3-node cluster of hubs")
 	var pf planFlags
-	flag.StringVar(&pf.dir, "plan", "", "instead: replay the histories in this directory as work and measure coord's planner (issue 26; make bench-plan)")
-	flag.IntVar(&pf.replan, "plan-replan", 5, "with -plan: also plan again after every N landings (0: only once, at seeding)")
+	flag.StringVar(&pf.dir, "plan", "", "instead: replay the histories in this directory as work and measure coord's planner (make bench-plan)")
+	flag.IntVar(&pf.replan, "plan-replan", app.ReplanAfter, "with -plan: also plan again after every N landings, as coord watch and land do (0: only once, at seeding)")
 	flag.BoolVar(&pf.direct, "plan-direct", false, "with -plan: feed the commits to the predictor directly instead of through a git repository")
 	flag.IntVar(&pf.skip, "plan-skip", 0, "with -plan: replay an earlier window (skip the newest N×200 commits), for tuning on other data")
 	flag.StringVar(&pf.params, "plan-params", "", "with -plan: JSON overriding the predictor's parameters")
@@ -57,6 +59,7 @@ func main() {
 	flag.BoolVar(&pf.self, "plan-self", true, "with -plan: also replay the history of the git repository of the working directory (the newest 200 commits as tasks)")
 	flag.BoolVar(&pf.contents, "plan-contents", true, "with -plan-self: look the identifiers the tasks name up in the repository's files as they were before the first task, as coord plan does")
 	flag.StringVar(&pf.agents, "plan-agents", "", "with -plan: numbers of agents (comma-separated; default 4,8)")
+	flag.StringVar(&pf.repos, "plan-repos", "", "with -plan: also replay these git repositories' histories (NAME=DIR,…; bare copies will do), read at run time")
 	claimsDir := flag.String("replay-claims", "", "instead: replay the histories in this directory as work for 4 and 8 agents with and without write claims (issue 24; make bench-claims)")
 	floor := flag.Bool("floor", false, "instead: the edit hook and a claim at 1,000 tasks against the floor programs of cmd/coordbench/floor, interleaved, as ratios (-only hook or claim)")
 	hello := flag.String("hello", "", "with -floor: the floor of a process start (default: floor-hello beside coordbench)")

@@ -25,11 +25,12 @@ type planFlags struct {
 	only     string
 	agents   string
 	parallel bool
-	self     bool // also replay the repository coordbench runs in
-	contents bool // and look identifiers up in its files
+	self     bool   // also replay the repository coordbench runs in
+	contents bool   // and look identifiers up in its files
+	repos    string // more git repositories to replay: NAME=DIR,…
 }
 
-// runPlan replays the histories as work (issue 26) and prints the
+// runPlan replays the histories as work and prints the
 // figures. It reports a skip, not an error, when the data is absent (a
 // user's clone has none).
 func runPlan(pf planFlags) error {
@@ -79,10 +80,57 @@ func runPlan(pf planFlags) error {
 		}
 		replay.Print(os.Stdout, fs, pf.replan)
 	}
+	if pf.repos != "" && !pf.ablate {
+		if err := runRepos(ctx, opt, mode, pf.replan, pf.repos); err != nil {
+			return err
+		}
+	}
 	if !pf.self || pf.ablate {
 		return nil
 	}
 	return runOwn(ctx, opt, mode, pf.replan, pf.contents)
+}
+
+// runRepos replays the histories of other git repositories (a clone, or
+// a bare copy of a public repository kept outside this one), read at
+// run time as this repository's own is (replay.Own: the newest 200
+// commits that changed files as tasks, with their diffs), each named
+// NAME in "NAME=DIR,…"; a directory that is not there is skipped with
+// one line. Nothing they hold is written anywhere.
+func runRepos(ctx context.Context, opt replay.BenchOptions, mode string, replan int, spec string) error {
+	var all []replay.Figures
+	for _, item := range strings.Split(spec, ",") {
+		name, dir, ok := strings.Cut(item, "=")
+		if !ok || name == "" || dir == "" {
+			return fmt.Errorf("-plan-repos: %q is not NAME=DIR", item)
+		}
+		if _, err := os.Stat(dir); err != nil {
+			fmt.Printf("\n%s replay skipped: %v\n", name, err)
+			continue
+		}
+		cs, err := replay.Own(ctx, dir, ownTasks)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if len(cs) < ownTasks+ownMinHistory {
+			fmt.Printf("\n%s replay skipped: %d commits that changed files, fewer than %d\n", name, len(cs), ownTasks+ownMinHistory)
+			continue
+		}
+		o := opt
+		o.Tasks, o.Skip = ownTasks, 0
+		fmt.Printf("\n## Planning: %s (%s, read with package gitlog at run time) replayed as work\n\nThe newest %d of its %d commits that changed files as tasks; the predictor runs on %s. Durations: %s.\n",
+			name, dir, ownTasks, len(cs), mode, replay.DurationRule)
+		fs, err := replay.BenchCommits(ctx, o, name, cs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		replay.Print(os.Stdout, fs, replan)
+		all = append(all, fs...)
+	}
+	if len(all) > 1 && replan > 0 {
+		fmt.Printf("\nover these repositories: re-planned every %d landings: %s\n", replan, replay.Summarise(all, func(f *replay.Figures) replay.Result { return f.Replan }))
+	}
+	return nil
 }
 
 // ownTasks and ownMinHistory: this repository's newest ownTasks commits
@@ -96,8 +144,8 @@ const (
 
 // runOwn replays the history of the git repository coordbench runs in
 // (read with package gitlog, its newest commits' diffs with
-// gitlog.Diffs) as the data set's are replayed: the fifth history of
-// issue 26. Outside a repository it says so in one line.
+// gitlog.Diffs) as the data set's are replayed. Outside a repository it
+// says so in one line.
 func runOwn(ctx context.Context, opt replay.BenchOptions, mode string, replan int, contents bool) error {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -163,8 +211,8 @@ func ablate(ctx context.Context, opt replay.BenchOptions) error {
 		{"no co-change", func(p *plan.Params) { p.WCo = 0 }},
 		{"no recency (half-life off)", func(p *plan.Params) { p.HalfLife = 1e12 }},
 		{"no pairing of near-identical tasks", func(p *plan.Params) { p.PairSim = 0 }},
-		{"no bound by the hottest file's share (HotCap)", func(p *plan.Params) { p.HotCap = 0 }},
-		{"no cap on hot files at all (Cap, HotCap)", func(p *plan.Params) { p.Cap, p.HotCap = 0, 0 }},
+		{"no hot files judged by kind (HotShare)", func(p *plan.Params) { p.HotShare = 0 }},
+		{"no bound on a file's probabilities in a batch (Cap)", func(p *plan.Params) { p.Cap = 0 }},
 	}
 	fmt.Printf("## Ablation (each signal off in turn; %d histories, agents %v; mean ratio over the runs, worst run in brackets)\n\n", len(opt.Histories), opt.Agents)
 	fmt.Printf("| model | once: conflicts | once: makespan | re-plan: conflicts | re-plan: makespan | recall | precision |\n|---|---|---|---|---|---|---|\n")

@@ -11,7 +11,7 @@ import (
 // conflict events in (only those within coord.AdviceWindow count).
 const adviceLogLines = 2000
 
-// Advise says how many agents to run now (contract §9, coord advise):
+// Advise says how many agents to run now (coord advise):
 // coord.Txn.Advise over the registry, with the conflicts found in the
 // last coord.AdviceWindow counted in the log.
 func (s *Service) Advise(ctx context.Context) (coord.Advice, error) {
@@ -29,7 +29,7 @@ func (s *Service) Advise(ctx context.Context) (coord.Advice, error) {
 }
 
 // conflictEvents counts the log's conflict and send-back lines of the
-// advice's window.
+// advice's window that coord itself wrote (coord.IsConflictEvent).
 func (s *Service) conflictEvents(ctx context.Context, now time.Time) (coord.ConflictEvents, error) {
 	var ev coord.ConflictEvents
 	since := coord.FormatTime(now.Add(-coord.AdviceWindow))
@@ -38,7 +38,7 @@ func (s *Service) conflictEvents(ctx context.Context, now time.Time) (coord.Conf
 		if !ok || e.Timestamp < since {
 			return nil
 		}
-		switch coord.IsConflictEvent(e.Message) {
+		switch coord.IsConflictEvent(e.AgentID, e.Message) {
 		case "conflict":
 			ev.Conflicts++
 		case "sendback":

@@ -12,16 +12,17 @@ import (
 	"github.com/rotd/coord/coord/plan"
 )
 
-// Planning (contract §9): for each task not yet claimed, the paths it
-// will likely touch, predicted by package coord/plan from the
-// repository's history (History, which the front end wires) and from
-// this project's finished tasks with what they really touched, and,
-// when the History also implements Contents, from the files of the tree
-// that hold the identifiers the tasks name, recorded
-// on the tasks as predicted_files (coord.Txn.RecordPredictions), which
-// eligibility and the scheduler then treat as files (coord/predict.go).
-// The history is read outside the registry's exclusion; only the
-// recording commits.
+// Planning: for each task not yet claimed, the paths it will likely
+// touch, each with its probability, predicted by package coord/plan from
+// the repository's history (History, which the front end wires: the
+// project root's repository, wherever the command runs) and from this
+// project's finished tasks with what they really touched, and, when the
+// History also implements Contents, from the files of the tree that hold
+// the identifiers the tasks name, recorded on the tasks as
+// predicted_files and predicted_confidence (coord.Txn.RecordPredictions),
+// which eligibility and the scheduler then weigh (coord/predict.go). The
+// history is read outside the registry's exclusion; only the recording
+// commits.
 
 // History is the caller's repository's history as the planner learns
 // from it. The application never runs git itself: the front end passes
@@ -85,8 +86,12 @@ type PlanResult struct {
 	// predicted or recorded.
 	NoHistory bool
 	// Predictions are one per planned task, in registry order, each
-	// path with its score and the reasons it was chosen.
+	// path with its score, probability and the reasons it was chosen.
 	Predictions []plan.Prediction
+	// Decisions are, for each planned task still unclaimed, its
+	// predictions weighed against the work in flight once recorded
+	// (coord.Txn.Weigh), by task id.
+	Decisions map[string]coord.Weighed
 	// Recorded counts the tasks whose predicted_files changed.
 	Recorded int
 	// Head, Commits and Read describe the history learned from: the
@@ -118,7 +123,7 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 			return res, err
 		}
 	}
-	var tasks []plan.Task
+	var tasks, beside []plan.Task
 	var finished []plan.Finished
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
 		for _, id := range append(slices.Clone(req.Tasks), req.Include...) {
@@ -130,10 +135,18 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 			if t.Status == coord.Done && len(t.TouchedFiles) > 0 {
 				finished = append(finished, plan.Finished{Title: t.Title, Description: t.Description, Touched: t.TouchedFiles})
 			}
-			if !planned(req, t) {
-				continue
+			pt := plan.Task{ID: t.ID, Title: t.Title, Description: t.Description, Files: slices.Clone(t.Files)}
+			switch {
+			case planned(req, t):
+				tasks = append(tasks, pt)
+			case t.Status == coord.Claimed || t.Status == coord.Blocked:
+				// In flight: planned beside the batch (a task that
+				// says nearly the same shares its best file) and
+				// recorded again, so that the weighing compares
+				// predictions made from the same history (a file
+				// renamed since is named as the others name it).
+				beside = append(beside, pt)
 			}
-			tasks = append(tasks, plan.Task{ID: t.ID, Title: t.Title, Description: t.Description, Files: slices.Clone(t.Files)})
 		}
 		return nil
 	})
@@ -176,13 +189,24 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 		}
 	}
 	m := plan.NewModel(in, p)
-	res.Predictions = m.Plan(tasks)
-	recs := make([]coord.Prediction, len(res.Predictions))
-	for i, pr := range res.Predictions {
-		recs[i] = coord.Prediction{Task: pr.Task, Paths: pr.Files()}
+	all := m.Plan(append(tasks, beside...))
+	res.Predictions = all[:len(tasks)]
+	recs := make([]coord.Prediction, len(all))
+	for i, pr := range all {
+		recs[i] = coord.Prediction{Task: pr.Task, Paths: pr.Files(), Confidence: pr.Probs()}
 	}
 	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
 		res.Recorded = tx.RecordPredictions(recs)
+		var open []*coord.Task
+		for _, pr := range res.Predictions {
+			if t := tx.Task(pr.Task); t != nil && t.Status == coord.Unclaimed {
+				open = append(open, t)
+			}
+		}
+		res.Decisions = map[string]coord.Weighed{}
+		for i, w := range tx.Weigh(open, "") {
+			res.Decisions[open[i].ID] = w
+		}
 		return nil
 	})
 	res.Took = time.Since(start)
@@ -190,18 +214,16 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (PlanResult, error)
 }
 
 // ReplanAfter is how many tasks must have landed since the last plan
-// before Replan plans again: the cadence measured on the replayed
-// histories (make bench-plan: every 5 landings meets the targets, with
-// conflicts at 0.24x first come, first served's and makespan at 1.01x
-// the oracle's; every single landing let one run reach 1.54x).
+// before Replan plans again: the cadence the replayed histories are
+// measured with (make bench-plan).
 const ReplanAfter = 5
 
 // Replan plans the unclaimed tasks again once ReplanAfter tasks have
 // landed since they were last planned (landed_at newer than every
 // unclaimed task's predicted_at and than this Service's last replan):
-// what landed is history the predictions did not know, and a file whose
-// waiting tasks pile up loses its weakest predictions (package plan's
-// batch bound). Cheap otherwise: one read of the registry, no git. It
+// what landed is history the predictions did not know, and the batch's
+// bound on a hot file's probabilities follows the tasks left (package
+// plan). Cheap otherwise: one read of the registry, no git. It
 // reports whether it planned. watch calls it as it sees tasks land.
 func (s *Service) Replan(ctx context.Context) (bool, PlanResult, error) {
 	if s.history == nil {

@@ -77,7 +77,8 @@ type Worktree struct {
 
 // tasks is the registry store, every transaction of which follows the
 // project's write_claims and predicted_files settings
-// (coord.Txn.WriteClaims, WriteClaimsUntasked, PredictedFiles) and knows
+// (coord.Txn.WriteClaims, WriteClaimsUntasked, PredictedFiles,
+// PredictFloor) and knows
 // which owners of work returned to the pool are away (OwnersAway).
 func (s *Service) tasks() coord.TaskStore {
 	return claimStore{s.b.Tasks(), s}
@@ -112,7 +113,7 @@ func (c claimStore) View(ctx context.Context, fn func(*coord.Txn) error) error {
 // owners' beats are read only when such work exists.
 func (c claimStore) settle(ctx context.Context, tx *coord.Txn) error {
 	cfg := c.s.conf()
-	tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles = cfg.WriteClaims, cfg.WriteClaimsUntasked, cfg.PredictedFiles
+	tx.WriteClaims, tx.WriteClaimsUntasked, tx.PredictedFiles, tx.PredictFloor = cfg.WriteClaims, cfg.WriteClaimsUntasked, cfg.PredictedFiles, cfg.PredictFloor
 	var owners []string
 	for _, t := range tx.Tasks {
 		if t.Status == coord.Unclaimed && t.Owner != "" && !slices.Contains(owners, t.Owner) {

@@ -35,7 +35,7 @@ type SeedResult struct {
 	Unchanged    int      `json:"unchanged"`
 	UnchangedIDs []string `json:"unchanged_ids"`
 	// Planned counts the tasks of the batch that were planned
-	// (predicted_files recorded: contract §9), unless config.json says
+	// (predicted_files recorded), unless config.json says
 	// "plan": "manual"; PlanNote says why planning was skipped or what
 	// went wrong with it ("" when nothing did). Neither is part of the
 	// printed JSON.
@@ -118,7 +118,7 @@ func (s *Service) Seed(ctx context.Context, r SeedRequest) (SeedResult, error) {
 // in the registry whatever happens to its planning.
 const SeedPlanTimeout = 20 * time.Second
 
-// planSeeded plans a batch just seeded (contract §9), unless the project
+// planSeeded plans a batch just seeded, unless the project
 // plans by hand or has no history; a failure is a note, never the
 // seed's error (the batch is committed).
 func (s *Service) planSeeded(ctx context.Context, ids []string) (int, string) {
@@ -677,9 +677,10 @@ type ReadyRow struct {
 	Priority string `json:"priority"`
 	Title    string `json:"title,omitempty"`
 	Reason   string `json:"reason,omitempty"`
-	// Warning, on a ready task under predicted_files "warn", is the
-	// predicted overlap that would hold it under "enforce".
-	Warning string `json:"warning,omitempty"`
+	// Weighed, on a task whose predicted paths may meet the work in
+	// flight, is that risk and the decision on it (ready: worth it;
+	// not ready: it waits, and Reason says so).
+	Weighed *coord.Weighed `json:"weighed,omitempty"`
 }
 
 // Ready lists what agent could claim now, in the order claim takes it,
@@ -687,12 +688,23 @@ type ReadyRow struct {
 func (s *Service) Ready(ctx context.Context, a coord.Agent) (ready, not []ReadyRow, err error) {
 	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
 		yes, no, why := tx.Ready(a)
-		warn := tx.PredictedWarnings(yes)
-		for i, t := range yes {
-			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Warning: warn[i]})
+		weighed := func(w coord.Weighed) *coord.Weighed {
+			if w.P == 0 {
+				return nil
+			}
+			return &w
 		}
+		for i, w := range tx.Weigh(yes, a.ID) {
+			t := yes[i]
+			ready = append(ready, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Weighed: weighed(w)})
+		}
+		ws := tx.Weigh(no, a.ID)
 		for i, t := range no {
-			not = append(not, ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Reason: why[i]})
+			r := ReadyRow{ID: t.ID, Priority: string(priority(t)), Title: t.Title, Reason: why[i]}
+			if ws[i].Waits && why[i] == ws[i].String() {
+				r.Weighed = weighed(ws[i])
+			}
+			not = append(not, r)
 		}
 		return nil
 	})

@@ -12,7 +12,8 @@ import (
 // \\"Fix X\\"") touch the same files far more often than the evidence
 // for any one file shows. For each pair whose similarity reaches
 // PairSim, the file with the best combined score that either has is
-// given to both.
+// given to both (when one is best: files tied for it are never chosen
+// by name).
 func (m *Model) pairUp(tasks []Task, ev []map[int]*evidence) {
 	vecs := make([][]term, len(tasks))
 	unseen := map[string]int{}
@@ -28,17 +29,20 @@ func (m *Model) pairUp(tasks []Task, ev []map[int]*evidence) {
 			if cosine(vecs[i], vecs[j]) < m.p.PairSim || apart(areas[i], areas[j]) {
 				continue
 			}
-			best, bs := -1, 0.0
+			best, bs, tied := -1, 0.0, false
 			for _, pair := range [2]map[int]*evidence{ev[i], ev[j]} {
 				for f := range pair {
 					s := score(ev[i], f) + score(ev[j], f)
-					if s > bs || s == bs && best >= 0 && m.paths[f] < m.paths[best] {
-						best, bs = f, s
+					switch {
+					case s > bs:
+						best, bs, tied = f, s, false
+					case s == bs && f != best:
+						tied = true
 					}
 				}
 			}
-			if best < 0 {
-				continue
+			if best < 0 || tied {
+				continue // no best file, or several: none is chosen by name
 			}
 			for _, k := range [2]int{i, j} {
 				other := tasks[i+j-k]
@@ -155,57 +159,4 @@ func cosine(a, b []term) float64 {
 		}
 	}
 	return s
-}
-
-// capFiles limits how many tasks of the batch a file is predicted for:
-// at most Cap times the number its recency-weighted share of past
-// changes would have touched, plus CapSlack, the tasks with the
-// strongest evidence keeping it. This is the policy for hot files (a
-// changelog, a central module): predicting one for every task that
-// might touch it would serialise most of the batch, so it goes to the
-// tasks most likely to touch it, about as many as really will.
-func (m *Model) capFiles(ev []map[int]*evidence) {
-	if m.totalW == 0 {
-		return
-	}
-	type ts struct {
-		task int
-		s    float64
-	}
-	by := map[int][]ts{}
-	for i, e := range ev {
-		for f, x := range e {
-			if x.declared || x.score < m.p.MinScore && !x.paired {
-				continue
-			}
-			by[f] = append(by[f], ts{i, x.score})
-		}
-	}
-	n := float64(len(ev))
-	maxShare := 0.0
-	for _, w := range m.fileW {
-		maxShare = max(maxShare, w/m.totalW)
-	}
-	for f, l := range by {
-		share := m.p.Cap * m.fileW[f] / m.totalW
-		if m.p.HotCap > 0 {
-			share = min(share, m.p.HotCap*maxShare)
-		}
-		k := int(math.Ceil(share*n + m.p.CapSlack))
-		if len(l) <= k {
-			continue
-		}
-		slices.SortFunc(l, func(a, b ts) int {
-			if a.s != b.s {
-				if a.s > b.s {
-					return -1
-				}
-				return 1
-			}
-			return a.task - b.task
-		})
-		for _, x := range l[k:] {
-			ev[x.task][f].cut = true
-		}
-	}
 }

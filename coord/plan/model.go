@@ -39,6 +39,8 @@ type doc struct {
 	weight  float64
 	vec     []term // normalised tf-idf vector, sorted by word
 	scopes  []string
+	kind    string     // kindOf(subject)
+	adds    []addition // folders the commit added files in
 }
 
 type term struct {
@@ -60,15 +62,23 @@ type Model struct {
 	idf   []float64
 	post  [][]posting // word id -> docs holding it
 
-	fileW    []float64         // recency-weighted number of docs touching each file
+	fileW    []float64         // recency-weighted number of informative docs touching each file
 	co       []map[int]float64 // file -> file -> weighted docs touching both
-	totalW   float64           // sum of doc weights
+	totalW   float64           // sum of informative doc weights
 	scopeDoc map[string][]int  // scope -> docs
 	names    map[string][]int  // lower-case base name ("printer.go") -> files
 	stems    map[string][]int  // lower-case stem ("printer") -> files
 	idents   map[string][]int  // identifier -> files holding it
 	suffixes map[string][]int  // lower-case path suffixes of two or more segments -> files
 	lower    map[string]int    // lower-case path -> file
+
+	informative int // docs of 1 to MaxCoFiles files
+	cal         cal // score -> probability
+	// hot files, and the weighted informative docs of each kind and of
+	// each kind touching each hot file.
+	hot      []int
+	kindW    map[string]float64
+	kindFile map[string]map[int]float64
 }
 
 type posting struct {
@@ -97,13 +107,16 @@ func NewModel(in Input, p Params) *Model {
 		c := &in.Commits[i]
 		age := float64(n - 1 - i)
 		w := math.Exp2(-age / p.HalfLife)
-		d := doc{subject: c.Subject, files: files[i], weight: w}
+		d := doc{subject: c.Subject, files: files[i], weight: w, kind: kindOf(c.Subject)}
+		if len(c.Changes) <= p.MaxCoFiles {
+			d.adds = additions(c)
+		}
 		_, d.scopes = scopes(c.Subject)
 		m.docs = append(m.docs, d)
 		m.addText(len(m.docs)-1, c.Subject, c.Body)
 	}
 	for _, f := range in.Finished {
-		d := doc{subject: f.Title, weight: p.FinishedWeight}
+		d := doc{subject: f.Title, weight: p.FinishedWeight, kind: kindOf(f.Title)}
 		for _, t := range f.Touched {
 			if id, ok := m.ids[CleanPath(t)]; ok {
 				d.files = appendNew(d.files, id)
@@ -115,6 +128,10 @@ func NewModel(in Input, p Params) *Model {
 	}
 	m.finishVectors()
 	m.countFiles()
+	m.calibrate()
+	if p.HotShare > 0 {
+		m.countKinds()
+	}
 	return m
 }
 
@@ -186,23 +203,21 @@ func (m *Model) finishVectors() {
 
 // countFiles gathers how often each file changed and with which others
 // (both weighted by recency). Docs that touch more than MaxCoFiles files
-// (a reformatting, a vendored update) say little about which files belong
-// together and are left out of co-change.
+// (a reformatting, a vendored update, an import, a shallow clone's first
+// commit) say little about which files belong together or how often a
+// file changes, and are left out of both.
 func (m *Model) countFiles() {
 	nf := len(m.paths)
 	m.fileW = make([]float64, nf)
 	m.co = make([]map[int]float64, nf)
 	for i := range m.docs {
 		d := &m.docs[i]
-		if len(d.files) == 0 {
+		if len(d.files) == 0 || len(d.files) > m.p.MaxCoFiles {
 			continue
 		}
 		m.totalW += d.weight
 		for _, f := range d.files {
 			m.fileW[f] += d.weight
-		}
-		if len(d.files) > m.p.MaxCoFiles {
-			continue
 		}
 		for _, f := range d.files {
 			for _, g := range d.files {

@@ -26,8 +26,9 @@ type Params struct {
 	CoPrior float64
 
 	// The weight of each signal (0 turns it off): similar changes,
-	// prefix, named paths, identifiers in contents, co-change.
-	WText, WScope, WName, WIdent, WCo float64
+	// prefix, named paths, identifiers in contents, co-change; WNew
+	// (0 or not) turns the prediction of new files on (newfiles.go).
+	WText, WScope, WName, WIdent, WCo, WNew float64
 
 	// Seeds is how many of the best files co-change starts from.
 	Seeds int
@@ -38,27 +39,29 @@ type Params struct {
 	// similar (cosine of their tf-idf vectors) share their best file; 0
 	// turns pairing off.
 	PairSim float64
-	// Cap and CapSlack bound how many tasks of a batch a file is
-	// predicted for: Cap times its share of recent changes times the
-	// batch's size, plus CapSlack; Cap 0 turns the bound off.
+	// Cap and CapSlack bound the sum of a file's probabilities over a
+	// batch: Cap times its share of recent changes times the batch's
+	// size, plus CapSlack; Cap 0 (the default) turns the bound off. On
+	// a re-plan the tasks left are those held back, so a bound by the
+	// file's share lowers the very predictions that keep them apart
+	// (measured: more conflicts); it stays for the ablation.
 	Cap, CapSlack float64
-	// HotCap bounds every file's share of the batch to HotCap times the
-	// largest share any file has of recent changes (0: no bound), so no
-	// predicted chain of tasks outgrows the longest real one by much.
-	HotCap float64
+	// HotShare: a file changed by at least this share of the
+	// informative changes is hot, and judged by the task's kind (how
+	// often changes of that kind touched it) as much as by its words;
+	// 0 turns it off.
+	HotShare float64
 
-	// A path is predicted when its score is at least MinScore and at
+	// A path is predicted when its probability is at least MinP and at
 	// least RelScore times the task's best; at most MaxPaths.
-	MinScore float64
+	MinP     float64
 	RelScore float64
 	MaxPaths int
 }
 
-// DefaultParams are the measured defaults. The thresholds are low and
-// the caps generous because the caps, not the scores, bound the cost of
-// a wrong prediction: a file predicted for a few tasks too many costs
-// little parallelism, a hot file predicted for half the batch costs a
-// great deal (see the ablation in the report of issue 26).
+// DefaultParams are the measured defaults (coordbench -plan). The
+// thresholds are low: a weak prediction is shown, and the scheduler
+// weighs it by its probability, so it costs little.
 var DefaultParams = Params{
 	HalfLife:       1000,
 	SubjectWeight:  2,
@@ -72,13 +75,14 @@ var DefaultParams = Params{
 	WName:          1,
 	WIdent:         1,
 	WCo:            0.5,
+	WNew:           1,
 	Seeds:          3,
 	MaxCoFiles:     20,
 	PairSim:        0.3,
-	Cap:            2.5,
+	Cap:            0,
 	CapSlack:       1,
-	HotCap:         2,
-	MinScore:       0.05,
-	RelScore:       0.3,
+	HotShare:       0.1,
+	MinP:           0.05,
+	RelScore:       0.2,
 	MaxPaths:       6,
 }

@@ -78,7 +78,7 @@ func tree(cs []Commit) []string {
 func testParams() Params {
 	p := DefaultParams
 	p.Cap = 0
-	p.MinScore = 0.05
+	p.MinP = 0.001
 	p.RelScore = 0
 	p.MaxPaths = 10
 	return p
@@ -178,6 +178,26 @@ func TestPredict_Renames(t *testing.T) {
 	}
 }
 
+// TestPredict_Conversion: a file converted to another format in one
+// commit (deleted, and added under its name with another extension)
+// keeps its history under the new name.
+func TestPredict_Conversion(t *testing.T) {
+	var e [][]string
+	for i := range 20 {
+		e = append(e, []string{fmt.Sprintf("changes: note %d", i), "CHANGES.rst", fmt.Sprintf("src/f%d.py", i)})
+	}
+	e = append(e, []string{"Convert changes to markdown", "D:CHANGES.rst", "A:CHANGES.md"})
+	cs := history(e...)
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, testParams())
+	got := m.Predict(Task{ID: "1", Title: "changes: note 99"})
+	p := find(got, "CHANGES.md")
+	if p == nil || !slices.ContainsFunc(p.Why, func(s string) bool {
+		return strings.Contains(s, `20 of 21 changes prefixed "changes:"`) || strings.Contains(s, `of 20 changes prefixed`)
+	}) {
+		t.Fatalf("the converted file lost its history: %+v", got.Paths)
+	}
+}
+
 func TestPredict_OnlyTreeOrDeclared(t *testing.T) {
 	cs := history(
 		[]string{"cache: evict", "cache.go", "cache_old.go"},
@@ -185,16 +205,18 @@ func TestPredict_OnlyTreeOrDeclared(t *testing.T) {
 		[]string{"remove the old cache", "D:cache_old.go"},
 	)
 	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, testParams())
-	got := m.Predict(Task{ID: "1", Title: "cache: evict faster", Files: []string{"gen/new_cache.go", "cache.go", "docs/*.md"}})
+	got := m.Predict(Task{ID: "1", Title: "cache: evict faster"})
 	var paths []string
 	for _, p := range got.Paths {
 		paths = append(paths, p.Path)
 	}
-	if !reflect.DeepEqual(paths, []string{"gen/new_cache.go", "cache.go"}) {
-		t.Fatalf("got %q, want the declared literal paths first, then nothing that left the tree", paths)
+	if !reflect.DeepEqual(paths, []string{"cache.go"}) {
+		t.Fatalf("got %q, want cache.go and nothing that left the tree", paths)
 	}
-	if got.Paths[0].Why[0] != "declared" {
-		t.Errorf("why %q", got.Paths[0].Why)
+	// Declared files replace the predictions.
+	got = m.Predict(Task{ID: "1", Title: "cache: evict faster", Files: []string{"gen/new_cache.go", "docs/*.md"}})
+	if len(got.Paths) != 0 || !got.Declared {
+		t.Fatalf("a task with declared files was predicted %+v", got)
 	}
 }
 
@@ -248,37 +270,141 @@ func TestPlan_PairsNearDuplicates(t *testing.T) {
 	}
 }
 
-func TestPlan_Cap(t *testing.T) {
+func TestPlan_Bound(t *testing.T) {
 	cs := sample()
 	p := testParams()
 	var tasks []Task
 	for i := range 20 {
 		tasks = append(tasks, Task{ID: fmt.Sprint(i), Title: fmt.Sprintf("Add option --more-%d to the command line", i)})
 	}
-	count := func(p Params) int {
-		n := 0
+	sum := func(p Params) (float64, int) {
+		s, n := 0.0, 0
 		for _, pr := range NewModel(Input{Commits: cs, Tree: tree(cs)}, p).Plan(tasks) {
-			if find(pr, "CHANGELOG.md") != nil {
+			if x := find(pr, "CHANGELOG.md"); x != nil {
+				s += x.P
 				n++
 			}
 		}
-		return n
+		return s, n
 	}
-	if n := count(p); n != 20 {
-		t.Fatalf("without a cap CHANGELOG.md is predicted for %d of 20 tasks, want 20", n)
+	free, n := sum(p)
+	if n != 20 || free <= 0 {
+		t.Fatalf("without a bound CHANGELOG.md is predicted for %d of 20 tasks (sum %.2f), want 20", n, free)
 	}
-	// CHANGELOG.md is in 8 of 33 changes: Cap 1 allows 20×8/33 (weighted
-	// by recency) + 1.
-	p.Cap, p.CapSlack, p.HotCap = 1, 1, 0
-	if n := count(p); n < 5 || n > 7 {
-		t.Fatalf("with Cap 1 CHANGELOG.md is predicted for %d of 20 tasks, want about 6", n)
+	// CHANGELOG.md is in 8 of 33 changes: Cap 0.5 allows a sum of
+	// 0.5 × 20 × 8/33 (weighted by recency) + 1, about 3.4.
+	p.Cap, p.CapSlack = 0.5, 1
+	bounded, _ := sum(p)
+	if bounded > 3.6 || bounded < 3 || bounded >= free {
+		t.Fatalf("with Cap 0.5 the probabilities of CHANGELOG.md sum to %.2f (%.2f unbounded), want about 3.4", bounded, free)
 	}
-	// HotCap bounds the share by the largest share of any file: the
-	// printer's two files are in 8 of 33 changes, as CHANGELOG.md is, so
-	// at most 0.5 × 20 × 8/33 + 1 tasks keep it, however large Cap is.
-	p.Cap, p.HotCap = 10, 0.5
-	if n := count(p); n < 3 || n > 4 {
-		t.Fatalf("with HotCap 0.5 CHANGELOG.md is predicted for %d of 20 tasks, want 3 or 4", n)
+}
+
+// TestPlan_BulkCommit: a history of one bulk commit (a fresh import, a
+// shallow clone) cannot inform: no task is given paths it is likely to
+// touch, and never the same first paths chosen by name.
+func TestPlan_BulkCommit(t *testing.T) {
+	var paths []string
+	for _, d := range []string{"api", "ui", "docs"} {
+		for i := range 10 {
+			paths = append(paths, fmt.Sprintf("A:%s/f%d.go", d, i))
+		}
+	}
+	cs := history(append([]string{"Initial import"}, paths...))
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, DefaultParams)
+	tasks := []Task{{ID: "ui", Title: "Make the UI dark"}, {ID: "api", Title: "Add an API for imports"}, {ID: "d", Title: "Document the import"}, {ID: "x", Title: "Initial import fixes"}}
+	firsts := map[string]int{}
+	for _, pr := range m.Plan(tasks) {
+		for _, x := range pr.Paths {
+			if x.P >= 0.1 {
+				t.Errorf("task %s: %s predicted at %.2f from one bulk commit", pr.Task, x.Path, x.P)
+			}
+		}
+		if len(pr.Paths) > 0 {
+			firsts[pr.Paths[0].Path]++
+		}
+	}
+	for p, n := range firsts {
+		if n > 1 {
+			t.Errorf("%d tasks share the first path %s", n, p)
+		}
+	}
+}
+
+// TestPlan_NoNameOrder: candidates tied at the last place are left out
+// together, not chosen by name.
+func TestPlan_NoNameOrder(t *testing.T) {
+	var e [][]string
+	for i := range 3 {
+		e = append(e, []string{fmt.Sprintf("gen: regenerate %d", i), "gen/a.go", "gen/b.go", "gen/c.go", "gen/d.go"})
+	}
+	cs := history(e...)
+	p := testParams()
+	p.MaxPaths = 2
+	got := NewModel(Input{Commits: cs, Tree: tree(cs)}, p).Predict(Task{ID: "1", Title: "gen: regenerate again"})
+	if len(got.Paths) != 0 {
+		t.Fatalf("four tied files, two places: got %+v", got.Paths)
+	}
+	p.MaxPaths = 4
+	if got := NewModel(Input{Commits: cs, Tree: tree(cs)}, p).Predict(Task{ID: "1", Title: "gen: regenerate again"}); len(got.Paths) != 4 {
+		t.Fatalf("four tied files, four places: got %+v", got.Paths)
+	}
+}
+
+// TestCalibrate: on a history long enough to measure, the probabilities
+// match what held-out changes really touched: a file every change of a
+// prefix touched is predicted near certainty, and over many tasks the
+// probabilities add up to about the files they touch.
+func TestCalibrate(t *testing.T) {
+	var e [][]string
+	for i := range 60 {
+		e = append(e, []string{fmt.Sprintf("printer: fix column %d", i), "printer.go"})
+		if i%2 == 0 {
+			e[len(e)-1] = append(e[len(e)-1], "printer_test.go")
+		}
+		e = append(e, []string{fmt.Sprintf("search: faster scan %d", i), "search.go"})
+	}
+	cs := history(e...)
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, DefaultParams)
+	if m.cal.n == 0 {
+		t.Fatalf("120 changes were not measured")
+	}
+	got := m.Predict(Task{ID: "1", Title: "printer: fix column 99"})
+	pp, pt := find(got, "printer.go"), find(got, "printer_test.go")
+	if pp == nil || pp.P < 0.8 {
+		t.Fatalf("printer.go: %+v", got.Paths)
+	}
+	if pt == nil || pt.P < 0.3 || pt.P > 0.7 {
+		t.Fatalf("printer_test.go, touched by half the printer changes: %+v", got.Paths)
+	}
+	if find(got, "search.go") != nil && find(got, "search.go").P > 0.1 {
+		t.Fatalf("search.go: %+v", got.Paths)
+	}
+	// A young history of the same kind says less.
+	young := NewModel(Input{Commits: cs[:10], Tree: tree(cs)}, DefaultParams).Predict(Task{ID: "1", Title: "printer: fix column 99"})
+	if yp := find(young, "printer.go"); yp == nil || yp.P >= pp.P || yp.P > 0.45 {
+		t.Fatalf("ten changes: %+v", young.Paths)
+	}
+}
+
+// TestPlan_HotFileByKind: a file changed with nearly every change of one
+// kind (a changelog that features touch, docs changes never) is judged
+// by the task's kind, not by its words.
+func TestPlan_HotFileByKind(t *testing.T) {
+	var e [][]string
+	for i := range 30 {
+		e = append(e, []string{fmt.Sprintf("feat: widget option %d", i), fmt.Sprintf("src/w%d.go", i%7), "CHANGELOG.md"})
+		e = append(e, []string{fmt.Sprintf("docs: widget option %d explained", i), "docs/widget.md"})
+	}
+	cs := history(e...)
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, DefaultParams)
+	pr := m.Plan([]Task{{ID: "f", Title: "feat: a new widget colour"}, {ID: "d", Title: "docs: the widget colour"}})
+	f, d := find(pr[0], "CHANGELOG.md"), find(pr[1], "CHANGELOG.md")
+	if f == nil || f.P < 0.6 {
+		t.Fatalf("a feature is not predicted to touch the changelog: %+v", pr[0].Paths)
+	}
+	if d != nil && d.P > 0.2 {
+		t.Fatalf("a docs change is predicted to touch the changelog at %.2f: %+v", d.P, pr[1].Paths)
 	}
 }
 
@@ -439,5 +565,46 @@ func TestNamed(t *testing.T) {
 	got := m.Predict(Task{ID: "3", Title: "Output is cut short", Description: "flush() is never called at exit"})
 	if p := find(got, "src/out.go"); p == nil || p.Why[0] != "it holds flush, which the text names" {
 		t.Fatalf("the file holding the called function is missing: %+v", got.Paths)
+	}
+}
+
+// TestPlan_NewFiles: a task whose similar changes added a file in one
+// folder is predicted to add one there, named like the task, and a task
+// of the batch naming the same thing is predicted to touch it; another
+// new thing gets another name; nothing is predicted when the similar
+// changes added nothing.
+func TestPlan_NewFiles(t *testing.T) {
+	var e [][]string
+	for i, lang := range []string{"french", "german", "dutch", "polish", "czech", "greek"} {
+		e = append(e, []string{fmt.Sprintf("i18n: add %s translation", lang), fmt.Sprintf("A:locales/%s.json", lang[:2]), "locales/index.json"})
+		e = append(e, []string{fmt.Sprintf("parser: handle case %d", i), "src/parser.go"})
+	}
+	cs := history(e...)
+	m := NewModel(Input{Commits: cs, Tree: tree(cs)}, DefaultParams)
+	pr := m.Plan([]Task{
+		{ID: "a", Title: "i18n: add Welsh translation"},
+		{ID: "b", Title: "Fix typos in the Welsh translation"},
+		{ID: "c", Title: "i18n: add Breton translation"},
+		{ID: "d", Title: "parser: handle one more case"},
+	})
+	a, b, c := find(pr[0], "locales/welsh-translation.json"), find(pr[1], "locales/welsh-translation.json"), find(pr[2], "locales/breton-translation.json")
+	if a == nil || a.P < 0.3 || !strings.Contains(a.Why[0], "added a file in locales/") {
+		t.Fatalf("a: %+v", pr[0].Paths)
+	}
+	if b == nil || !strings.Contains(b.Why[0], "task a is predicted to add it") {
+		t.Fatalf("b: %+v", pr[1].Paths)
+	}
+	if c == nil || find(pr[2], "locales/welsh-translation.json") != nil {
+		t.Fatalf("c: %+v", pr[2].Paths)
+	}
+	for _, x := range pr[3].Paths {
+		if strings.HasPrefix(x.Path, "locales/") {
+			t.Fatalf("d: %+v", pr[3].Paths)
+		}
+	}
+	p := DefaultParams
+	p.WNew = 0
+	if find(NewModel(Input{Commits: cs, Tree: tree(cs)}, p).Predict(Task{ID: "a", Title: "i18n: add Welsh translation"}), "locales/welsh-translation.json") != nil {
+		t.Fatal("WNew 0 still predicts the new file")
 	}
 }

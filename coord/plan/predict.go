@@ -17,18 +17,33 @@ type Task struct {
 	Files []string
 }
 
-// A Path is one predicted path with its score (0..1, higher is surer)
-// and the reasons it was chosen, strongest first.
+// A Path is one predicted path with its score (0..1: how strongly the
+// evidence speaks for it), the probability that the task touches it
+// (P, calibrated on the repository's history: see calibrate.go), and
+// the reasons it was chosen, strongest first.
 type Path struct {
 	Path  string
 	Score float64
+	P     float64
 	Why   []string
 }
 
-// A Prediction is the paths a task will likely touch, best first.
+// A Prediction is the paths a task will likely touch, most likely
+// first. Declared says the task declares files, which replace its
+// predictions: Paths is then empty.
 type Prediction struct {
-	Task  string
-	Paths []Path
+	Task     string
+	Paths    []Path
+	Declared bool
+}
+
+// Probs returns the paths' probabilities, in order.
+func (p Prediction) Probs() []float64 {
+	out := make([]float64, len(p.Paths))
+	for i, x := range p.Paths {
+		out[i] = x.P
+	}
+	return out
 }
 
 // Files returns the predicted paths alone, best first.
@@ -46,12 +61,23 @@ type evidence struct {
 	base, score                  float64
 	textWhy, scopeWhy, nameWhy   string
 	identWhy, coWhy              string
-	declared                     bool
 	// paired: chosen because a task of the batch with a nearly
-	// identical text has it (pairWhy says which); cut: left out by the
-	// batch's cap on the file.
-	paired, cut bool
-	pairWhy     string
+	// identical text has it (pairWhy says which).
+	paired  bool
+	pairWhy string
+	// p is the probability; kind the hot file's rate for the task's
+	// kind of change (kindWhy says it); bounded, that the batch's
+	// bound on the file lowered p.
+	p       float64
+	kind    float64
+	kindWhy string
+	bounded bool
+}
+
+// histScore is the part of the score the history gives (similar
+// changes, the prefix, co-change), which calibration measures.
+func (e *evidence) histScore(p Params) float64 {
+	return 1 - (1-p.WText*e.text)*(1-p.WScope*e.scope)*(1-p.WCo*e.co)
 }
 
 // Predict returns the paths task t will likely touch, best first, as
@@ -59,26 +85,38 @@ type evidence struct {
 func (m *Model) Predict(t Task) Prediction { return m.Plan([]Task{t})[0] }
 
 // Plan predicts, for each task of a batch (the tasks not yet claimed),
-// the paths it will likely touch, best first: its declared literal paths
-// first, then the tree's files chosen from the evidence, each with its
-// reasons. The batch matters in two ways: tasks whose texts nearly match
-// share their best file (so they are never in flight at once), and a
-// file is predicted for no more of the batch's tasks than its share of
-// recent changes warrants (see Params.Cap). It is deterministic.
+// the paths it will likely touch, each with its probability, most
+// likely first; a task that declares files gets none (its declared files
+// replace its predictions). The batch matters in two ways: tasks whose
+// texts nearly match share their best file, and a file's probabilities
+// over the batch add up to no more than its share of recent changes
+// warrants (Params.Cap). No path is ever chosen for its name: paths
+// tied at the last place a task has room for are left out together.
+// It is deterministic.
 func (m *Model) Plan(tasks []Task) []Prediction {
 	ev := make([]map[int]*evidence, len(tasks))
 	for i, t := range tasks {
+		if len(t.Files) > 0 {
+			ev[i] = map[int]*evidence{}
+			continue
+		}
 		ev[i] = m.gather(t)
 	}
 	if m.p.PairSim > 0 && len(tasks) > 1 {
 		m.pairUp(tasks, ev)
 	}
-	if m.p.Cap > 0 {
-		m.capFiles(ev)
+	for i, t := range tasks {
+		if len(t.Files) == 0 {
+			m.probabilities(t, ev[i])
+		}
 	}
+	m.bound(ev)
 	out := make([]Prediction, len(tasks))
 	for i, t := range tasks {
 		out[i] = m.choose(t, ev[i])
+	}
+	if m.p.WNew > 0 {
+		m.newFiles(tasks, out)
 	}
 	return out
 }
@@ -87,36 +125,13 @@ func (m *Model) Plan(tasks []Task) []Prediction {
 func (m *Model) gather(t Task) map[int]*evidence {
 	p := m.p
 	ev := map[int]*evidence{}
-	get := func(f int) *evidence {
-		e := ev[f]
-		if e == nil {
-			e = &evidence{}
-			ev[f] = e
-		}
-		return e
-	}
-	// The tree's files that declared paths cover seed co-change.
-	for _, d := range t.Files {
-		d = CleanPath(d)
-		if d == "" {
-			continue
-		}
-		glob := strings.ContainsAny(d, "*?[")
-		if f, ok := m.ids[d]; ok && !glob {
-			get(f).declared = true
-			continue
-		}
-		for f, fp := range m.paths {
-			if (glob && globMatch(d, fp)) || strings.HasPrefix(fp, d+"/") {
-				get(f).declared = true
-			}
-		}
-	}
+	get := getter(ev)
+	_, sc := scopes(t.Title)
 	if p.WText > 0 {
-		m.textVote(t, get)
+		m.textVote(m.query(t), -1, get)
 	}
 	if p.WScope > 0 {
-		m.scopeVote(t, get)
+		m.scopeVote(sc, -1, get)
 	}
 	if p.WName > 0 {
 		m.nameVote(t, get)
@@ -126,12 +141,9 @@ func (m *Model) gather(t Task) map[int]*evidence {
 	}
 	for _, e := range ev {
 		e.base = 1 - (1-p.WText*e.text)*(1-p.WScope*e.scope)*(1-p.WName*e.name)*(1-p.WIdent*e.ident)
-		if e.declared {
-			e.base = 1
-		}
 	}
 	if p.WCo > 0 {
-		m.coVote(ev, get)
+		m.coVote(ev, get, -1)
 	}
 	for _, e := range ev {
 		e.score = 1 - (1-e.base)*(1-p.WCo*e.co)
@@ -139,58 +151,132 @@ func (m *Model) gather(t Task) map[int]*evidence {
 	return ev
 }
 
-// choose picks a task's paths from its evidence: declared literal paths
-// first, then files scoring at least MinScore and RelScore times the
-// best, at most MaxPaths in all.
+// gatherHistory is gather's history part for the doc vector q with
+// scopes sc, doc exclude left out of the history: what calibration
+// measures.
+func (m *Model) gatherHistory(q []term, sc []string, exclude int) map[int]*evidence {
+	p := m.p
+	ev := map[int]*evidence{}
+	get := getter(ev)
+	if p.WText > 0 {
+		m.textVote(q, exclude, get)
+	}
+	if p.WScope > 0 {
+		m.scopeVote(sc, exclude, get)
+	}
+	for _, e := range ev {
+		e.base = 1 - (1-p.WText*e.text)*(1-p.WScope*e.scope)
+	}
+	if p.WCo > 0 {
+		m.coVote(ev, get, exclude)
+	}
+	return ev
+}
+
+func getter(ev map[int]*evidence) func(int) *evidence {
+	return func(f int) *evidence {
+		e := ev[f]
+		if e == nil {
+			e = &evidence{}
+			ev[f] = e
+		}
+		return e
+	}
+}
+
+// probabilities turns a task's evidence into probabilities: the
+// history's score calibrated, combined with the text's names and
+// identifiers and the batch's pairing; a hot file is judged by the
+// task's prefix and kind of change, not by its words.
+func (m *Model) probabilities(t Task, ev map[int]*evidence) {
+	if len(m.hot) > 0 {
+		// A hot file is judged by the share of changes like this one
+		// that touched it: those with the task's prefix, drawn toward
+		// the rate of its kind of change (KindPrior changes' worth).
+		k := kindOf(t.Title)
+		_, sc := scopes(t.Title)
+		var sn float64
+		scnt := map[int]float64{}
+		for _, s := range sc {
+			for _, d := range m.scopeDoc[s] {
+				sn += m.docs[d].weight
+				for _, f := range m.docs[d].files {
+					scnt[f] += m.docs[d].weight
+				}
+			}
+		}
+		get := getter(ev)
+		for _, f := range m.hot {
+			e := get(f)
+			e.kind = (scnt[f] + KindPrior*m.kindRate(k, f)) / (sn + KindPrior)
+			switch n := m.kindW[k]; {
+			case sn >= 1:
+				e.kindWhy = fmt.Sprintf("%.0f%% of recent changes prefixed %q touched it", 100*scnt[f]/sn, sc[0]+":")
+			case n >= 1 && k != "":
+				e.kindWhy = fmt.Sprintf("%.0f%% of recent %q changes touched it", 100*m.kindFile[k][f]/n, k)
+			default:
+				e.kindWhy = fmt.Sprintf("%.0f%% of recent changes touched it", 100*m.fileW[f]/m.totalW)
+			}
+		}
+	}
+	for _, e := range ev {
+		var ph float64
+		if e.kindWhy != "" {
+			// A hot file: the words of a task say little (similar
+			// changes touched it because nearly every change does).
+			ph = e.kind
+		} else {
+			ph = m.cal.prob(e.histScore(m.p))
+		}
+		if e.paired {
+			ph = 1 - (1-ph)*(1-PairP)
+		}
+		pn := max(NameP*m.p.WName*e.name, IdentP*m.p.WIdent*e.ident)
+		e.p = clamp01(1 - (1-ph)*(1-pn))
+	}
+}
+
+// choose picks a task's paths from its evidence: files whose
+// probability is at least MinP and RelScore times the best, at most
+// MaxPaths, most likely first; paths tied at the last place are left out
+// together (never chosen by name).
 func (m *Model) choose(t Task, ev map[int]*evidence) Prediction {
 	p := m.p
-	out := Prediction{Task: t.ID}
-	seen := map[string]bool{}
-	for _, d := range t.Files {
-		d = CleanPath(d)
-		if d == "" || seen[d] || strings.ContainsAny(d, "*?[") {
-			continue
-		}
-		seen[d] = true
-		out.Paths = append(out.Paths, Path{Path: d, Score: 1, Why: []string{"declared"}})
-	}
+	out := Prediction{Task: t.ID, Declared: len(t.Files) > 0}
 	var cand []int
 	best := 0.0
+	for _, e := range ev {
+		best = max(best, e.p)
+	}
 	for f, e := range ev {
-		if e.cut {
-			continue
+		if e.p >= p.MinP && e.p >= p.RelScore*best {
+			cand = append(cand, f)
 		}
-		if e.score > best {
-			best = e.score
-		}
-		cand = append(cand, f)
 	}
 	slices.SortFunc(cand, func(a, b int) int {
-		if ev[a].score != ev[b].score {
-			if ev[a].score > ev[b].score {
+		if ev[a].p != ev[b].p {
+			if ev[a].p > ev[b].p {
 				return -1
 			}
 			return 1
 		}
 		return strings.Compare(m.paths[a], m.paths[b])
 	})
+	if len(cand) > p.MaxPaths {
+		cut := p.MaxPaths
+		for cut > 0 && ev[cand[cut-1]].p == ev[cand[cut]].p {
+			cut--
+		}
+		cand = cand[:cut]
+	}
 	for _, f := range cand {
 		e := ev[f]
-		if len(out.Paths) >= p.MaxPaths && !e.declared {
-			break
-		}
-		if !e.declared && !e.paired && (e.score < p.MinScore || e.score < p.RelScore*best) {
-			continue
-		}
-		fp := m.paths[f]
-		if seen[fp] {
-			continue
-		}
-		seen[fp] = true
-		out.Paths = append(out.Paths, Path{Path: fp, Score: round3(e.score), Why: e.why()})
+		out.Paths = append(out.Paths, Path{Path: m.paths[f], Score: round3(e.score), P: round2(e.p), Why: e.why()})
 	}
 	return out
 }
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
@@ -200,13 +286,10 @@ func (e *evidence) why() []string {
 		s string
 	}
 	var rs []r
-	if e.declared {
-		rs = append(rs, r{2, "declared"})
-	}
 	if e.paired {
 		rs = append(rs, r{1.5, e.pairWhy})
 	}
-	for _, x := range []r{{e.name, e.nameWhy}, {e.ident, e.identWhy}, {e.scope, e.scopeWhy}, {e.text, e.textWhy}, {e.co, e.coWhy}} {
+	for _, x := range []r{{e.name, e.nameWhy}, {e.ident, e.identWhy}, {e.scope, e.scopeWhy}, {e.text, e.textWhy}, {e.co, e.coWhy}, {e.kind, e.kindWhy}} {
 		if x.v > 0 && x.s != "" {
 			rs = append(rs, x)
 		}
@@ -227,6 +310,9 @@ func (e *evidence) why() []string {
 			break
 		}
 		out = append(out, x.s)
+	}
+	if e.bounded {
+		out = append(out, "lowered to its share of past changes in this batch")
 	}
 	return out
 }
@@ -269,10 +355,11 @@ func (m *Model) query(t Task) []term {
 	return q
 }
 
-// textVote: the past changes whose messages most resemble the task vote
-// for the files they touched, each by its similarity and recency.
-func (m *Model) textVote(t Task, get func(int) *evidence) {
-	q := m.query(t)
+// textVote: the past changes whose messages most resemble the query
+// (a task's text, or a change's own when calibrating, with that change
+// excluded) vote for the files they touched, each by its similarity and
+// recency, a change of many files less for each.
+func (m *Model) textVote(q []term, exclude int, get func(int) *evidence) {
 	if len(q) == 0 {
 		return
 	}
@@ -288,7 +375,7 @@ func (m *Model) textVote(t Task, get func(int) *evidence) {
 	}
 	var top []ds
 	for d, s := range sim {
-		if len(m.docs[d].files) > 0 {
+		if len(m.docs[d].files) > 0 && d != exclude {
 			top = append(top, ds{d, s})
 		}
 	}
@@ -316,13 +403,14 @@ func (m *Model) textVote(t Task, get func(int) *evidence) {
 	votes := map[int]*vote{}
 	for _, x := range top {
 		d := &m.docs[x.d]
+		sp := m.spread(len(d.files))
 		for _, f := range d.files {
 			v := votes[f]
 			if v == nil {
 				v = &vote{best: x.d}
 				votes[f] = v
 			}
-			v.v += x.s * d.weight
+			v.v += x.s * d.weight * sp
 			v.n++
 		}
 	}
@@ -338,10 +426,10 @@ func (m *Model) textVote(t Task, get func(int) *evidence) {
 	}
 }
 
-// scopeVote: changes whose subjects carry the task's prefix ("printer:")
-// vote for their files by the share of them that touched each.
-func (m *Model) scopeVote(t Task, get func(int) *evidence) {
-	_, sc := scopes(t.Title)
+// scopeVote: changes whose subjects carry the prefix sc ("printer:")
+// vote for their files by the share of them that touched each (doc
+// exclude left out).
+func (m *Model) scopeVote(sc []string, exclude int, get func(int) *evidence) {
 	for _, s := range sc {
 		docs := m.scopeDoc[s]
 		if len(docs) == 0 {
@@ -351,6 +439,9 @@ func (m *Model) scopeVote(t Task, get func(int) *evidence) {
 		cnt := map[int]float64{}
 		n := map[int]int{}
 		for _, d := range docs {
+			if d == exclude {
+				continue
+			}
 			total += m.docs[d].weight
 			for _, f := range m.docs[d].files {
 				cnt[f] += m.docs[d].weight
@@ -422,8 +513,10 @@ func (m *Model) identVote(t Task, get func(int) *evidence) {
 	}
 }
 
-// coVote: files that change together with the best candidates.
-func (m *Model) coVote(ev map[int]*evidence, get func(int) *evidence) {
+// coVote: files that change together with the best candidates (doc
+// exclude left out). Candidates tied at the last seed's place are left
+// out together.
+func (m *Model) coVote(ev map[int]*evidence, get func(int) *evidence, exclude int) {
 	var seeds []int
 	for f := range ev {
 		seeds = append(seeds, f)
@@ -438,18 +531,37 @@ func (m *Model) coVote(ev map[int]*evidence, get func(int) *evidence) {
 		return a - b
 	})
 	if len(seeds) > m.p.Seeds {
-		seeds = seeds[:m.p.Seeds]
+		cut := m.p.Seeds
+		for cut > 0 && ev[seeds[cut-1]].base == ev[seeds[cut]].base {
+			cut--
+		}
+		seeds = seeds[:cut]
+	}
+	var ex *doc
+	if exclude >= 0 && len(m.docs[exclude].files) <= m.p.MaxCoFiles {
+		ex = &m.docs[exclude]
 	}
 	for _, f := range seeds {
 		sb := ev[f].base
+		fw := m.fileW[f]
+		inEx := ex != nil && slices.Contains(ex.files, f)
+		if inEx {
+			fw -= ex.weight
+		}
 		for g, c := range m.co[f] {
-			share := c / (m.fileW[f] + m.p.CoPrior)
+			if inEx && slices.Contains(ex.files, g) {
+				c -= ex.weight
+				if c <= 1e-12 {
+					continue
+				}
+			}
+			share := c / (fw + m.p.CoPrior)
 			v := sb * share
 			e := get(g)
 			// the seeds go best first, so an equal vote keeps the first
 			if v > e.co {
 				e.co = v
-				e.coWhy = fmt.Sprintf("changed together with %s in %.0f%% of its changes", m.paths[f], 100*c/m.fileW[f])
+				e.coWhy = fmt.Sprintf("changed together with %s in %.0f%% of its changes", m.paths[f], 100*c/fw)
 			}
 		}
 	}

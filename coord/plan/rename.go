@@ -1,6 +1,10 @@
 package plan
 
-import "slices"
+import (
+	"path"
+	"slices"
+	"strings"
+)
 
 // resolve maps the paths of each commit to the paths of the current tree:
 // a file renamed since is found under its current name, and a path that
@@ -8,6 +12,11 @@ import "slices"
 // added again as another file) maps to nothing. The walk goes from the
 // newest commit to the oldest, keeping for every path the current file it
 // names at that point of the history.
+//
+// A commit that deletes one file and adds one of the same name but its
+// extension, in the same folder (CHANGES.rst to CHANGES.md: a conversion
+// git's rename detection misses, its contents being new), is read as a
+// rename too: the new file continues the old one's history.
 //
 // out[i] lists the tree ids of commit i's files (no duplicates; a rename
 // counts once, under the file's current name).
@@ -35,9 +44,16 @@ func resolve(commits []Commit, tree map[string]int) [][]int {
 			ok   bool
 		}
 		var renames []moved
+		conv := conversions(c.Changes)
 		for _, ch := range c.Changes {
 			switch ch.Status {
-			case 'A', 'C', 'D':
+			case 'A':
+				id, ok := cur[ch.Path]
+				delete(cur, ch.Path)
+				if from, is := conv[ch.Path]; is {
+					renames = append(renames, moved{from, id, ok})
+				}
+			case 'C', 'D':
 				delete(cur, ch.Path)
 			case 'R':
 				id, ok := cur[ch.Path]
@@ -53,6 +69,41 @@ func resolve(commits []Commit, tree map[string]int) [][]int {
 			} else {
 				delete(cur, m.from)
 			}
+		}
+	}
+	return out
+}
+
+// conversions maps, in one commit's changes, each added path to the
+// deleted path it converts: same folder, same name but its extension,
+// the only such pair for both.
+func conversions(chs []Change) map[string]string {
+	var out map[string]string
+	stem := func(p string) string { return strings.TrimSuffix(p, path.Ext(p)) }
+	for _, a := range chs {
+		if a.Status != 'A' {
+			continue
+		}
+		from, n := "", 0
+		for _, d := range chs {
+			if d.Status == 'D' && stem(d.Path) == stem(a.Path) && d.Path != a.Path {
+				from, n = d.Path, n+1
+			}
+		}
+		if n != 1 {
+			continue
+		}
+		others := 0
+		for _, b := range chs {
+			if b.Status == 'A' && stem(b.Path) == stem(from) {
+				others++
+			}
+		}
+		if others == 1 {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[a.Path] = from
 		}
 	}
 	return out

@@ -141,8 +141,10 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 			s, err = d.str(`"predicted_files"`, false)
 			c.PredictedFiles = coord.PredictMode(s)
 			if err == nil && !c.PredictedFiles.Valid() {
-				err = d.errf(`"predicted_files" must be "enforce", "warn" or "off", found %q`, s)
+				err = d.errf(`"predicted_files" must be "weigh" or "off" ("enforce" and "warn", of earlier versions, mean weigh), found %q`, s)
 			}
+		case "predict_floor":
+			c.PredictFloor, err = d.fraction(`"predict_floor"`)
 		case "plan":
 			var s string
 			s, err = d.str(`"plan"`, false)

@@ -73,7 +73,7 @@ var taskFieldOrder = []string{
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
 	"receipts", "reviewed_commit", "landing_at",
-	"predicted_files", "predicted_at", "owner",
+	"predicted_files", "predicted_at", "predicted_confidence", "owner",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -447,6 +447,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.PredictedAt, err = s.strVal(name, true)
 	case fOwner:
 		t.Owner, err = s.strVal(name, true)
+	case fPredictedConfidence:
+		t.PredictedConfidence, err = s.floatsVal(name)
 	default:
 		if k := caseTwin(name, taskFieldsRead); k != "" {
 			return s.errf("%q is not a field; names are case-sensitive (did you mean %q?)", name, k)
@@ -495,6 +497,7 @@ const (
 	fLandingAt
 	fPredictedFiles
 	fPredictedAt
+	fPredictedConfidence
 	fOwner
 	fLegacyRejectReason // in taskFieldsRead only
 )
@@ -578,6 +581,8 @@ func taskFieldIndex(name string) int {
 		return fPredictedAt
 	case "owner":
 		return fOwner
+	case "predicted_confidence":
+		return fPredictedConfidence
 	case legacyRejectReason:
 		return fLegacyRejectReason
 	}
@@ -1007,6 +1012,8 @@ func wantField(t *coord.Task, name string) bool {
 		return t.PredictedAt != ""
 	case "owner":
 		return t.Owner != ""
+	case "predicted_confidence":
+		return len(t.PredictedConfidence) > 0
 	}
 	return true
 }
@@ -1099,6 +1106,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.PredictedAt)
 	case "owner":
 		return nullable(t.Owner)
+	case "predicted_confidence":
+		return appendFloats(b, t.PredictedConfidence)
 	}
 	return append(b, "null"...)
 }
@@ -1281,6 +1290,17 @@ func appendStrings(b []byte, ss []string) []byte {
 			b = append(b, ',')
 		}
 		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+func appendFloats(b []byte, fs []float64) []byte {
+	b = append(b, '[')
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
 	}
 	return append(b, ']')
 }

@@ -539,6 +539,23 @@ func (s *scanner) floatVal(what string) (float64, error) {
 	return f, nil
 }
 
+// floatsVal reads an array of non-negative numbers (null: none).
+func (s *scanner) floatsVal(what string) ([]float64, error) {
+	if s.peek() == 'n' {
+		return nil, s.literal("null")
+	}
+	if s.peek() != '[' {
+		return nil, s.errf("%s must be an array of numbers, found %s", what, s.kindName())
+	}
+	var out []float64
+	err := s.array(func() error {
+		v, err := s.floatVal(what + " element")
+		out = append(out, v)
+		return err
+	})
+	return out, err
+}
+
 func (s *scanner) strsVal(what string) ([]string, error) {
 	if s.peek() == 'n' {
 		return nil, s.literal("null")

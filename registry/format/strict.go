@@ -161,6 +161,26 @@ func (d *decoder) integer(what string, nullable bool) (int64, error) {
 	return n, nil
 }
 
+// fraction reads a number from 0 to 1.
+func (d *decoder) fraction(what string) (float64, error) {
+	if d.PeekKind() != '0' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return 0, d.fail(err)
+		}
+		return 0, d.errf("%s must be a number, found %s", what, kindName(tok.Kind()))
+	}
+	v, err := d.ReadValue()
+	if err != nil {
+		return 0, d.fail(err)
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f < 0 || f > 1 {
+		return 0, d.errf("%s must be a number from 0 to 1, found %s", what, clipBytes(v))
+	}
+	return f, nil
+}
+
 func (d *decoder) boolean(what string) (bool, error) {
 	tok, err := d.ReadToken()
 	if err != nil {

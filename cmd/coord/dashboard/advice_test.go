@@ -14,9 +14,9 @@ import (
 // as coord advise --json prints it.
 func TestAdvicePanel(t *testing.T) {
 	f := newFixture(t, dashboard.Options{},
-		&coord.Task{ID: "a", Title: "one", PredictedFiles: []string{"printer.go"}},
-		&coord.Task{ID: "b", Title: "two", PredictedFiles: []string{"printer.go"}},
-		&coord.Task{ID: "c", Title: "three", PredictedFiles: []string{"search.go"}})
+		&coord.Task{ID: "a", Title: "one", PredictedFiles: []string{"printer.go"}, PredictedConfidence: []float64{0.9}},
+		&coord.Task{ID: "b", Title: "two", PredictedFiles: []string{"printer.go"}, PredictedConfidence: []float64{0.9}},
+		&coord.Task{ID: "c", Title: "three", PredictedFiles: []string{"search.go"}, PredictedConfidence: []float64{0.9}})
 	if err := f.d.Build(f.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rotd/coord/coord/plan"
 	"github.com/rotd/coord/registry/backend/backendtest"
@@ -192,5 +193,36 @@ func TestGit_NotFound(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	if _, err := Head(context.Background(), t.TempDir()); !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("without git on PATH: %v, want exec.ErrNotFound", err)
+	}
+}
+
+// TestLog_HugeMessage: one commit message over the field bound (a squash
+// of a long branch) is cut, not an error for the whole history: the
+// commits before and after it, and its own changes, are read.
+func TestLog_HugeMessage(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.write("a.go", "package a\n")
+	r.commit("a: first")
+	r.write("b.go", "package b\n")
+	msgFile := filepath.Join(t.TempDir(), "msg")
+	huge := "squash: everything\n\n" + strings.Repeat("é and a long line of the squashed branch's log\n", (maxField+maxField/2)/48)
+	if err := os.WriteFile(msgFile, []byte(huge), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.git("add", "-A")
+	r.git("commit", "-q", "-F", msgFile)
+	r.write("a.go", "package a // more\n")
+	r.commit("a: second")
+	head := r.git("rev-parse", "HEAD")
+	cs, err := Log(ctx, r.dir, "", head, 0)
+	if err != nil {
+		t.Fatalf("a message of %d bytes: %v", len(huge), err)
+	}
+	if len(cs) != 3 || cs[1].Subject != "squash: everything" || !reflect.DeepEqual(changes(cs[1]), []string{"A b.go"}) || cs[2].Subject != "a: second" {
+		t.Fatalf("got %d commits: %+v", len(cs), cs)
+	}
+	if len(cs[1].Body) >= len(huge) || !utf8.ValidString(cs[1].Body) {
+		t.Fatalf("the body was not cut at a character: %d bytes", len(cs[1].Body))
 	}
 }

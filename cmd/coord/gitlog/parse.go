@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rotd/coord/coord/plan"
 )
@@ -24,8 +25,10 @@ import (
 // starts the next commit.
 const logFormat = "--format=%x1e%H%x1f%ct%x1f%B%x1f"
 
-// maxField bounds one field (a message or a path): git's own limits are
-// far below; a longer field is damaged input.
+// maxField bounds one field kept (a commit's header with its message, or
+// a path). A longer message (a squash of a long branch) is cut there:
+// the planner keeps only its start anyway. A longer path is damaged
+// input.
 const maxField = 1 << 20
 
 // ErrFormat is wrapped by every error Parse returns for input that is not
@@ -44,7 +47,7 @@ func Parse(r io.Reader) ([]plan.Commit, error) {
 	var out []plan.Commit
 	var cur *plan.Commit
 	for {
-		field, err := readField(br)
+		field, cut, err := readField(br)
 		if err == io.EOF {
 			if len(field) > 0 {
 				return nil, fmt.Errorf("%w: the output ends inside a field", ErrFormat)
@@ -59,7 +62,7 @@ func Parse(r io.Reader) ([]plan.Commit, error) {
 			continue
 		}
 		if field[0] == '\x1e' {
-			c, err := parseHeader(field[1:])
+			c, err := parseHeader(field[1:], cut)
 			if err != nil {
 				return nil, err
 			}
@@ -70,13 +73,19 @@ func Parse(r io.Reader) ([]plan.Commit, error) {
 		if cur == nil {
 			return nil, fmt.Errorf("%w: a change before the first commit", ErrFormat)
 		}
+		if cut {
+			return nil, fmt.Errorf("%w: commit %s: a field longer than %d bytes", ErrFormat, cur.Hash, maxField)
+		}
 		st, n, err := parseStatus(field)
 		if err != nil {
 			return nil, fmt.Errorf("%w (commit %s)", err, cur.Hash)
 		}
 		paths := make([]string, n)
 		for i := range paths {
-			p, err := readField(br)
+			p, cut, err := readField(br)
+			if err == nil && cut {
+				err = fmt.Errorf("%w: commit %s: a path longer than %d bytes", ErrFormat, cur.Hash, maxField)
+			}
 			if err != nil {
 				if err == io.EOF {
 					return nil, fmt.Errorf("%w: commit %s: a change without its path", ErrFormat, cur.Hash)
@@ -96,28 +105,36 @@ func Parse(r io.Reader) ([]plan.Commit, error) {
 	}
 }
 
-// readField reads up to the next NUL (which it drops). At the end of the
+// readField reads up to the next NUL (which it drops), keeping at most
+// maxField bytes (cut says the rest was dropped). At the end of the
 // input it returns what was left and io.EOF.
-func readField(br *bufio.Reader) ([]byte, error) {
+func readField(br *bufio.Reader) (field []byte, cut bool, err error) {
 	var buf []byte
 	for {
 		chunk, err := br.ReadSlice(0)
-		buf = append(buf, chunk...)
-		if len(buf) > maxField {
-			return nil, fmt.Errorf("%w: a field longer than %d bytes", ErrFormat, maxField)
+		if !cut {
+			buf = append(buf, chunk...)
+			if len(buf) > maxField {
+				buf, cut = buf[:maxField], true
+			}
 		}
 		switch err {
 		case nil:
-			return buf[:len(buf)-1], nil
+			if !cut {
+				buf = buf[:len(buf)-1]
+			}
+			return buf, cut, nil
 		case bufio.ErrBufferFull:
 			continue
 		default:
-			return buf, err
+			return buf, cut, err
 		}
 	}
 }
 
-func parseHeader(h []byte) (plan.Commit, error) {
+// parseHeader reads a commit's header; cut says its message was cut
+// (its terminator is lost with the rest).
+func parseHeader(h []byte, cut bool) (plan.Commit, error) {
 	hash, rest, ok := bytes.Cut(h, []byte("\x1f"))
 	if !ok || !validHash(hash) {
 		return plan.Commit{}, fmt.Errorf("%w: a commit header without a hash", ErrFormat)
@@ -131,6 +148,15 @@ func parseHeader(h []byte) (plan.Commit, error) {
 		return plan.Commit{}, fmt.Errorf("%w: commit %s: date %q", ErrFormat, hash, ts)
 	}
 	msg, ok = bytes.CutSuffix(msg, []byte("\x1f"))
+	if cut {
+		for i := 0; i < utf8.UTFMax-1 && len(msg) > 0; i++ {
+			if r, n := utf8.DecodeLastRune(msg); r != utf8.RuneError || n > 1 {
+				break
+			}
+			msg = msg[:len(msg)-1] // not half a character
+		}
+		ok = true
+	}
 	if !ok {
 		return plan.Commit{}, fmt.Errorf("%w: commit %s: an unterminated message", ErrFormat, hash)
 	}

@@ -162,8 +162,9 @@ func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) 
 	}
 	planTime := time.Since(t0)
 	onceFiles := make([][]string, len(work))
-	for i, fs := range once {
-		onceFiles[i] = fs
+	onceProbs := make([][]float64, len(work))
+	for i, pr := range once {
+		onceFiles[i], onceProbs[i] = pr.Files, pr.P
 	}
 	rec, prec := Accuracy(work, onceFiles)
 
@@ -172,11 +173,12 @@ func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) 
 		f := Figures{History: h, Agents: n, Commits: len(hist), Tasks: len(work), Recall: rec, Prec: prec, PlanTime: planTime}
 		runs := []struct {
 			files     [][]string
+			probs     [][]float64
 			res       *Result
 			predicted bool
-		}{{nil, &f.FCFS, false}, {oracle, &f.Oracle, false}, {naive, &f.Naive, false}, {onceFiles, &f.Once, true}}
+		}{{nil, nil, &f.FCFS, false}, {oracle, nil, &f.Oracle, false}, {naive, nil, &f.Naive, false}, {onceFiles, onceProbs, &f.Once, true}}
 		for _, r := range runs {
-			if *r.res, err = Simulate(work, r.files, Options{Agents: n, Predicted: r.predicted}); err != nil {
+			if *r.res, err = Simulate(work, r.files, Options{Agents: n, Predicted: r.predicted, Probs: r.probs}); err != nil {
 				return nil, err
 			}
 		}
@@ -192,12 +194,12 @@ func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) 
 				*p.index = *p0.index
 				p.index.Commits = append([]plan.Commit(nil), p0.index.Commits...)
 			}
-			sim := Options{Agents: n, ReplanEvery: opt.ReplanEvery, Predicted: true, Replan: func(landed, unclaimed []int) (map[int][]string, error) {
+			sim := Options{Agents: n, ReplanEvery: opt.ReplanEvery, Predicted: true, Probs: onceProbs, Replan: func(landed, unclaimed []int) (map[int]Predicted, error) {
 				if err := p.land(ctx, landed); err != nil {
 					return nil, err
 				}
 				t := time.Now()
-				fs, err := p.plan(ctx, unclaimed)
+				fs, err := p.plan(ctx, unclaimed, inFlight(len(work), landed, unclaimed)...)
 				if d := time.Since(t); d > f.ReplanMax {
 					f.ReplanMax = d
 				}
@@ -251,9 +253,29 @@ func (p *planner) land(ctx context.Context, landed []int) error {
 	return nil
 }
 
+// inFlight are the tasks of n neither landed nor unclaimed: planned
+// again beside the unclaimed ones, as coord plan plans them.
+func inFlight(n int, landed, unclaimed []int) []int {
+	gone := make([]bool, n)
+	for _, i := range landed {
+		gone[i] = true
+	}
+	for _, i := range unclaimed {
+		gone[i] = true
+	}
+	var out []int
+	for i := range n {
+		if !gone[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // plan predicts the files of the given tasks (by index into the work),
-// as one batch.
-func (p *planner) plan(ctx context.Context, which []int) (map[int][]string, error) {
+// with their probabilities, as one batch, with the tasks in flight
+// (with) planned beside them as coord plan does.
+func (p *planner) plan(ctx context.Context, which []int, with ...int) (map[int]Predicted, error) {
 	in := plan.Input{Commits: p.history, Tree: p.tree}
 	if p.repo != nil {
 		head, _, err := gitlog.Refresh(ctx, p.repo.Dir, p.index)
@@ -266,9 +288,9 @@ func (p *planner) plan(ctx context.Context, which []int) (map[int][]string, erro
 		}
 		in = plan.Input{Commits: p.index.Commits, Tree: tree}
 	}
-	batch := make([]plan.Task, len(which))
-	for k, i := range which {
-		batch[k] = p.tasks[i]
+	batch := make([]plan.Task, 0, len(which)+len(with))
+	for _, i := range append(append([]int(nil), which...), with...) {
+		batch = append(batch, p.tasks[i])
 	}
 	if p.contents != nil && p.params.WIdent > 0 {
 		idents, err := p.contents(ctx, plan.Named(batch, plan.MaxNamed))
@@ -278,9 +300,10 @@ func (p *planner) plan(ctx context.Context, which []int) (map[int][]string, erro
 		in.Idents = idents
 	}
 	m := plan.NewModel(in, p.params)
-	out := map[int][]string{}
+	out := map[int]Predicted{}
+	ids := append(append([]int(nil), which...), with...)
 	for k, pr := range m.Plan(batch) {
-		out[which[k]] = pr.Files()
+		out[ids[k]] = Predicted{Files: pr.Files(), P: pr.Probs()}
 	}
 	return out, nil
 }

@@ -1,5 +1,5 @@
 // Package replay measures coord's planner (coord/plan) on real histories
-// replayed as work (issue 26): the commit metadata of public repositories
+// replayed as work: the commit metadata of public repositories
 // (the histories data set outside this repository, PLAN_DATA: subject,
 // body, date, paths, hunk ranges; no
 // contents), each history's last commits seeded as tasks (title = subject,
@@ -7,24 +7,26 @@
 //
 // The simulation is event-driven in simulated time and uses coord's own
 // domain: each task is a coord.Task whose Files are the paths a policy
-// declares (the planner's policies record them as predicted_files, as
-// coord plan does, so the rule measured is the one coord enforces under
-// predicted_files "enforce"), and an idle agent claims with
-// coord.Txn.Claim (coord's eligibility and priority rules: a task whose
-// files meet a claimed task's waits, later ones go ahead) and releases
-// with coord.Txn.Release.
+// declares (the planner's policies record them as predicted_files with
+// their predicted_confidence, as coord plan does, so the rule measured is
+// the weighing coord applies, with the default predict_floor), and an
+// idle agent claims with coord.Txn.Claim (coord's eligibility, weighing
+// and priority rules: a task whose declared files meet a claimed task's
+// waits, one likely to meet the work in flight waits, and among the rest
+// the least likely goes first) and releases with coord.Txn.Release.
 // A task lasts Duration(lines changed). Two tasks in flight at once whose
 // real changes meet (see Meet: overlapping or adjacent hunks of a file, or
 // a file one adds, deletes or renames) are one merge conflict.
 //
 // Policies: first come, first served (no files), the oracle (each task's
 // real files: no conflict, the best makespan a file-level scheduler
-// reaches), the naive word-overlap predictor of issue 26, coord's planner
+// reaches), a naive word-overlap predictor (two files per task), coord's planner
 // run once when the tasks are seeded, and the planner run again after
 // every few landings (the landed commits join the history and the
-// unclaimed tasks are predicted again), as coord could on each landing.
-// Options.WriteClaims models claims taken at first write (issue 24,
-// claims.go): an agent writes its task's files one by one over the
+// unclaimed tasks are predicted again, the tasks in flight planned beside
+// them), as coord watch and land do (app.ReplanAfter).
+// Options.WriteClaims models claims taken at first write (claims.go): an
+// agent writes its task's files one by one over the
 // task's duration; a write to a file another task in flight wrote is
 // refused and the agent waits until that task lands (two that wait on
 // each other: the one claimed last hands its task back). BenchClaims

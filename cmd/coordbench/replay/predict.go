@@ -55,7 +55,7 @@ func PlanCommits(cs []Commit) []plan.Commit {
 	return out
 }
 
-// Naive is the reference predictor of issue 26: for each task, the two
+// Naive is the reference predictor: for each task, the two
 // files most often changed by earlier commits whose subjects share words
 // with the task's title, weighted by the number of shared words.
 func Naive(history []Commit, tree []string, work []Work) [][]string {

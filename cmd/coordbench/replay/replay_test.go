@@ -216,9 +216,9 @@ func TestSimulate_Replan(t *testing.T) {
 	var calls [][2][]int
 	// With one agent: after each landing, the planner learns the third
 	// task's file.
-	res, err := Simulate(w, nil, Options{Agents: 1, ReplanEvery: 1, Replan: func(landed, unclaimed []int) (map[int][]string, error) {
+	res, err := Simulate(w, nil, Options{Agents: 1, ReplanEvery: 1, Predicted: true, Replan: func(landed, unclaimed []int) (map[int]Predicted, error) {
 		calls = append(calls, [2][]int{landed, unclaimed})
-		return map[int][]string{2: {"f"}}, nil
+		return map[int]Predicted{2: {Files: []string{"f"}, P: []float64{0.9}}}, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -464,7 +464,7 @@ func TestBenchCommits_Contents(t *testing.T) {
 	p := &planner{params: plan.DefaultParams, work: Works(cs[60:]), contents: contents, history: PlanCommits(cs[:60]), tree: Tree(cs[:60])}
 	p.tasks = PlanTasks(p.work)
 	got, err := p.plan(context.Background(), []int{15})
-	if err != nil || !slices.Contains(got[15], "new/name.go") {
+	if err != nil || !slices.Contains(got[15].Files, "new/name.go") {
 		t.Errorf("the task naming scanFaster: %v, %v", got[15], err)
 	}
 }

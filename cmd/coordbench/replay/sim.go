@@ -62,14 +62,23 @@ type Options struct {
 	ClaimsWarn bool
 	// Replan, when set, is called after every ReplanEvery landings
 	// (releases) with the tasks landed so far, in landing order, and the
-	// tasks not yet claimed; it returns new file lists for those (by
-	// index), as running the planner again would.
-	Replan      func(landed, unclaimed []int) (map[int][]string, error)
+	// tasks not yet claimed; it returns new predictions for those and
+	// for the tasks in flight (by index), as running the planner again
+	// would.
+	Replan      func(landed, unclaimed []int) (map[int]Predicted, error)
 	ReplanEvery int
-	// Predicted records the file lists as the tasks' predicted_files
-	// (what coord plan records, under predicted_files "enforce") instead
-	// of their declared files: the wired rule, measured.
+	// Predicted records the file lists as the tasks' predicted_files,
+	// with Probs as their predicted_confidence (what coord plan records,
+	// weighed as coord weighs them, with the default predict_floor)
+	// instead of their declared files: the wired rule, measured.
 	Predicted bool
+	Probs     [][]float64
+}
+
+// Predicted is one task's predicted paths with their probabilities.
+type Predicted struct {
+	Files []string
+	P     []float64
 }
 
 // A Result is what one replay measured.
@@ -106,12 +115,16 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 		return Result{}, fmt.Errorf("replay: %d file lists for %d tasks", len(files), len(work))
 	}
 	epoch := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	tx := &coord.Txn{Now: epoch}
+	tx := &coord.Txn{Now: epoch, PredictFloor: coord.DefaultPredictFloor}
 	byID := map[string]int{}
 	for i, w := range work {
 		t := &coord.Task{ID: w.ID, Title: w.Commit.Subject, Status: coord.Unclaimed}
 		if files != nil {
-			setFiles(t, files[i], opt.Predicted)
+			var probs []float64
+			if opt.Probs != nil {
+				probs = opt.Probs[i]
+			}
+			setFiles(t, files[i], probs, opt.Predicted)
 		}
 		tx.Add(t)
 		byID[w.ID] = i
@@ -205,16 +218,16 @@ func Simulate(work []Work, files [][]string, opt Options) (Result, error) {
 					unclaimed = append(unclaimed, i)
 				}
 			}
-			files, err := opt.Replan(slices.Clone(landed), unclaimed)
+			preds, err := opt.Replan(slices.Clone(landed), unclaimed)
 			if err != nil {
 				return Result{}, err
 			}
-			for i, fs := range files {
+			for i, pr := range preds {
 				t := tx.Task(work[i].ID)
-				if t == nil || t.Status != coord.Unclaimed {
+				if t == nil || t.Status != coord.Unclaimed && t.Status != coord.Claimed {
 					continue
 				}
-				setFiles(t, fs, opt.Predicted)
+				setFiles(t, pr.Files, pr.P, opt.Predicted)
 			}
 		}
 	}
@@ -235,11 +248,15 @@ func RealFiles(c *Commit) []string {
 }
 
 // setFiles gives t the paths as its declared files (each quoted: a path
-// names one file) or, predicted, as its predicted_files.
-func setFiles(t *coord.Task, paths []string, predicted bool) {
-	t.Files, t.PredictedFiles = nil, nil
+// names one file) or, predicted, as its predicted_files with probs as
+// their predicted_confidence.
+func setFiles(t *coord.Task, paths []string, probs []float64, predicted bool) {
+	t.Files, t.PredictedFiles, t.PredictedConfidence = nil, nil, nil
 	if predicted {
 		t.PredictedFiles = slices.Clone(paths)
+		if len(probs) == len(paths) {
+			t.PredictedConfidence = slices.Clone(probs)
+		}
 		return
 	}
 	for _, p := range paths {
