@@ -68,6 +68,44 @@ func (tx *Txn) claimsOn(agent string, paths []string, covers func(p, claimed str
 	return hits
 }
 
+// WorkClaims checks, at release and at landing, the paths task id's
+// commits change (changed) against the write claims of the other tasks
+// in flight (not its agent's own): commits that reached the branch by a
+// route no hook or guard saw (a cherry-pick, a merge of another branch,
+// a rebase, git am) must not carry another task's files. Under
+// write_claims exclusive a hit refuses (CodeConflict naming both tasks
+// and the path); under warn the hits come back with Warn set; off: none.
+func (tx *Txn) WorkClaims(id string, changed []string) ([]GuardHit, error) {
+	if !tx.WriteClaims.Recorded() || len(changed) == 0 {
+		return nil, nil
+	}
+	t := tx.Task(id)
+	if t == nil {
+		return nil, nil
+	}
+	warn := !tx.WriteClaims.Enforced()
+	var hits []GuardHit
+	for _, h := range tx.claimsOn(t.Worker(), changed, func(p, q string) bool { return p == q }, warn) {
+		if h.TaskID != id {
+			hits = append(hits, h)
+		}
+	}
+	if len(hits) == 0 || warn {
+		return hits, nil
+	}
+	h := hits[0]
+	return hits, Errorf(CodeConflict, "task %s's commits change %s, which task %s (%s) holds by write claim%s",
+		id, h.Path, h.TaskID, h.Holder, moreHits(len(hits))).
+		WithHint("drop that change from task %s's branch (it came by a cherry-pick, a merge or a rebase no hook saw), or let task %s land first", id, h.TaskID).WithHolder(h.Holder)
+}
+
+func moreHits(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %d more)", n-1)
+}
+
 // LockClaims returns the write claims of other tasks in flight that
 // path locks on paths would cover, as the project's settings treat them
 // for agent (Warn set: named, not refused; none when they are ignored).
@@ -93,6 +131,11 @@ type WriteClaimPlan struct {
 	// Predicted are the tasks in flight predicted to touch a path
 	// written (PredictedFor): named, never refused.
 	Predicted []PredictedNote
+	// Lost says why the writer is fenced ("" it is not): the task it
+	// works on (on.Task) is no longer its, or a task was taken from it
+	// (requeued, reassigned) since its last claim. Its writes are refused
+	// as lost, hooks included.
+	Lost string
 }
 
 // Refused returns the hits that refuse the write.
@@ -113,6 +156,7 @@ func (p WriteClaimPlan) Refused() []GuardHit {
 func (tx *Txn) PlanWriteClaim(agent string, on Working, paths []string) WriteClaimPlan {
 	p := WriteClaimPlan{Hits: tx.Guard(agent, paths)}
 	p.Predicted = tx.PredictedFor(agent, paths, p.Hits)
+	p.Lost = tx.fenced(agent, on)
 	if !tx.WriteClaims.Recorded() {
 		return p
 	}
@@ -145,6 +189,9 @@ func (tx *Txn) WriteClaim(agent string, on Working, paths []string) (WriteClaimP
 		return WriteClaimPlan{}, err
 	}
 	p := tx.PlanWriteClaim(agent, on, paths)
+	if err := tx.Fenced(agent, on); err != nil {
+		return p, err
+	}
 	if refused := p.Refused(); len(refused) > 0 {
 		return p, RefuseWrite(refused)
 	}
@@ -153,6 +200,36 @@ func (tx *Txn) WriteClaim(agent string, on Working, paths []string) (WriteClaimP
 		tx.Log(agent, "claimed %s for task %s", strings.Join(p.New, ", "), p.Task.ID)
 	}
 	return p, nil
+}
+
+// Fenced is the refusal of agent's writes (lock-file, the guard, the
+// hooks) while it is fenced (CodeLost), or nil.
+func (tx *Txn) Fenced(agent string, on Working) error {
+	if why := tx.fenced(agent, on); why != "" {
+		return Errorf(CodeLost, "write refused: %s", why).WithHint("stop working on it; take other work (coord run, coord claim)")
+	}
+	return nil
+}
+
+// fenced says why agent's writes are fenced ("" they are not): the task
+// on names is not its any more, or it was last taken from a task
+// (Task.Fenced) and has claimed nothing since.
+func (tx *Txn) fenced(agent string, on Working) string {
+	if on.Task != "" {
+		if t := tx.Task(on.Task); t == nil || t.ClaimedBy != agent || !t.HoldsLock() {
+			return fmt.Sprintf("task %s is no longer %s's", on.Task, agent)
+		}
+		return ""
+	}
+	if len(tx.HeldBy(agent)) > 0 {
+		return ""
+	}
+	for _, t := range tx.Tasks {
+		if t.Fenced == agent {
+			return fmt.Sprintf("task %s was taken from %s", t.ID, agent)
+		}
+	}
+	return ""
 }
 
 // Working says which of an agent's tasks a write is for: Task, the one

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -162,4 +163,35 @@ func (tx *Txn) LandingQueue(reviewGate bool) []LandingRow {
 		out = append(out, r)
 	}
 	return append(out, back...)
+}
+
+// MoveJournal is the lander's note of a move of the target whose
+// checkouts have not all followed yet: kept in the repository's common
+// git directory at MoveJournalPath, as one line "branch old new", from
+// before the move until every checkout of the branch has the new
+// commit's files. While it is there, a commit made in such a checkout
+// would undo the landing.
+type MoveJournal struct{ Branch, Old, New string }
+
+// MoveJournalPath is the journal's path in the common git directory.
+const MoveJournalPath = "coord/land-move"
+
+// Bytes is the journal as written.
+func (m MoveJournal) Bytes() []byte { return []byte(m.Branch + " " + m.Old + " " + m.New + "\n") }
+
+// ParseMoveJournal reads a journal; ok is false for one that does not
+// say "branch old new".
+func ParseMoveJournal(data []byte) (m MoveJournal, ok bool) {
+	f := strings.Fields(string(data))
+	if len(f) != 3 || ValidBranch(f[0]) != nil || len(f[1]) < 40 || len(f[2]) < 40 || !ValidCommit(f[1]) || !ValidCommit(f[2]) {
+		return MoveJournal{}, false
+	}
+	return MoveJournal{f[0], f[1], f[2]}, true
+}
+
+// Unfollowed says, for people in a checkout of m's branch, that it has
+// not followed the landing yet.
+func (m MoveJournal) Unfollowed() string {
+	return fmt.Sprintf("a landing moved %s to %s, but this checkout still has the files of %s: a commit here now would undo it; "+
+		"'coord land' brings the checkout along (or by hand: git read-tree -m -u %s %s)", m.Branch, short(m.New), short(m.Old), m.Old, m.New)
 }

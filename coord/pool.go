@@ -155,6 +155,20 @@ func (tx *Txn) Register(p PoolAgent, live map[string]bool) (PoolAgent, bool, err
 	return p, true, nil
 }
 
+// WorktreeOf is the pool member other than agent that records the
+// worktree at path as its own (on host, when both name one), or "".
+// A linked worktree is one agent's: an agent registering from inside
+// another's would take it over (and a forced worktree remove of the
+// newcomer would then remove the other's work).
+func (tx *Txn) WorktreeOf(path, agent, host string) string {
+	for i := range tx.Pool {
+		if o := &tx.Pool[i]; o.ID != agent && o.Worktree == path && (o.Host == "" || host == "" || o.Host == host) {
+			return o.ID
+		}
+	}
+	return ""
+}
+
 // samePlace reports whether q registers from where p did: the same host
 // and the same worktree, a side that names none matching any.
 func (p *PoolAgent) samePlace(q *PoolAgent) bool {

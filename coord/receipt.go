@@ -108,7 +108,7 @@ func (tx *Txn) AddReceipt(agent, id string, epoch int64, r Receipt) (*Task, erro
 // being released. Ownership is checked first (CodeLost as Release
 // says); otherwise a CodeConflict error names the mismatch: no receipt,
 // the newest failed, or it is for another tree.
-func (tx *Txn) CheckVerified(agent, id string, epoch int64, tree string) error {
+func (tx *Txn) CheckVerified(agent, id string, epoch int64, tree, here string) error {
 	t, err := tx.owned(agent, id, epoch)
 	if err != nil {
 		return err
@@ -121,6 +121,10 @@ func (tx *Txn) CheckVerified(agent, id string, epoch int64, tree string) error {
 	if !r.Passed() {
 		return Errorf(CodeConflict, "task %q: the newest receipt failed (%s: exit %d on tree %s, at %s)", id, clipText(OneLine(r.Cmd), 200), r.Exit, ShortID(r.Tree), r.At).
 			WithHint("fix it, then %s", hint)
+	}
+	if r.Tree != tree && r.Tree == here {
+		return Errorf(CodeConflict, "task %q: the newest receipt is for the worktree with changes no commit holds (tree %s); what is released is the branch's last commit (tree %s)", id, ShortID(r.Tree), ShortID(tree)).
+			WithHint("commit the changes the check saw, then %s", hint)
 	}
 	if r.Tree != tree {
 		return Errorf(CodeConflict, "task %q: the newest receipt is for tree %s, releasing tree %s (the work changed after the check)", id, ShortID(r.Tree), ShortID(tree)).

@@ -68,7 +68,7 @@ func TestCheckVerified(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tx := newTxn(&Task{ID: "t", Status: Claimed, ClaimedBy: "a", Epoch: 1, Receipts: c.receipts})
-			err := tx.CheckVerified("a", "t", 1, c.tree)
+			err := tx.CheckVerified("a", "t", 1, c.tree, "")
 			if c.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -81,7 +81,7 @@ func TestCheckVerified(t *testing.T) {
 		})
 	}
 	tx := newTxn(&Task{ID: "t", Status: Claimed, ClaimedBy: "b", Epoch: 1})
-	if err := tx.CheckVerified("a", "t", NoEpoch, "abcd"); CodeOf(err) != CodeLost {
+	if err := tx.CheckVerified("a", "t", NoEpoch, "abcd", ""); CodeOf(err) != CodeLost {
 		t.Fatalf("not the holder: %v, want lost", err)
 	}
 }

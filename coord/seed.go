@@ -39,7 +39,7 @@ var (
 	OwnedFields = []string{"claimed_by", "claimed_at", "completed_at", "epoch", "progress",
 		"blocked_reason", "blocked_at", "reviewer_id", "reviewer_kind", "reject_reason",
 		"review_notes", "rejections", "review_started_at", "review_alert_at",
-		"assigned_to", "assigned_at", "predicted_files", "predicted_at", "predicted_confidence", "touched_files", "owner",
+		"assigned_to", "assigned_at", "predicted_files", "predicted_at", "predicted_confidence", "touched_files", "owner", "fenced",
 		"branch", "base", "head", "conflicts", "receipts", "reviewed_commit", "landed_commit", "landed_at", "landing_at"}
 )
 

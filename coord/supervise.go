@@ -122,6 +122,7 @@ func (tx *Txn) requeue(by string, t *Task, reason string) string {
 		tx.Log(by, "requeued task %s (it had no owner)%s", t.ID, suffix(reason))
 		return ""
 	}
+	t.Fenced = holder
 	tx.Log(by, "requeued task %s from %s (epoch %d)%s", t.ID, holder, epoch, suffix(reason))
 	tx.dropPathLocks(by, func(l PathLock) bool { return l.Holder == holder && l.TaskID == t.ID })
 	return holder

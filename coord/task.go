@@ -139,6 +139,11 @@ type Task struct {
 	// agent's claim takes it before other work, and another agent only
 	// once the owner is away (Txn.OwnersAway). A claim clears it.
 	Owner string
+	// Fenced is the agent this task was last taken from (requeued,
+	// reassigned) while it held it: until that agent claims again, its
+	// writes through the hooks are refused as lost. A claim by it clears
+	// it.
+	Fenced string
 	// ReviewAlertAt is when a scheduling round first found this task in
 	// review with no registered reviewer that may take it and logged so
 	// (RFC 3339 UTC; "" when it is not in that state): the alert is logged
@@ -264,6 +269,11 @@ func (t *Task) Check() error {
 	if t.Owner != "" {
 		if err := ValidAgentID(t.Owner); err != nil {
 			return Errorf(CodeUsage, "task %q: owner: %v", t.ID, err)
+		}
+	}
+	if t.Fenced != "" {
+		if err := ValidAgentID(t.Fenced); err != nil {
+			return Errorf(CodeUsage, "task %q: fenced: %v", t.ID, err)
 		}
 	}
 	if t.ReviewerKind != "" && t.ReviewerKind != "agent" && t.ReviewerKind != "human" {

@@ -65,8 +65,8 @@ type Txn struct {
 	// OwnersAway are the owners of tasks returned to the pool that are
 	// away (no heartbeat within stale_after): their tasks are anyone's.
 	// The application sets it; nil counts every owner present.
-	OwnersAway map[string]bool
-	PredictFloor   float64
+	OwnersAway   map[string]bool
+	PredictFloor float64
 
 	index map[string]int
 }
@@ -359,6 +359,11 @@ func (tx *Txn) Claim(a Agent, opt ClaimOptions) (*Task, error) {
 	next, err := NextCounter("epoch", tx.LastEpoch)
 	if err != nil {
 		return nil, err
+	}
+	for _, t := range tx.Tasks {
+		if t.Fenced == a.ID { // it has moved on: no longer fenced
+			t.Fenced, t.Dirty = "", true
+		}
 	}
 	tx.LastEpoch = next
 	pick.Status = Claimed

@@ -216,6 +216,35 @@ func ValidBranch(name string) error {
 	return nil
 }
 
+// CheckBranchName checks a branch name a person gives coord (the target,
+// a worktree's branch): one git takes as a branch (ValidBranch) and no
+// git command could read as something else. coord always names it in
+// full (refs/heads/NAME), but a name like HEAD, FETCH_HEAD, a commit id,
+// or refs/heads/x (which would be refs/heads/refs/heads/x) is a mistake
+// that loses work, not a branch.
+func CheckBranchName(name string) error {
+	if err := ValidBranch(name); err != nil {
+		return err
+	}
+	bad := func(why string) error {
+		return Errorf(CodeUsage, "invalid branch name %q: %s", clip(name), why).WithHint("name a branch by its short name, such as main")
+	}
+	switch {
+	case name == "HEAD" || strings.HasSuffix(name, "_HEAD"):
+		return bad("git reads it as " + name + ", not as a branch")
+	case strings.HasPrefix(name, "refs/") || name == "refs":
+		return bad("give the branch's short name, without refs/")
+	case len(name) >= 4 && ValidCommit(name):
+		return bad("it looks like a commit id")
+	}
+	return nil
+}
+
+// TargetRef is the full ref name of the target branch (refs/heads/…):
+// what every git command coord runs is given, so that a tag or another
+// ref of the same short name never stands in for it.
+func (c Config) TargetRef() string { return BranchRef(c.Target) }
+
 // DefaultTaskBranch is the pattern of a task's own branch when
 // config.json's "task_branch" names none: {id} stands for the task's id.
 const DefaultTaskBranch = "task/{id}"
@@ -238,7 +267,7 @@ func CheckTaskBranch(pattern string) error {
 	if strings.HasPrefix(pattern, "refs/") {
 		return Errorf(CodeUsage, "task branch pattern %q: give the branch's name under refs/heads/, without refs/", clip(pattern))
 	}
-	if err := ValidBranch(strings.ReplaceAll(pattern, "{id}", "4.2")); err != nil {
+	if err := CheckBranchName(strings.ReplaceAll(pattern, "{id}", "4.2")); err != nil {
 		return Errorf(CodeUsage, "task branch pattern %q does not make a branch name: %v", clip(pattern), err)
 	}
 	return nil

@@ -155,6 +155,10 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 		return nil, err
 	}
 	e.be, e.svc, e.cfg = b, svc, svc.Config()
+	if m, ok := workspace.UnfollowedLanding(e.cwd); ok {
+		// Said on every command run here until the checkout follows.
+		warn(m.Unfollowed())
+	}
 	return svc, nil
 }
 

@@ -23,6 +23,9 @@ func (e *env) cmdGuard(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	if m, ok := workspace.UnfollowedLanding(e.cwd); ok {
+		return coord.Errorf(coord.CodeConflict, "guard: %s", m.Unfollowed())
+	}
 	staged, err := workspace.Staged(e.ctx, e.cwd, e.paths(), coord.BranchRef(s.Config().Target))
 	if err != nil {
 		return err

@@ -42,11 +42,11 @@ func gitProject(t *testing.T, agent string) (string, []string, func(dir string, 
 
 // TestMCPRequireVerified: release through the MCP server obeys
 // require_verified as the CLI does (one rule, in the application): no
-// receipt, a failed newest receipt, a receipt for another tree (an edit
-// after the check, uncommitted) are refused with exit code 3's name; a
+// receipt, a failed newest receipt, a receipt for another tree than the
+// commit released (an edit committed after the check) are refused with exit code 3's name; a
 // receipt that passed on the tree released lets it through.
 func TestMCPRequireVerified(t *testing.T) {
-	root, env, _ := gitProject(t, "mcp-v")
+	root, env, git := gitProject(t, "mcp-v")
 	runCoord(t, root, env, `{"id":"v1","title":"checked"}`+"\n", "seed-tasks", "--stdin")
 	runCoord(t, root, env, "", "config", "set", "require_verified", "true")
 	cs, _, wait := mcpSession(t, root, env)
@@ -70,6 +70,7 @@ func TestMCPRequireVerified(t *testing.T) {
 	refused("failed", `the newest receipt failed (false: exit 1`)
 	runCoord(t, root, env, "", "verify", "--", "true")
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("edited after the check\n"), 0o644)
+	git(root, "commit", "-q", "-a", "-m", "an edit after the check")
 	refused("edited", `the newest receipt is for tree`)
 	runCoord(t, root, env, "", "verify", "--task", "v1", "--", "true")
 	got, isErr := callTool(t, cs, "release", map[string]any{"task": "v1", "summary": "s"})

@@ -112,11 +112,17 @@ func (e *env) cmdWorktreeRemove(_ context.Context, c *cli.Command) error {
 		return e.printJSON(res)
 	}
 	branch := "branch " + res.Branch + " deleted"
-	if !res.BranchDeleted {
+	switch {
+	case res.Branch == "":
+		branch = "it had no branch checked out"
+	case !res.BranchDeleted:
 		branch = "branch " + res.Branch + " kept"
 		if res.Kept != "" {
 			branch += " (" + res.Kept + ")"
 		}
+	}
+	if res.Rescued != "" {
+		branch += "; its commits no branch held are kept on " + res.Rescued
 	}
 	e.printf("removed worktree %s of agent %s; %s\n", res.Path, res.Agent, branch)
 	return nil

@@ -202,6 +202,13 @@ func (s *Service) Land(ctx context.Context, l Lander, req LandRequest) ([]LandRe
 			return nil, interrupted(ctx, err)
 		}
 	}
+	if _, err := l.Head(ctx, s.conf().TargetRef()); err != nil {
+		if ctx.Err() != nil {
+			return nil, interrupted(ctx, err)
+		}
+		return nil, coord.Errorf(coord.CodeConflict, "the target branch %q is not in this repository: nothing can land", s.conf().Target).
+			WithHint("create it, or name the branch work lands on: coord config set target BRANCH")
+	}
 	lease, err := s.landLease(ctx, req)
 	if err != nil {
 		return nil, err
@@ -225,7 +232,7 @@ func (s *Service) Land(ctx context.Context, l Lander, req LandRequest) ([]LandRe
 	}); err != nil {
 		return nil, landErr(wctx, err)
 	}
-	ln := &lander{s: s, l: l, req: req, check: s.LandCheck(req), tried: map[string]string{}}
+	ln := &lander{s: s, l: l, req: req, check: s.LandCheck(req), tried: map[string]string{}, absent: map[string]string{}}
 	var all []LandResult
 	for {
 		got, err := ln.pass(wctx)
@@ -375,6 +382,9 @@ type lander struct {
 	// id, with that head: a watching lander does not try them again
 	// until their head changes.
 	tried map[string]string
+	// absent are the tried heads this repository did not hold: tried
+	// again as soon as it does.
+	absent map[string]string
 	// seen are the queue entries (task, head and what it waits for) the
 	// last pass took in hand: a watching lander passes again as soon as
 	// the queue holds one it has not, such as work released while it
@@ -425,9 +435,26 @@ func notLandable(t *coord.Task, gate bool) string {
 	return "not landable"
 }
 
+// arrived forgets the tried heads that were absent and are now in this
+// repository: the next pass tries them again.
+func (ln *lander) arrived(ctx context.Context) {
+	for id, head := range ln.absent {
+		if _, err := ln.l.Head(ctx, head); err == nil {
+			delete(ln.absent, id)
+			delete(ln.tried, id)
+			for q := range ln.seen {
+				if q.id == id {
+					delete(ln.seen, q)
+				}
+			}
+		}
+	}
+}
+
 // more reports whether a watching lander has something to try: a queue
 // entry the last pass did not take in hand.
 func (ln *lander) more(ctx context.Context) (bool, error) {
+	ln.arrived(ctx)
 	q, _, err := ln.queue(ctx)
 	for _, t := range q {
 		if !ln.seen[t] {
@@ -441,6 +468,11 @@ func (ln *lander) more(ctx context.Context) (bool, error) {
 // commit go back to their owners first (VoidMovedReviews): what lands is
 // what was reviewed.
 func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
+	// A checkout of the target an earlier move could not bring along
+	// (its index was busy) is brought now.
+	if _, err := ln.l.CleanCheckouts(ctx); err != nil {
+		return nil, err
+	}
 	voided, err := ln.s.VoidMovedReviews(ctx)
 	if err != nil {
 		return nil, err
@@ -466,6 +498,11 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 		}
 		if r.Outcome == Skipped && r.unmergeable {
 			ln.tried[t.id] = t.head
+			if _, err := ln.l.Head(ctx, t.head); err != nil {
+				// Its commit is not in this repository yet (released on
+				// another machine, fetched later): tried again once it is.
+				ln.absent[t.id] = t.head
+			}
 		}
 		ln.tell(r)
 		out = append(out, r)
@@ -514,7 +551,16 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 			res.Outcome, res.Why = Skipped, why
 			return res, err
 		}
-		tip, err := ln.l.Head(ctx, target)
+		if attempt == 0 {
+			// Whatever route its commits took, the work lands only if it
+			// carries no other task's claimed files.
+			if why, err := ln.carriesClaims(ctx, t); err != nil {
+				return res, err
+			} else if why != "" {
+				return ln.sendBack(ctx, t, why)
+			}
+		}
+		tip, err := ln.l.Head(ctx, coord.BranchRef(target))
 		if err != nil {
 			return res, coord.Wrap(coord.CodeConflict, err, "cannot read the target branch %s", target).
 				WithHint("config.json's \"target\" names the branch work lands on: create it, or set target")
@@ -573,6 +619,27 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 				return ln.sendBack(ctx, t, checkFailure(ln.check, run, target))
 			}
 		}
+		if ln.check != "" {
+			// The check took time: a review made void meanwhile, or a task
+			// changed, is not landed on the strength of it.
+			if voided, err := ln.s.VoidMovedReviews(ctx); err != nil {
+				return res, err
+			} else {
+				for _, v := range voided {
+					if v.ID == t.id {
+						res.Outcome, res.Owner, res.Why = SentBack, v.ClaimedBy, v.ReviewNotes
+						return res, ln.unmark(ctx, t, started)
+					}
+				}
+			}
+			if why, err := ln.stillLandable(ctx, t); err != nil || why != "" {
+				res.Outcome, res.Why = Skipped, why
+				if err == nil {
+					err = ln.unmark(ctx, t, started)
+				}
+				return res, err
+			}
+		}
 		err = ln.l.MoveTarget(ctx, target, cand, tip, fmt.Sprintf("coord land: task %s (%s)", t.id, how))
 		if errors.Is(err, ErrTargetMoved) {
 			continue // merge again with the new tip: never overwrite
@@ -622,6 +689,23 @@ func (ln *lander) stillLandable(ctx context.Context, t queued) (string, error) {
 		default:
 			if d := tx.LandWaits(cur); d != "" {
 				why = fmt.Sprintf("it waits for task %s, which it depends on, to land", d)
+			}
+		}
+		return nil
+	})
+	return why, err
+}
+
+// carriesClaims says why t's work may not land ("" when it may): it
+// changes files other tasks in flight hold by write claim
+// (coord.Txn.WorkClaims, refused under write_claims exclusive).
+func (ln *lander) carriesClaims(ctx context.Context, t queued) (string, error) {
+	why := ""
+	err := ln.s.tasks().View(ctx, func(tx *coord.Txn) error {
+		why = ""
+		if cur := tx.Task(t.id); cur != nil {
+			if _, err := tx.WorkClaims(t.id, cur.TouchedFiles); err != nil {
+				why = "landing refused: " + coord.OneLine(err.Error())
 			}
 		}
 		return nil

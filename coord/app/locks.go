@@ -43,6 +43,9 @@ func (s *Service) LockPaths(ctx context.Context, agent string, paths []string, t
 	var done map[string]string
 	var warned []coord.GuardHit
 	lock := func(tx *coord.Txn) error {
+		if err := tx.Fenced(agent, coord.Working{}); err != nil {
+			return err
+		}
 		claims := tx.LockClaims(agent, paths)
 		if err := tx.LockPaths(agent, paths, ttl); err != nil {
 			done = doneClaims(tx, claims)
@@ -109,6 +112,9 @@ func (s *Service) Guard(ctx context.Context, agent string, paths []string) ([]co
 	var hits []coord.GuardHit
 	var done map[string]string
 	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		if err := tx.Fenced(agent, coord.Working{}); err != nil {
+			return err
+		}
 		hits = tx.Guard(agent, paths)
 		done = doneClaims(tx, hits)
 		return nil

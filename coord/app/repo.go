@@ -59,6 +59,20 @@ type Repo interface {
 	// Unmerged lists the commits of branch that target lacks (at most
 	// max; 0: all), each "<short id> <subject>".
 	Unmerged(ctx context.Context, branch, target string, max int) ([]string, error)
+	// TreeOf is the tree id of commit.
+	TreeOf(ctx context.Context, commit string) (string, error)
+	// OnlyHere lists the commits the worktree at path has checked out
+	// that no branch holds (a detached HEAD, a rebase under way), at most
+	// max (0: all), each "<short id> <subject>".
+	OnlyHere(ctx context.Context, path string, max int) ([]string, error)
+	// InProgress names the git operation under way in the worktree at
+	// path ("a rebase", "a merge", …; "" none).
+	InProgress(ctx context.Context, path string) (string, error)
+	// CreateBranch makes a branch at commit, only when none of that name
+	// exists.
+	CreateBranch(ctx context.Context, branch, commit string) error
+	// CommonDir is the repository's common git directory (absolute).
+	CommonDir(ctx context.Context) (string, error)
 	// DeleteBranch deletes a branch (force: even unmerged).
 	DeleteBranch(ctx context.Context, branch string, force bool) error
 	// WorktreeTree is the git tree id of the caller's worktree as it

@@ -71,9 +71,14 @@ func (s *Service) Register(ctx context.Context, r RegisterRequest) (AgentRecord,
 	if err := p.Check(); err != nil {
 		return AgentRecord{}, err
 	}
+	linked := s.linkedWorktree(ctx, r.Worktree)
 	var got coord.PoolAgent
 	var held []*coord.Task
 	err = s.tasks().Update(ctx, func(tx *coord.Txn) error {
+		if other := tx.WorktreeOf(r.Worktree, r.Agent, r.Host); linked && other != "" {
+			return coord.Errorf(coord.CodeConflict, "worktree %s is agent %s's (recorded at its registration)", r.Worktree, other).
+				WithHint("work in a worktree of your own: coord worktree add %s", r.Agent).WithHolder(other)
+		}
 		var live map[string]bool
 		if tx.Member(r.Agent) != nil {
 			seen, now, err := s.b.Beats().LastSeen(ctx, []string{r.Agent})
@@ -378,6 +383,24 @@ func (s *Service) take(ctx context.Context, agent string) (res InboxResult, drai
 		s.beatHolding(ctx, m, []*coord.Task{got})
 	}
 	return InboxResult{Status: "taken", Task: got, Since: since}, false, nil
+}
+
+// linkedWorktree reports whether path is one of the repository's linked
+// worktrees (not its main one, which people and agents share).
+func (s *Service) linkedWorktree(ctx context.Context, path string) bool {
+	if s.repo == nil || path == "" {
+		return false
+	}
+	list, err := s.repo.Worktrees(ctx)
+	if err != nil {
+		return false
+	}
+	for i, w := range list {
+		if i > 0 && w.Path == path {
+			return true
+		}
+	}
+	return false
 }
 
 // GiveBack hands an assignment the agent will not finish (a review it

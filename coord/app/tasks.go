@@ -460,11 +460,11 @@ func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coor
 	if err := coord.CheckNote("summary", summary); err != nil {
 		return nil, err
 	}
-	tree, err := s.releasedTree(ctx)
+	work, err := s.workDone(ctx, r.TaskID, summary == "")
 	if err != nil {
 		return nil, err
 	}
-	work, err := s.workDone(ctx, r.TaskID, summary == "")
+	tree, here, err := s.releasedTrees(ctx, r.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -474,12 +474,22 @@ func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coor
 	}
 	return s.held(ctx, r, "summary", summary, func(tx *coord.Txn) (*coord.Task, error) {
 		if s.conf().RequireVerified {
-			if err := tx.CheckVerified(r.Agent.ID, r.TaskID, r.Epoch, tree); err != nil {
+			if err := tx.CheckVerified(r.Agent.ID, r.TaskID, r.Epoch, tree, here); err != nil {
 				return nil, err
 			}
 		}
+		hits, err := tx.WorkClaims(r.TaskID, changed)
+		if err != nil {
+			if _, lost := tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.conf().ReviewGate); coord.CodeOf(lost) == coord.CodeLost {
+				return nil, lost // not the caller's to release at all
+			}
+			return nil, err
+		}
 		t, err := tx.Release(r.Agent.ID, r.TaskID, r.Epoch, summary, s.conf().ReviewGate)
 		if err == nil {
+			for _, h := range hits {
+				tx.Log(r.Agent.ID, "warning: task %s's commits change %s, which task %s (%s) holds by write claim (write_claims: warn)", r.TaskID, h.Path, h.TaskID, h.Holder)
+			}
 			t.RecordWork(head, changed)
 		}
 		return t, err

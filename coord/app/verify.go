@@ -166,15 +166,15 @@ func (s *Service) ReleasedBy(ctx context.Context, agent, id string, epoch int64)
 
 // Verified reports whether task id, held by agent, has a receipt that
 // lets it be released now under require_verified (the newest receipt
-// passed on the tree being released).
+// passed on the tree of the commit being released).
 func (s *Service) Verified(ctx context.Context, agent coord.Agent, id string) (bool, error) {
-	tree, err := s.worktreeTree(ctx, "verify")
+	tree, here, err := s.releasedTrees(ctx, id)
 	if err != nil {
 		return false, err
 	}
 	ok := false
 	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
-		ok = tx.CheckVerified(agent.ID, id, coord.NoEpoch, tree) == nil
+		ok = tx.CheckVerified(agent.ID, id, coord.NoEpoch, tree, here) == nil
 		return nil
 	})
 	return ok, interrupted(ctx, err)
@@ -208,13 +208,41 @@ func (s *Service) LeftUncommitted(ctx context.Context, id string) ([]string, err
 	return dirty, nil
 }
 
-// releasedTree is the tree a release hands over, when require_verified
-// asks for it ("" otherwise).
-func (s *Service) releasedTree(ctx context.Context) (string, error) {
+// releasedTrees are, when require_verified asks for them ("", "" when
+// not), the tree a release of task id hands over (the tree of the tip
+// of the task's branch: what lands) and the tree of the caller's
+// worktree as it stands (uncommitted changes included), for saying so
+// when a receipt is for the latter.
+func (s *Service) releasedTrees(ctx context.Context, id string) (released, here string, err error) {
 	if !s.conf().RequireVerified {
-		return "", nil
+		return "", "", nil
 	}
-	return s.worktreeTree(ctx, "release (require_verified)")
+	here, err = s.worktreeTree(ctx, "release (require_verified)")
+	if err != nil {
+		return "", "", err
+	}
+	ref := "HEAD"
+	err = s.tasks().View(ctx, func(tx *coord.Txn) error {
+		if t := tx.Task(id); t != nil {
+			ref = takeBranch(t)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", "", interrupted(ctx, err)
+	}
+	tip, err := s.repo.Head(ctx, ref)
+	if err != nil && ref != "HEAD" {
+		tip, err = s.repo.Head(ctx, "HEAD")
+	}
+	if err != nil {
+		return here, here, nil // no commit at all: the worktree is what there is
+	}
+	released, err = s.repo.TreeOf(ctx, tip)
+	if err != nil {
+		return "", "", coord.Wrap(coord.CodeIO, err, "release (require_verified): cannot read the tree of %s", shortID(tip))
+	}
+	return released, here, nil
 }
 
 // VoidMovedReviews finds the reviewed work whose branch moved after the
@@ -270,7 +298,7 @@ func (s *Service) VoidMovedReviews(ctx context.Context) ([]*coord.Task, error) {
 			continue // the pinned commit is not here: nothing to judge it by
 		}
 		if target == "" {
-			if target, err = s.repo.Head(ctx, s.conf().Target); err != nil {
+			if target, err = s.repo.Head(ctx, s.conf().TargetRef()); err != nil {
 				target = "-"
 			}
 		}

@@ -167,7 +167,7 @@ func (s *Service) landedAmong(ctx context.Context, heads map[string]string) (lan
 	if s.repo == nil || len(heads) == 0 {
 		return nil, ""
 	}
-	tip, err := s.repo.Head(ctx, s.conf().Target)
+	tip, err := s.repo.Head(ctx, s.conf().TargetRef())
 	if err != nil {
 		return nil, ""
 	}
@@ -293,6 +293,9 @@ func (s *Service) WriteClaimFor(ctx context.Context, agent string, on coord.Work
 	if err != nil {
 		return coord.WriteClaimPlan{}, interrupted(ctx, err)
 	}
+	if plan.Lost != "" {
+		return plan, coord.Errorf(coord.CodeLost, "write refused: %s", plan.Lost).WithHint("stop working on it; take other work (coord run, coord claim)")
+	} // (the same refusal as coord.Txn.Fenced, from the plan's reading)
 	refused := plan.Refused()
 	landed, tip := s.landedAmong(ctx, done)
 	if len(refused) == 0 && len(plan.New) == 0 {

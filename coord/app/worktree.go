@@ -57,7 +57,7 @@ func (s *Service) AddWorktree(ctx context.Context, r WorktreeRequest) (WorktreeI
 	if r.Branch == "" {
 		r.Branch = coord.WorktreeBranch(r.Agent)
 	}
-	if err := coord.ValidBranch(r.Branch); err != nil {
+	if err := coord.CheckBranchName(r.Branch); err != nil {
 		return WorktreeInfo{}, err
 	}
 	if r.Path != "" && !filepath.IsAbs(r.Path) {
@@ -74,7 +74,13 @@ func (s *Service) AddWorktree(ctx context.Context, r WorktreeRequest) (WorktreeI
 		main := list[0].Path
 		r.Path = filepath.Join(filepath.Dir(main), filepath.Base(main)+"-"+r.Agent)
 	}
-	base, err := s.repo.Head(ctx, s.conf().Target)
+	if common, err := s.repo.CommonDir(ctx); err == nil {
+		if rel, err := filepath.Rel(common, r.Path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return WorktreeInfo{}, coord.Errorf(coord.CodeUsage, "worktree add: %s is inside the repository's git directory %s (coord's lander keeps its temporary checkouts there)", r.Path, common).
+				WithHint("choose a path outside it, or leave --path out")
+		}
+	}
+	base, err := s.repo.Head(ctx, s.conf().TargetRef())
 	if err != nil {
 		return WorktreeInfo{}, coord.Errorf(coord.CodeConflict, "worktree add: the target branch %q is not in this repository", s.conf().Target).
 			WithHint("create it, or name the branch work lands on: coord config set target BRANCH")
@@ -170,6 +176,35 @@ type RemoveResult struct {
 	BranchDeleted bool   `json:"branch_deleted"`
 	// Kept says why the branch was kept ("": deleted, or none).
 	Kept string `json:"kept,omitempty"`
+	// Rescued is the branch made to keep commits no branch held (a
+	// detached HEAD, a rebase under way), removed with --force.
+	Rescued string `json:"rescued,omitempty"`
+}
+
+// liveHolder is a task agent holds claimed while it is alive (its beat
+// within stale_after), "" when there is none.
+func (s *Service) liveHolder(ctx context.Context, agent string) (string, error) {
+	held := ""
+	err := s.tasks().View(ctx, func(tx *coord.Txn) error {
+		for _, t := range tx.HeldBy(agent) {
+			if t.Status == coord.Claimed {
+				held = t.ID
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil || held == "" {
+		return "", interrupted(ctx, err)
+	}
+	seen, now, err := s.b.Beats().LastSeen(ctx, []string{agent})
+	if err != nil {
+		return "", interrupted(ctx, err)
+	}
+	if at, ok := seen[agent]; !ok || now.Sub(at) > s.conf().StaleAfter {
+		return "", nil
+	}
+	return held, nil
 }
 
 // maxListed bounds the files and commits a refusal names.
@@ -217,9 +252,27 @@ func (s *Service) RemoveWorktree(ctx context.Context, r RemoveRequest) (RemoveRe
 			WithHint("'coord worktree list' shows them")
 	}
 	res := RemoveResult{Agent: r.Agent, Path: w.Path, Branch: w.Branch}
+	// An agent at work there keeps its worktree, --force or not: its
+	// claimed task's work lives in it.
+	if held, err := s.liveHolder(ctx, r.Agent); err != nil {
+		return res, err
+	} else if held != "" {
+		return res, coord.Errorf(coord.CodeConflict, "worktree remove: agent %s is alive and holds task %s, whose work is in %s", r.Agent, held, w.Path).
+			WithHint("let it finish, or take the task from it first: coord requeue %s --reason R", held)
+	}
+	// Commits only the worktree's HEAD holds (a detached HEAD, a rebase
+	// under way) are lost with it unless a branch keeps them.
+	only, err := s.repo.OnlyHere(ctx, w.Path, 0)
+	if err != nil {
+		return res, coord.Wrap(coord.CodeIO, err, "worktree remove: cannot read the commits of %s", w.Path)
+	}
+	op, err := s.repo.InProgress(ctx, w.Path)
+	if err != nil {
+		return res, coord.Wrap(coord.CodeIO, err, "worktree remove: cannot read the state of %s", w.Path)
+	}
 	var unmerged []string
 	if w.Branch != "" {
-		if unmerged, err = s.repo.Unmerged(ctx, w.Branch, s.conf().Target, 0); err != nil {
+		if unmerged, err = s.repo.Unmerged(ctx, coord.BranchRef(w.Branch), s.conf().TargetRef(), 0); err != nil {
 			return res, coord.Wrap(coord.CodeIO, err, "worktree remove: cannot compare %s with %s", w.Branch, s.conf().Target)
 		}
 	}
@@ -235,10 +288,30 @@ func (s *Service) RemoveWorktree(ctx context.Context, r RemoveRequest) (RemoveRe
 		if len(unmerged) > 0 {
 			lost = append(lost, fmt.Sprintf("%d commit(s) not on %s (%s)", len(unmerged), s.conf().Target, listSome(unmerged)))
 		}
+		if len(only) > 0 {
+			lost = append(lost, fmt.Sprintf("%d commit(s) no branch holds (%s)", len(only), listSome(only)))
+		}
+		if op != "" {
+			lost = append(lost, op+" under way")
+		}
 		if len(lost) > 0 {
 			return res, coord.Errorf(coord.CodeConflict, "worktree remove: %s holds work that exists only there: %s", w.Path, strings.Join(lost, "; ")).
 				WithHint("commit it and land it on %s first, or remove anyway with --force (uncommitted changes are lost; the branch and its commits are kept)", s.conf().Target)
 		}
+	}
+	if len(only) > 0 {
+		// Forced: the commits no branch holds get one, never lost.
+		rescue := fmt.Sprintf("coord/rescue/%s-%s", r.Agent, strings.Fields(only[0])[0])
+		head := ""
+		for _, x := range list {
+			if x.Path == w.Path {
+				head = x.Head
+			}
+		}
+		if err := s.repo.CreateBranch(ctx, rescue, head); err != nil {
+			return res, coord.Wrap(coord.CodeIO, err, "worktree remove: cannot keep the commits of %s on a branch", w.Path)
+		}
+		res.Rescued = rescue
 	}
 	if err := s.repo.RemoveWorktree(ctx, w.Path, r.Force); err != nil {
 		return res, coord.Errorf(coord.CodeConflict, "worktree remove: %v", err)

@@ -104,7 +104,7 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 		case "target":
 			c.Target, err = d.str(`"target"`, false)
 			if err == nil {
-				if verr := coord.ValidBranch(c.Target); verr != nil {
+				if verr := coord.CheckBranchName(c.Target); verr != nil {
 					err = d.errf(`"target" must name a branch: %v`, verr)
 				}
 			}

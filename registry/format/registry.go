@@ -73,7 +73,7 @@ var taskFieldOrder = []string{
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
 	"receipts", "reviewed_commit", "landing_at",
-	"predicted_files", "predicted_at", "predicted_confidence", "owner",
+	"predicted_files", "predicted_at", "predicted_confidence", "owner", "fenced",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -447,6 +447,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.PredictedAt, err = s.strVal(name, true)
 	case fOwner:
 		t.Owner, err = s.strVal(name, true)
+	case fFenced:
+		t.Fenced, err = s.strVal(name, true)
 	case fPredictedConfidence:
 		t.PredictedConfidence, err = s.floatsVal(name)
 	default:
@@ -499,6 +501,7 @@ const (
 	fPredictedAt
 	fPredictedConfidence
 	fOwner
+	fFenced
 	fLegacyRejectReason // in taskFieldsRead only
 )
 
@@ -581,6 +584,8 @@ func taskFieldIndex(name string) int {
 		return fPredictedAt
 	case "owner":
 		return fOwner
+	case "fenced":
+		return fFenced
 	case "predicted_confidence":
 		return fPredictedConfidence
 	case legacyRejectReason:
@@ -1012,6 +1017,8 @@ func wantField(t *coord.Task, name string) bool {
 		return t.PredictedAt != ""
 	case "owner":
 		return t.Owner != ""
+	case "fenced":
+		return t.Fenced != ""
 	case "predicted_confidence":
 		return len(t.PredictedConfidence) > 0
 	}
@@ -1106,6 +1113,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.PredictedAt)
 	case "owner":
 		return nullable(t.Owner)
+	case "fenced":
+		return nullable(t.Fenced)
 	case "predicted_confidence":
 		return appendFloats(b, t.PredictedConfidence)
 	}

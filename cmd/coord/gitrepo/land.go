@@ -160,14 +160,48 @@ func (r *Repo) SyncCheckouts(ctx context.Context, branch, old, new string) []str
 		// stat changed (a copied or touched checkout) "not uptodate":
 		// refresh it first (exit 1 only says some files differ, which
 		// read-tree then judges by content).
-		r.run(ctx, w.Path, "update-index", "-q", "--refresh")
-		if _, err := r.run(ctx, w.Path, "read-tree", "-m", "-u", "--end-of-options", old, new); err != nil {
+		if err := r.bringAlong(ctx, w.Path, old, new); err != nil {
 			out = append(out, fmt.Sprintf("the checkout of %s at %s keeps the files of %.12s (a local change is in the way: %v); "+
 				"there, keep your changes with 'git diff %s > mine.patch', then 'git reset --hard && git apply --3way mine.patch'",
 				branch, w.Path, old, coord.OneLine(err.Error()), old))
 		}
 	}
 	return out
+}
+
+// lockWaits are the pauses between tries of a checkout whose index
+// another git process holds (index.lock): about 5 s in all, longer than
+// any ordinary git command holds it.
+var lockWaits = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond,
+	800 * time.Millisecond, 1600 * time.Millisecond, 1600 * time.Millisecond}
+
+// bringAlong moves the checkout at dir from old's files to new's (git
+// read-tree -m -u old new), trying again while another git process
+// holds its index (index.lock), for about 5 s.
+func (r *Repo) bringAlong(ctx context.Context, dir, old, new string) error {
+	for i := 0; ; i++ {
+		// read-tree trusts the index's stat cache and calls a file whose
+		// stat changed (a copied or touched checkout) "not uptodate":
+		// refresh it first (exit 1 only says some files differ, which
+		// read-tree then judges by content).
+		r.run(ctx, dir, "update-index", "-q", "--refresh")
+		_, err := r.run(ctx, dir, "read-tree", "-m", "-u", "--end-of-options", old, new)
+		if err == nil || i == len(lockWaits) || !lockHeld(err) {
+			return err
+		}
+		select {
+		case <-time.After(lockWaits[i]):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// lockHeld reports whether git failed because another git process holds
+// a lock it needs (index.lock).
+func lockHeld(err error) bool {
+	var ge *Error
+	return errors.As(err, &ge) && strings.Contains(ge.Stderr, ".lock")
 }
 
 // landDir is <common git dir>/coord-land.
@@ -461,8 +495,14 @@ func (l *Landing) MoveTarget(ctx context.Context, branch, new, old, reason strin
 		return fmt.Errorf("%w: %w", app.ErrTargetMoved, err)
 	}
 	if err == nil {
-		l.warn(l.r.SyncCheckouts(ctx, branch, old, new))
-		l.r.removeMoveJournal(ctx)
+		// The journal stays while a checkout of the target has not
+		// followed: the next lander (and every command run there) says
+		// so until it has.
+		if lines := l.r.SyncCheckouts(ctx, branch, old, new); len(lines) > 0 {
+			l.warn(lines)
+		} else {
+			l.r.removeMoveJournal(ctx)
+		}
 	}
 	return err
 }
@@ -476,8 +516,8 @@ func (l *Landing) warn(lines []string) {
 }
 
 // MoveJournal is where MoveTarget notes a move in progress, relative to
-// the common git directory.
-const MoveJournal = "coord/land-move"
+// the common git directory (coord.MoveJournal's format).
+const MoveJournal = coord.MoveJournalPath
 
 func (r *Repo) writeMoveJournal(ctx context.Context, branch, old, new string) error {
 	common, err := r.CommonDir(ctx)
@@ -492,7 +532,7 @@ func (r *Repo) writeMoveJournal(ctx context.Context, branch, old, new string) er
 	if err := t.MkdirAll(filepath.Dir(MoveJournal), 0o755); err != nil {
 		return err
 	}
-	return t.WriteFile(MoveJournal, []byte(branch+" "+old+" "+new+"\n"), 0o644)
+	return t.WriteFile(MoveJournal, coord.MoveJournal{Branch: branch, Old: old, New: new}.Bytes(), 0o644)
 }
 
 func (r *Repo) removeMoveJournal(ctx context.Context) {
@@ -530,15 +570,20 @@ func (r *Repo) RecoverMove(ctx context.Context) []string {
 		t.Remove(MoveJournal)
 		return []string{fmt.Sprintf("the landing journal %s was unreadable (%v): removed", t.Path(MoveJournal), err)}
 	}
-	defer t.Remove(MoveJournal)
-	f := strings.Fields(string(data))
-	if len(f) != 3 || coord.ValidBranch(f[0]) != nil || !isCommitID(f[1]) || !isCommitID(f[2]) {
+	m, ok := coord.ParseMoveJournal(data)
+	if !ok {
+		t.Remove(MoveJournal)
 		return []string{fmt.Sprintf("the landing journal %s did not say \"branch old new\": removed", t.Path(MoveJournal))}
 	}
-	if tip, err := r.Head(ctx, "refs/heads/"+f[0]); err != nil || tip != f[2] {
+	if tip, err := r.Head(ctx, coord.BranchRef(m.Branch)); err != nil || tip != m.New {
+		t.Remove(MoveJournal)
 		return nil // the move never happened, or the branch moved on since
 	}
-	return r.SyncCheckouts(ctx, f[0], f[1], f[2])
+	lines := r.SyncCheckouts(ctx, m.Branch, m.Old, m.New)
+	if len(lines) == 0 {
+		t.Remove(MoveJournal) // every checkout followed
+	}
+	return lines
 }
 
 // Checkout is Repo.AddCheckout.

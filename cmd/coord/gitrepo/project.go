@@ -117,3 +117,25 @@ func (p *Project) Unmerged(ctx context.Context, branch, target string, max int) 
 func (p *Project) DeleteBranch(ctx context.Context, branch string, force bool) error {
 	return p.r.DeleteBranch(ctx, branch, force)
 }
+
+// OnlyHere is Repo.OnlyHere.
+func (p *Project) OnlyHere(ctx context.Context, path string, max int) ([]string, error) {
+	return New(path).OnlyHere(ctx, path, max)
+}
+
+// InProgress is Repo.InProgress.
+func (p *Project) InProgress(ctx context.Context, path string) (string, error) {
+	return p.r.InProgress(ctx, path)
+}
+
+func (p *Project) CreateBranch(ctx context.Context, branch, commit string) error {
+	return p.r.CreateBranch(ctx, branch, commit)
+}
+
+// CommonDir is Repo.CommonDir.
+func (p *Project) CommonDir(ctx context.Context) (string, error) { return p.r.CommonDir(ctx) }
+
+// TreeOf is Repo.TreeOf.
+func (p *Project) TreeOf(ctx context.Context, commit string) (string, error) {
+	return p.r.TreeOf(ctx, commit)
+}

@@ -372,3 +372,15 @@ func (r *Repo) UncommittedStat(ctx context.Context) (string, error) {
 	}
 	return line(out), nil
 }
+
+// TreeOf is the tree id of commit (a full commit id).
+func (r *Repo) TreeOf(ctx context.Context, commit string) (string, error) {
+	if !isCommitID(commit) {
+		return "", fmt.Errorf("gitrepo: %q is not a commit id", commit)
+	}
+	out, err := r.run(ctx, r.dir, "rev-parse", "--verify", "--quiet", "--end-of-options", commit+"^{tree}")
+	if err != nil {
+		return "", err
+	}
+	return line(out), nil
+}

@@ -2,6 +2,9 @@ package gitrepo
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -65,18 +68,22 @@ func ParseWorktrees(out []byte) []Worktree {
 }
 
 // AddWorktree makes a linked worktree at path on a new branch started at
-// start (git worktree add -b branch path start). When git fails after
-// making the branch (a path that exists, a directory it cannot write),
-// the branch it made is deleted again: a failed add leaves nothing that
-// would refuse the next try.
+// start. The branch is created first, by compare-and-swap from nothing
+// (git update-ref BRANCH START ""): a branch that exists refuses the add
+// (another add won the race, or the name is taken) and is never touched.
+// When git then fails to make the worktree (a path that exists, a
+// directory it cannot write), the branch this call created is deleted
+// again, only if it is still where it was made: a failed add leaves
+// nothing that would refuse the next try, and never deletes a branch it
+// did not make.
 func (r *Repo) AddWorktree(ctx context.Context, path, branch, start string) error {
 	ref := "refs/heads/" + branch
-	_, had := r.Head(ctx, ref)
-	_, err := r.run(ctx, r.dir, "worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, start)
-	if err != nil && had != nil {
-		if tip, herr := r.Head(ctx, ref); herr == nil && strings.HasPrefix(tip, start) {
-			r.run(ctx, r.dir, "update-ref", "-d", ref, tip)
-		}
+	if _, err := r.run(ctx, r.dir, "update-ref", "-m", "coord worktree add", ref, start, ""); err != nil {
+		return fmt.Errorf("a branch named %q already exists: %w", branch, err)
+	}
+	_, err := r.run(ctx, r.dir, "worktree", "add", "--quiet", "--end-of-options", path, branch)
+	if err != nil {
+		r.run(context.WithoutCancel(ctx), r.dir, "update-ref", "-d", ref, start)
 	}
 	return err
 }
@@ -89,5 +96,56 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string, force bool) erro
 		args = append(args, "--force", "--force") // twice: a locked one too
 	}
 	_, err := r.run(ctx, r.dir, append(args, "--end-of-options", path)...)
+	return err
+}
+
+// OnlyHere lists the commits the worktree at path has checked out that no
+// branch holds (made on a detached HEAD, or by a rebase under way), at
+// most max (0: all), each "<short id> <subject>", newest first: work
+// that removing the worktree would lose.
+func (r *Repo) OnlyHere(ctx context.Context, path string, max int) ([]string, error) {
+	if _, err := r.Head(ctx, "HEAD"); err != nil {
+		return nil, nil // an unborn branch: nothing committed
+	}
+	args := []string{"log", "--format=%h %s", "--no-color"}
+	if max > 0 {
+		args = append(args, fmt.Sprintf("--max-count=%d", max))
+	}
+	out, err := r.run(ctx, path, append(args, "HEAD", "--not", "--branches", "--")...)
+	if err != nil {
+		return nil, err
+	}
+	var commits []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			commits = append(commits, l)
+		}
+	}
+	return commits, nil
+}
+
+// InProgress names the operation under way in the worktree at path ("a
+// rebase", "a merge", "a cherry-pick", "a revert", "a bisect"), or "".
+func (r *Repo) InProgress(ctx context.Context, path string) (string, error) {
+	out, err := r.run(ctx, path, "rev-parse", "--path-format=absolute", "--git-dir")
+	if err != nil {
+		return "", err
+	}
+	dir := line(out)
+	for _, op := range []struct{ file, what string }{
+		{"rebase-merge", "a rebase"}, {"rebase-apply", "a rebase"}, {"MERGE_HEAD", "a merge"},
+		{"CHERRY_PICK_HEAD", "a cherry-pick"}, {"REVERT_HEAD", "a revert"}, {"BISECT_LOG", "a bisect"},
+	} {
+		if _, err := os.Lstat(filepath.Join(dir, op.file)); err == nil {
+			return op.what, nil
+		}
+	}
+	return "", nil
+}
+
+// CreateBranch makes branch (its short name) at commit, only when no
+// branch of that name exists (compare-and-swap from nothing).
+func (r *Repo) CreateBranch(ctx context.Context, branch, commit string) error {
+	_, err := r.run(ctx, r.dir, "update-ref", "-m", "coord", "refs/heads/"+branch, commit, "")
 	return err
 }

@@ -361,6 +361,17 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 	// The write claims the paths for the task the agent works on (all or
 	// nothing), or is refused naming whoever holds one of them.
 	plan, err := p.Service.WriteClaimFor(ctx, p.Agent, h.working(cwd), paths)
+	if coord.CodeOf(err) == coord.CodeLost {
+		// A fenced writer: its task was taken from it. The edit is refused
+		// as any conflict is (the agents' blocking status), saying so.
+		msg := err.Error()
+		var ce *coord.Error
+		if errors.As(err, &ce) {
+			msg = ce.Msg
+		}
+		fmt.Fprintf(h.opt.Stderr, "coord: edit refused: %s. Stop working on it.\n", strings.TrimPrefix(coord.OneLine(msg), "write refused: "))
+		return ExitBlock, nil
+	}
 	if refused := plan.Refused(); err != nil && len(refused) > 0 && coord.CodeOf(err) == coord.CodeConflict {
 		fmt.Fprint(h.opt.Stderr, Refusal(refused))
 		return ExitBlock, nil

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
 )
 
@@ -99,4 +100,27 @@ func HeadBranch(dir string) string {
 		return ""
 	}
 	return ref
+}
+
+// UnfollowedLanding is the landing the checkout around dir has not
+// followed yet (coord.MoveJournal in its repository's common git
+// directory, naming the branch this checkout has checked out), read
+// with no git process; ok false when there is none.
+func UnfollowedLanding(dir string) (m coord.MoveJournal, ok bool) {
+	top, _ := GitTop(dir)
+	if top == "" {
+		return m, false
+	}
+	g := readGitLayout(top)
+	if g.common == "" {
+		return m, false
+	}
+	data, err := fsops.ReadFile(filepath.Join(g.common, filepath.FromSlash(coord.MoveJournalPath)), 4<<10)
+	if err != nil {
+		return m, false
+	}
+	if m, ok = coord.ParseMoveJournal(data); !ok || HeadBranch(dir) != coord.BranchRef(m.Branch) {
+		return coord.MoveJournal{}, false
+	}
+	return m, true
 }
