@@ -11,6 +11,7 @@ import (
 
 	"github.com/rotd/coord/cmd/coord/gitlog"
 	"github.com/rotd/coord/cmd/coord/workspace"
+	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/coord/app"
 	"github.com/rotd/coord/coord/plan"
 )
@@ -49,7 +50,7 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 		return err
 	}
 	if res.Warning != "" {
-		fmt.Fprintf(e.stderr, "coord: warning: %s\n", res.Warning)
+		fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(res.Warning))
 	}
 	if res.NoHistory {
 		fmt.Fprintf(e.stderr, "coord: no git repository with commits at %s: nothing predicted\n", e.root)
@@ -86,7 +87,11 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	for _, p := range show {
 		if !explain {
-			paths := strings.Join(p.Files(), " ")
+			var shown []string
+			for _, f := range p.Files() {
+				shown = append(shown, coord.PathCell(f, textWidth))
+			}
+			paths := strings.Join(shown, " ")
 			if paths == "" {
 				paths = "(nothing predicted)"
 			}
@@ -101,7 +106,7 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 			if i > 0 {
 				id = ""
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\n", id, x.Path, x.Score, strings.Join(x.Why, "; "))
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\n", id, coord.PathCell(x.Path, textWidth), x.Score, coord.OneLine(strings.Join(x.Why, "; ")))
 		}
 	}
 	if err := tw.Flush(); err != nil {

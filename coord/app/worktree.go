@@ -74,6 +74,9 @@ func (s *Service) AddWorktree(ctx context.Context, r WorktreeRequest) (WorktreeI
 		main := list[0].Path
 		r.Path = filepath.Join(filepath.Dir(main), filepath.Base(main)+"-"+r.Agent)
 	}
+	if err := coord.CheckPathText("worktree path", r.Path); err != nil {
+		return WorktreeInfo{}, err
+	}
 	base, err := s.repo.Head(ctx, s.cfg.Target)
 	if err != nil {
 		return WorktreeInfo{}, coord.Errorf(coord.CodeConflict, "worktree add: the target branch %q is not in this repository", s.cfg.Target).
