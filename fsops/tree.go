@@ -1,8 +1,6 @@
 package fsops
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"golang.org/x/sys/unix"
 )
 
@@ -195,7 +190,7 @@ func (t *Tree) WriteFileFrom(name string, perm fs.FileMode, write func(io.Writer
 	if err := step(OpRename, name); err != nil {
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: err}
 	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
+	if err := pf.replace(name); err != nil {
 		if kerr := t.CheckFile(name); kerr != nil { // a directory appeared at name
 			return kerr
 		}
@@ -240,7 +235,7 @@ func (t *Tree) WriteFileFromKeeping(name string, perm fs.FileMode, write func(io
 	if err := step(OpRename, name); err != nil {
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: err}
 	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
+	if err := pf.replace(name); err != nil {
 		if kerr := t.CheckFile(name); kerr != nil { // a directory appeared at name
 			return kerr
 		}
@@ -330,17 +325,14 @@ func (e *NotDurableError) Error() string {
 
 func (e *NotDurableError) Unwrap() error { return e.Err }
 
-// pending writes data to a renameio temp file beside name and fsyncs it.
-// Each step passes the fault seam.
-func (t *Tree) pending(name string, write func(io.Writer) error, perm fs.FileMode) (*renameio.PendingFile, error) {
-	if err := step(OpCreate, name+".tmp"); err != nil {
-		return nil, &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: err}
-	}
-	pf, err := renameio.NewPendingFile(name, renameio.WithRoot(t.root), renameio.WithPermissions(perm))
+// pending writes data to a pending file for name (pending.go) and
+// fsyncs it. Each step passes the fault seam.
+func (t *Tree) pending(name string, write func(io.Writer) error, perm fs.FileMode) (*pendingFile, error) {
+	pf, err := t.newPending(name, perm)
 	if err != nil {
-		return nil, &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: unwrapPath(err)}
+		return nil, err
 	}
-	fail := func(op string, err error) (*renameio.PendingFile, error) {
+	fail := func(op string, err error) (*pendingFile, error) {
 		pf.Cleanup()
 		return nil, &fs.PathError{Op: op, Path: t.Path(name), Err: unwrapPath(err)}
 	}
@@ -588,11 +580,7 @@ func (t *Tree) CreateFile(name string, data []byte, perm fs.FileMode) error {
 	if err := step(OpRename, name); err != nil {
 		return &fs.PathError{Op: "create", Path: t.Path(name), Err: err}
 	}
-	rel, err := filepath.Rel(t.dir, pf.Name())
-	if err != nil || strings.HasPrefix(rel, "..") {
-		rel = filepath.Join(filepath.Dir(name), filepath.Base(pf.Name()))
-	}
-	if err := t.root.Link(rel, name); err != nil {
+	if err := pf.link(name); err != nil {
 		return &fs.PathError{Op: "create", Path: t.Path(name), Err: unwrapPath(err)}
 	}
 	return t.SyncDir(filepath.Dir(name))
@@ -607,30 +595,21 @@ func (t *Tree) ReplaceFile(name string, data []byte, perm fs.FileMode) error {
 	if err := t.CheckFile(name); err != nil {
 		return err
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+strconv.FormatUint(binary.LittleEndian.Uint64(rnd[:])>>1, 10))
-	if err := step(OpCreate, tmp); err != nil {
-		return &fs.PathError{Op: "create", Path: t.Path(tmp), Err: err}
-	}
-	f, err := t.openFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	p, err := t.newPending(name, perm)
 	if err != nil {
 		return err
 	}
-	werr := step(OpWrite, tmp)
+	defer p.Cleanup()
+	werr := step(OpWrite, name+".tmp")
 	if werr == nil {
-		_, werr = f.Write(data)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+		_, werr = p.Write(data)
 	}
 	if werr == nil {
 		if werr = step(OpRename, name); werr == nil {
-			werr = t.root.Rename(tmp, name)
+			werr = p.replace(name)
 		}
 	}
 	if werr != nil {
-		t.root.Remove(tmp)
 		if kerr := t.CheckFile(name); kerr != nil { // a directory appeared at name
 			return kerr
 		}

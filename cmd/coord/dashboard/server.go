@@ -351,7 +351,7 @@ func (s *Server) runDoctor(ctx context.Context) {
 			probs, err := s.opt.Reader.Problems(dctx)
 			var open []coord.Problem
 			for _, p := range probs {
-				if !p.Fixed {
+				if p.Remains() {
 					open = append(open, p)
 				}
 			}
