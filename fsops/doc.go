@@ -22,8 +22,9 @@
 //     held one (pending.go). (google/renameio, which this replaced,
 //     closes its temp file before the rename, so the flock could not
 //     cover it, and does not fsync the directory.) WriteFileFromKeeping
-//     also keeps the replaced file as the newest of a few backups, by
-//     hard link (no data copied), rotating the older ones.
+//     also keeps a copy of the new content as the newest of a few
+//     backups, rotating the older ones: no backup shares the file's
+//     inode, so a write into the file in place never reaches one.
 //   - CreateExcl: O_CREAT|O_EXCL|O_NOFOLLOW create.
 //   - AppendLine: one whole line in a single write(2) on an O_APPEND file;
 //     a short write is truncated away so the file never ends torn.
