@@ -139,6 +139,7 @@ func (e *env) lander() (app.Lander, error) {
 		return nil, err
 	}
 	l := gitrepo.NewLanding(gitrepo.New(dir), e.paths().FromGit)
+	l.Start = superviseCheck // the check dies with its lander (landcheck.go)
 	l.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
 	return l, nil
 }
