@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"syscall"
 
 	"github.com/urfave/cli/v3"
 
@@ -147,24 +144,6 @@ func (e *env) lander() (app.Lander, error) {
 // landMovedHook, when set (by the test wrapper only), is called after
 // the lander moved the target and before it records the landing.
 var landMovedHook func(task string)
-
-// landerMeta is what a land lease records of its lander: this host and
-// process, for landerGone.
-func landerMeta() map[string]string {
-	host, _ := os.Hostname()
-	return map[string]string{"host": host, "pid": strconv.Itoa(os.Getpid())}
-}
-
-// landerGone reports that the lander a land lease's meta names ran on
-// this host and its process no longer exists.
-func landerGone(meta map[string]string) bool {
-	host, _ := os.Hostname()
-	pid, err := strconv.Atoi(meta["pid"])
-	if err != nil || pid <= 0 || host == "" || meta["host"] != host || pid == os.Getpid() {
-		return false
-	}
-	return syscall.Kill(pid, 0) == syscall.ESRCH
-}
 
 // landState is a landing queue row's state for people.
 func landState(s string) string {

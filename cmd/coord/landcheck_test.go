@@ -28,40 +28,12 @@ func TestLandCheckDiesWithLander(t *testing.T) {
 		t.Skip("no git")
 	}
 	base := t.TempDir()
-	repo, marks := filepath.Join(base, "repo"), filepath.Join(base, "marks")
+	marks := filepath.Join(base, "marks")
+	if err := os.MkdirAll(marks, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	env := append(append(cleanEnv(), backendtest.GitEnv...), "HOME="+base, "MARKS="+marks)
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = repo, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, d := range []string{repo, marks} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	git("init", "-q", "-b", "main")
-	write("a.txt", "a\n")
-	git("add", ".")
-	git("commit", "-q", "-m", "init")
-	runCoord(t, repo, env, "", "init")
-	runCoord(t, repo, env, `{"id":"t1","title":"one"}`+"\n", "seed-tasks", "--stdin")
-	git("checkout", "-q", "-b", "coord/a", "main")
-	runCoord(t, repo, env, "", "--agent", "a", "claim", "--task", "t1")
-	write("b.txt", "b\n")
-	git("add", ".")
-	git("commit", "-q", "-m", "t1")
-	runCoord(t, repo, env, "", "--agent", "a", "release", "t1", "--summary", "done")
-	git("checkout", "-q", "main")
+	repo := doneTaskRepo(t, base, env)
 
 	// The check: a worker in the background that writes the mark once
 	// told to, its pid published, and the check waiting for it.
@@ -110,4 +82,43 @@ func TestLandCheckDiesWithLander(t *testing.T) {
 	if !strings.Contains(out, "landed t1 on main") {
 		t.Fatalf("the next lander: %s", out)
 	}
+}
+
+// doneTaskRepo makes base/repo: a git repository whose project (on the
+// backend env names, or the repository's own tree) holds task t1, done
+// by agent a with one commit of its own on coord/a, waiting to land.
+func doneTaskRepo(t *testing.T, base string, env []string) string {
+	t.Helper()
+	repo := filepath.Join(base, "repo")
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = repo, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q", "-b", "main")
+	write("a.txt", "a\n")
+	git("add", ".")
+	git("commit", "-q", "-m", "init")
+	runCoord(t, repo, env, "", "init")
+	runCoord(t, repo, env, `{"id":"t1","title":"one"}`+"\n", "seed-tasks", "--stdin")
+	git("checkout", "-q", "-b", "coord/a", "main")
+	runCoord(t, repo, env, "", "--agent", "a", "claim", "--task", "t1")
+	write("b.txt", "b\n")
+	git("add", "b.txt")
+	git("commit", "-q", "-m", "t1")
+	runCoord(t, repo, env, "", "--agent", "a", "release", "t1", "--summary", "done")
+	git("checkout", "-q", "main")
+	return repo
 }
