@@ -265,15 +265,24 @@ func (tx *Txn) Tell(agent string) []Notice {
 }
 
 // FilesPhrase names files for a sentence: "a.go", "a.go and b.go",
-// "a.go, b.go and 3 more files" (at most max named).
+// "a.go, b.go and 3 more files" (at most max named). Each name is
+// OneLine's: a file name holding an escape sequence or a newline reaches
+// no terminal or log as one.
 func FilesPhrase(files []string, max int) string {
+	if max < 1 {
+		max = 1
+	}
+	named := make([]string, min(len(files), max))
+	for i := range named {
+		named[i] = OneLine(files[i])
+	}
 	switch {
 	case len(files) == 0:
 		return "no file"
 	case len(files) == 1:
-		return files[0]
+		return named[0]
 	case len(files) <= max:
-		return strings.Join(files[:len(files)-1], ", ") + " and " + files[len(files)-1]
+		return strings.Join(named[:len(named)-1], ", ") + " and " + named[len(named)-1]
 	}
-	return strings.Join(files[:max], ", ") + fmt.Sprintf(" and %d more files", len(files)-max)
+	return strings.Join(named, ", ") + fmt.Sprintf(" and %d more files", len(files)-max)
 }

@@ -169,6 +169,11 @@ func TestFilesPhrase(t *testing.T) {
 		{[]string{"a", "b"}, "a and b"},
 		{[]string{"a", "b", "c"}, "a, b and c"},
 		{strings.Split("a b c d e f", " "), "a, b, c and 3 more files"},
+		// a file name is text from the repository: no escape sequence,
+		// newline or bidi override reaches a terminal through it
+		{[]string{"e\x1b[31mvil.go", "two\nlines.go"}, "e [31mvil.go and two lines.go"},
+		{[]string{"a", "b", "c", "\u202ed.go"}, "a, b, c and 1 more files"},
+		{[]string{"x", "\u202ey\u0085.go"}, "x and y .go"},
 	} {
 		if got := FilesPhrase(c.files, 3); got != c.want {
 			t.Errorf("%q: %q, want %q", c.files, got, c.want)

@@ -130,6 +130,9 @@ func (tx *Txn) Register(p PoolAgent, live map[string]bool) (PoolAgent, bool, err
 	if err := ValidActingAgent(p.ID); err != nil {
 		return PoolAgent{}, false, err
 	}
+	if err := CheckPathText("worktree", p.Worktree); err != nil {
+		return PoolAgent{}, false, err
+	}
 	p.Worktree, p.Branch, p.Host = OneLine(p.Worktree), OneLine(p.Branch), OneLine(p.Host)
 	if err := p.Check(); err != nil {
 		return PoolAgent{}, false, err

@@ -335,7 +335,12 @@ func TestRegisterDeregister(t *testing.T) {
 		t.Fatalf("register: %+v, %v, %v", p, isNew, err)
 	}
 	tx.Now = tx.Now.Add(time.Hour)
-	p, isNew, err = tx.Register(PoolAgent{ID: "a", Role: Reviewer, Worktree: "/w\n/x"}, nil)
+	// a worktree path holding a control character is refused, never
+	// recorded as something else
+	if _, _, err := tx.Register(PoolAgent{ID: "a", Role: Reviewer, Worktree: "/w\n/x"}, nil); CodeOf(err) != CodeUsage || tx.Pool[0].Role != Implementer {
+		t.Fatalf("re-register from a worktree path with a newline: %v, pool %+v", err, tx.Pool)
+	}
+	p, isNew, err = tx.Register(PoolAgent{ID: "a", Role: Reviewer, Worktree: "/w /x"}, nil)
 	if err != nil || isNew || p.RegisteredAt != "2026-11-22T10:00:00Z" || len(tx.Pool) != 1 || tx.Pool[0].Role != Reviewer || p.Worktree != "/w /x" {
 		t.Fatalf("re-register: %+v, new %v, %v, pool %+v", p, isNew, err, tx.Pool)
 	}

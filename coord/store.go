@@ -190,6 +190,14 @@ type Exclusive interface {
 	HoldExclusive(ctx context.Context, name string, holder []byte) (release func(), err error)
 }
 
+// Tidier is an engine that can drop what writers killed mid-write left
+// behind and no live writer holds (the file engine's temp files; it
+// also drops them in every Update). Maintenance calls it when the
+// engine has it; it returns what it removed.
+type Tidier interface {
+	Tidy(ctx context.Context) ([]string, error)
+}
+
 // ArtifactStore writes ROTD artifacts (.rotd/tasks.jsonl,
 // session_state.json, …) under their own locks.
 type ArtifactStore interface {

@@ -93,6 +93,23 @@ func hidden(r rune) bool {
 // never returns it).
 func Unsafe(r rune) bool { return breaksLine(r) || hidden(r) }
 
+// CheckPathText refuses a path a caller asks coord to record (a
+// worktree, a path lock) when it holds a character OneLine would turn
+// into a space: a control character (C0, DEL, C1, so ESC and the
+// newline) or a line or paragraph separator. Such a path could only be
+// shown otherwise than it is (OneLine's rule), so it is never recorded:
+// what names it in the one-line error (exit 1). Paths coord finds in a
+// repository are recorded as git names them and shown through OneLine.
+func CheckPathText(what, p string) error {
+	for _, r := range p {
+		if breaksLine(r) {
+			return Errorf(CodeUsage, "%s %s holds a control character (%U); coord records no such path", what, Clip(strconv.Quote(p), 120), r).
+				WithHint("name a path without control characters or line breaks")
+		}
+	}
+	return nil
+}
+
 // Clip shortens text to at most max runes, ending a clipped one in "…".
 // Tables use it for free text (titles, reasons, paths); ids are never
 // clipped. max < 1 means no limit.

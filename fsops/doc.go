@@ -14,11 +14,17 @@
 //     read or written; directories are opened with O_DIRECTORY. Replaces
 //     (WriteFile, ReplaceFile) and Chtimes refuse such a name too. So no
 //     file planted in the tree can make coord wait in open(2) or read(2).
-//   - WriteFile: atomic replace via github.com/google/renameio/v2 (temp file
-//     in the target directory, fsync, rename) followed by an fsync of the
-//     directory, which renameio does not do. WriteFileFromKeeping also
-//     keeps the replaced file as the newest of a few backups, by hard
-//     link (no data copied), rotating the older ones.
+//   - WriteFile: atomic replace (a temp file in the tree's top directory,
+//     fsync, rename, fsync of the directory). The writer holds an
+//     exclusive flock on its temp file from its creation until the
+//     rename, so a temp file nobody holds is a dead writer's leftover,
+//     whatever its age: RemoveStaleTemp removes such a file and never a
+//     held one (pending.go). (google/renameio, which this replaced,
+//     closes its temp file before the rename, so the flock could not
+//     cover it, and does not fsync the directory.) WriteFileFromKeeping
+//     also keeps a copy of the new content as the newest of a few
+//     backups, rotating the older ones: no backup shares the file's
+//     inode, so a write into the file in place never reaches one.
 //   - CreateExcl: O_CREAT|O_EXCL|O_NOFOLLOW create.
 //   - AppendLine: one whole line in a single write(2) on an O_APPEND file;
 //     a short write is truncated away so the file never ends torn.

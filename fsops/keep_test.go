@@ -10,12 +10,16 @@ import (
 	"testing"
 )
 
-// TestWriteFileFromKeeping: each replace keeps the new file as keep[0]
-// and the ones it replaced as keep[1], keep[2], … (hard links: the same
-// inodes, no copy), the oldest going; the backup directory is made when
+// TestWriteFileFromKeeping: each replace keeps a copy of the new file as
+// keep[0] and the ones it replaced as keep[1], keep[2], …, the oldest
+// going; no backup shares an inode with the file, so the file written
+// over in place (truncated, then written) leaves every backup as it was,
+// keep[0] the newest good content; the backup directory is made when
 // missing; a tree written before (no keep[0]) keeps the file it replaces
 // all the same; a backup that cannot be kept is a *KeepError after the
-// replace took place, and a write that fails changes nothing.
+// replace took place, and a write that fails changes nothing. Against
+// the build that kept keep[0] as a hard link to the file, the in-place
+// write reaches keep[0] too.
 func TestWriteFileFromKeeping(t *testing.T) {
 	dir := t.TempDir()
 	tr, err := OpenTree(dir)
@@ -52,24 +56,40 @@ func TestWriteFileFromKeeping(t *testing.T) {
 	if got := all(); got != "v5 v5 v4 v3 v2" {
 		t.Fatalf("file and backups: %s, want v5 v5 v4 v3 v2", got)
 	}
-	if ino("f") != ino(keep[0]) || ino(keep[0]) == ino(keep[1]) {
-		t.Fatalf("keep[0] is not the file itself, or keep[1] is")
+	for _, k := range keep {
+		if ino("f") == ino(k) {
+			t.Fatalf("%s shares the file's inode", k)
+		}
+	}
+	// Written over in place, as a shell's '>' and then a write leave it:
+	// the same inode, new content. The backups are untouched.
+	in, err := os.OpenFile(filepath.Join(dir, "f"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.WriteString("garbage")
+	in.Close()
+	if got := all(); got != "garbage v5 v4 v3 v2" {
+		t.Fatalf("after an in-place write of the file: %s, want garbage v5 v4 v3 v2", got)
+	}
+	if err := put("v5"); err != nil || all() != "v5 v5 v5 v4 v3" {
+		t.Fatalf("the write after: %v, %s", err, all())
 	}
 	// A write that fails keeps the file and the backups as they were.
-	if err := tr.WriteFileFromKeeping("f", 0o644, func(w io.Writer) error { return errors.New("no") }, keep); err == nil || all() != "v5 v5 v4 v3 v2" {
+	if err := tr.WriteFileFromKeeping("f", 0o644, func(w io.Writer) error { return errors.New("no") }, keep); err == nil || all() != "v5 v5 v5 v4 v3" {
 		t.Fatalf("a failed write changed the file or its backups (%v): %s", err, all())
 	}
 	// A tree from before backups, or a crash before the last link: no
 	// keep[0]. The file replaced is kept all the same.
 	os.Remove(filepath.Join(dir, keep[0]))
-	if err := put("v6"); err != nil || all() != "v6 v6 v5 v4 v3" {
+	if err := put("v6"); err != nil || all() != "v6 v6 v5 v5 v4" {
 		t.Fatalf("without keep[0]: %v, %s", err, all())
 	}
 	// The file replaced by other means (an editor's save): keep[0], as
 	// written last, moves on as the newest backup.
 	os.WriteFile(filepath.Join(dir, "g"), []byte("edited"), 0o644)
 	os.Rename(filepath.Join(dir, "g"), filepath.Join(dir, "f"))
-	if err := put("v7"); err != nil || all() != "v7 v7 v6 v5 v4" {
+	if err := put("v7"); err != nil || all() != "v7 v7 v6 v5 v5" {
 		t.Fatalf("after an edit by rename: %v, %s", err, all())
 	}
 	// A backup that cannot be kept (a file where its directory goes) does

@@ -1,8 +1,6 @@
 package fsops
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"golang.org/x/sys/unix"
 )
 
@@ -195,7 +190,7 @@ func (t *Tree) WriteFileFrom(name string, perm fs.FileMode, write func(io.Writer
 	if err := step(OpRename, name); err != nil {
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: err}
 	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
+	if err := pf.replace(name); err != nil {
 		if kerr := t.CheckFile(name); kerr != nil { // a directory appeared at name
 			return kerr
 		}
@@ -208,19 +203,25 @@ func (t *Tree) WriteFileFrom(name string, perm fs.FileMode, write func(io.Writer
 }
 
 // WriteFileFromKeeping is WriteFileFrom that keeps backups of name in
-// generations, by hard link (no data is copied): keep[0] is name itself
-// (the content just written), keep[1] the content it replaced, keep[2]
-// the one before, and so on. Once the new content is written and synced,
-// and before it replaces name, each keep[i] moves to keep[i+1] (the last
-// one is dropped), keep[0] landing in keep[1]; when there was no keep[0]
-// (a tree written before, or a crash before the last step), name itself
-// is linked as keep[1]. After the rename, keep[0] becomes a link to the
-// new name. The rename gives name a new inode and leaves the old one,
-// never written again, to its links: every backup is a whole file that
-// was name, and none is newer than name. A file replaced by rename
-// leaves keep[0] as it was; a file written over in place (coord never
-// does that) changes keep[0] with it, and keep[1] is then the newest
-// intact one. keep[0]'s directory is made if it is missing.
+// generations: keep[0] a copy of the content just written, keep[1] the
+// content it replaced, keep[2] the one before, and so on. No backup ever
+// shares an inode with name, so nothing written into name in place (a
+// shell's '>', an editor saving in place, cp) reaches a backup: keep[0]
+// is the newest good content whatever happens to name.
+//
+// Once the new content is written and synced to its temp file, a second
+// temp file beside it gets a copy (copy_file_range: no data through user
+// space where the kernel can; not synced: it guards against writes to
+// name, not against power loss, after which name itself is durable).
+// Before the new content replaces name, each keep[i] moves to keep[i+1]
+// (the last one is dropped), keep[0] landing in keep[1]; when there was
+// no keep[0] (a tree written before, or a crash between the two renames
+// below), a copy of name is kept as keep[1]. Then the new content
+// replaces name (the commit point), and only then does its copy become
+// keep[0], so no backup is ever newer than name. A file replaced by
+// other means than this (an editor's save by rename) leaves keep[0] as
+// written last, which then moves on as the newest backup. keep[0]'s
+// directory is made if it is missing.
 //
 // A failure to keep a backup does not stop the replace: it is returned
 // as a *KeepError after the replace took place (joined with a
@@ -236,18 +237,29 @@ func (t *Tree) WriteFileFromKeeping(name string, perm fs.FileMode, write func(io
 		return err
 	}
 	defer pf.Cleanup()
-	kerr := t.keepOld(name, keep)
+	var kerr error
+	var copied *pendingFile
+	if len(keep) > 0 {
+		if copied, kerr = t.copyPending(pf, keep[0], perm); copied != nil {
+			defer copied.Cleanup()
+		}
+	}
+	if kerr == nil {
+		kerr = t.keepOld(name, keep, perm)
+	}
 	if err := step(OpRename, name); err != nil {
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: err}
 	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
+	if err := pf.replace(name); err != nil {
 		if kerr := t.CheckFile(name); kerr != nil { // a directory appeared at name
 			return kerr
 		}
 		return &fs.PathError{Op: "replace", Path: t.Path(name), Err: unwrapPath(err)}
 	}
-	if kerr == nil && len(keep) > 0 {
-		if err := t.Link(name, keep[0]); err != nil {
+	if kerr == nil && copied != nil {
+		if err := step(OpRename, keep[0]); err != nil {
+			kerr = &KeepError{Path: t.Path(keep[0]), Err: err}
+		} else if err := copied.replace(keep[0]); err != nil {
 			kerr = &KeepError{Path: t.Path(keep[0]), Err: unwrapPath(err)}
 		}
 	}
@@ -258,9 +270,31 @@ func (t *Tree) WriteFileFromKeeping(name string, perm fs.FileMode, write func(io
 	return errors.Join(kerr, derr)
 }
 
+// copyPending is a new pending file for name holding a copy of src's
+// content (src written and synced). Its error is a *KeepError.
+func (t *Tree) copyPending(src *pendingFile, name string, perm fs.FileMode) (*pendingFile, error) {
+	fail := func(err error) error { return &KeepError{Path: t.Path(name), Err: unwrapPath(err)} }
+	if err := t.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return nil, fail(err)
+	}
+	dst, err := t.newPending(name, perm)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if err := step(OpWrite, name+".tmp"); err != nil {
+		dst.Cleanup()
+		return nil, fail(err)
+	}
+	if _, err := dst.ReadFrom(io.NewSectionReader(src.File, 0, 1<<62)); err != nil {
+		dst.Cleanup()
+		return nil, fail(err)
+	}
+	return dst, nil
+}
+
 // keepOld moves the backups of name one generation on before name is
 // replaced (see WriteFileFromKeeping): nil or a *KeepError.
-func (t *Tree) keepOld(name string, keep []string) error {
+func (t *Tree) keepOld(name string, keep []string, perm fs.FileMode) error {
 	if len(keep) == 0 {
 		return nil
 	}
@@ -275,7 +309,7 @@ func (t *Tree) keepOld(name string, keep []string) error {
 	if err != nil {
 		return fail(keep[0], err)
 	}
-	// keep[0] is name itself (the last write made it so); otherwise it
+	// keep[0] is a copy of name (the last write made it); otherwise it
 	// is missing, or an older file that moves on below in name's place
 	// (name was replaced by other means since).
 	_, err = t.root.Lstat(keep[0])
@@ -286,11 +320,35 @@ func (t *Tree) keepOld(name string, keep []string) error {
 		}
 	}
 	if missing && len(keep) > 1 {
-		if err := t.Link(name, keep[1]); err != nil {
+		if err := t.copyFile(name, keep[1], perm); err != nil {
 			return fail(keep[1], err)
 		}
 	}
 	return nil
+}
+
+// copyFile replaces dst with a copy of src's content (not synced).
+func (t *Tree) copyFile(src, dst string, perm fs.FileMode) error {
+	f, err := t.openFile(src, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	p, err := t.newPending(dst, perm)
+	if err != nil {
+		return err
+	}
+	defer p.Cleanup()
+	if err := step(OpWrite, dst+".tmp"); err != nil {
+		return err
+	}
+	if _, err := p.ReadFrom(f); err != nil {
+		return err
+	}
+	if err := step(OpRename, dst); err != nil {
+		return err
+	}
+	return p.replace(dst)
 }
 
 // Link makes newname a hard link to oldname inside the tree, replacing
@@ -330,17 +388,14 @@ func (e *NotDurableError) Error() string {
 
 func (e *NotDurableError) Unwrap() error { return e.Err }
 
-// pending writes data to a renameio temp file beside name and fsyncs it.
-// Each step passes the fault seam.
-func (t *Tree) pending(name string, write func(io.Writer) error, perm fs.FileMode) (*renameio.PendingFile, error) {
-	if err := step(OpCreate, name+".tmp"); err != nil {
-		return nil, &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: err}
-	}
-	pf, err := renameio.NewPendingFile(name, renameio.WithRoot(t.root), renameio.WithPermissions(perm))
+// pending writes data to a pending file for name (pending.go) and
+// fsyncs it. Each step passes the fault seam.
+func (t *Tree) pending(name string, write func(io.Writer) error, perm fs.FileMode) (*pendingFile, error) {
+	pf, err := t.newPending(name, perm)
 	if err != nil {
-		return nil, &fs.PathError{Op: "create temp for", Path: t.Path(name), Err: unwrapPath(err)}
+		return nil, err
 	}
-	fail := func(op string, err error) (*renameio.PendingFile, error) {
+	fail := func(op string, err error) (*pendingFile, error) {
 		pf.Cleanup()
 		return nil, &fs.PathError{Op: op, Path: t.Path(name), Err: unwrapPath(err)}
 	}
@@ -588,11 +643,7 @@ func (t *Tree) CreateFile(name string, data []byte, perm fs.FileMode) error {
 	if err := step(OpRename, name); err != nil {
 		return &fs.PathError{Op: "create", Path: t.Path(name), Err: err}
 	}
-	rel, err := filepath.Rel(t.dir, pf.Name())
-	if err != nil || strings.HasPrefix(rel, "..") {
-		rel = filepath.Join(filepath.Dir(name), filepath.Base(pf.Name()))
-	}
-	if err := t.root.Link(rel, name); err != nil {
+	if err := pf.link(name); err != nil {
 		return &fs.PathError{Op: "create", Path: t.Path(name), Err: unwrapPath(err)}
 	}
 	return t.SyncDir(filepath.Dir(name))
@@ -607,30 +658,21 @@ func (t *Tree) ReplaceFile(name string, data []byte, perm fs.FileMode) error {
 	if err := t.CheckFile(name); err != nil {
 		return err
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+strconv.FormatUint(binary.LittleEndian.Uint64(rnd[:])>>1, 10))
-	if err := step(OpCreate, tmp); err != nil {
-		return &fs.PathError{Op: "create", Path: t.Path(tmp), Err: err}
-	}
-	f, err := t.openFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	p, err := t.newPending(name, perm)
 	if err != nil {
 		return err
 	}
-	werr := step(OpWrite, tmp)
+	defer p.Cleanup()
+	werr := step(OpWrite, name+".tmp")
 	if werr == nil {
-		_, werr = f.Write(data)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+		_, werr = p.Write(data)
 	}
 	if werr == nil {
 		if werr = step(OpRename, name); werr == nil {
-			werr = t.root.Rename(tmp, name)
+			werr = p.replace(name)
 		}
 	}
 	if werr != nil {
-		t.root.Remove(tmp)
 		if kerr := t.CheckFile(name); kerr != nil { // a directory appeared at name
 			return kerr
 		}

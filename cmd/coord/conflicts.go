@@ -40,10 +40,10 @@ func (e *env) cmdConflicts(_ context.Context, c *cli.Command) error {
 		return err
 	}
 	for _, sk := range res.Skipped {
-		fmt.Fprintf(e.stderr, "coord: task %s not checked: %s\n", sk.Task, sk.Why)
+		fmt.Fprintf(e.stderr, "coord: task %s not checked: %s\n", sk.Task, coord.OneLine(sk.Why))
 	}
 	for _, p := range res.Problems {
-		fmt.Fprintf(e.stderr, "coord: warning: cannot merge %s\n", p)
+		fmt.Fprintf(e.stderr, "coord: warning: cannot merge %s\n", coord.OneLine(fmt.Sprint(p)))
 	}
 	if e.json {
 		return e.printJSON(res.Pairs)

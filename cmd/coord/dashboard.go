@@ -19,7 +19,7 @@ func dashboardCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "dashboard", Usage: "serve a live web page of the project: agents, ready queue, blocked, review, locks, log, throughput, alerts; with a token, its actions",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7777", Usage: "HOST:PORT to listen on; an address that is not loopback needs --token (port 0 picks a free one)"},
-			&cli.StringFlag{Name: "token", Usage: "require this token (Authorization: Bearer T, or ?token=T for reads) and let the page act: requeue, assign, unblock, approve, reject (env COORD_DASHBOARD_TOKEN)"},
+			&cli.StringFlag{Name: "token", Usage: "require this token (Authorization: Bearer T, or ?token=T for reads) and let the page act: requeue, assign, unblock, approve, reject (env COORD_DASHBOARD_TOKEN); at least 128 bits of entropy; 'generate' makes a fresh one, printed in the page's address"},
 			&cli.BoolFlag{Name: "allow-actions", Usage: "on a loopback address without --token: let the page act, with a fresh token printed in the page's address"},
 			&cli.BoolFlag{Name: "read-only", Usage: "never act, even with a token (every POST is 405)"},
 			&cli.StringFlag{Name: "user", Value: dashboard.DefaultUser, Usage: "the name the log gives the person acting through the page (an agent id)"},
@@ -35,9 +35,21 @@ func (e *env) cmdDashboard(_ context.Context, c *cli.Command) error {
 	if c.NArg() > 0 {
 		return strErr("dashboard takes no arguments")
 	}
-	token := c.String("token")
+	token, from := c.String("token"), "--token"
 	if !c.IsSet("token") {
-		token = os.Getenv("COORD_DASHBOARD_TOKEN")
+		// An empty COORD_DASHBOARD_TOKEN is no token, as unset.
+		token, from = os.Getenv("COORD_DASHBOARD_TOKEN"), "COORD_DASHBOARD_TOKEN"
+	}
+	// --token generate: a fresh token, printed in the page's address as
+	// --allow-actions prints its own; any other token must be out of
+	// reach of guessing (dashboard.CheckToken).
+	generated := token == dashboard.GenerateToken
+	if generated {
+		token = dashboard.NewToken()
+	} else if token != "" || c.IsSet("token") {
+		if err := dashboard.CheckToken(from, token); err != nil {
+			return err
+		}
 	}
 	addr := c.String("addr")
 	if err := dashboard.CheckAddr(addr, token); err != nil {
@@ -100,7 +112,7 @@ func (e *env) cmdDashboard(_ context.Context, c *cli.Command) error {
 		return err
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	if fresh {
+	if fresh || generated {
 		url += "?token=" + token
 	}
 	opt := dashboard.Options{

@@ -24,7 +24,7 @@ func (e *env) cmdDoctor(_ context.Context, c *cli.Command) error {
 	}
 	remaining := 0
 	for _, p := range probs {
-		if !p.Fixed {
+		if p.Remains() {
 			remaining++
 		}
 	}
@@ -35,8 +35,11 @@ func (e *env) cmdDoctor(_ context.Context, c *cli.Command) error {
 	} else {
 		for _, p := range probs {
 			mark := "problem"
-			if p.Fixed {
+			switch {
+			case p.Fixed:
 				mark = "fixed"
+			case p.Note:
+				mark = "note" // breaks no invariant: the next commit removes it
 			}
 			e.printf("%s: %s\n", mark, coord.OneLine(p.What))
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"syscall"
 
 	"github.com/urfave/cli/v3"
 
@@ -146,6 +144,7 @@ func (e *env) lander() (app.Lander, error) {
 		return nil, err
 	}
 	l := gitrepo.NewLanding(gitrepo.New(dir), e.paths().FromGit)
+	l.Start = superviseCheck // the check dies with its lander (landcheck.go)
 	l.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
 	return l, nil
 }
@@ -153,24 +152,6 @@ func (e *env) lander() (app.Lander, error) {
 // landMovedHook, when set (by the test wrapper only), is called after
 // the lander moved the target and before it records the landing.
 var landMovedHook func(task string)
-
-// landerMeta is what a land lease records of its lander: this host and
-// process, for landerGone.
-func landerMeta() map[string]string {
-	host, _ := os.Hostname()
-	return map[string]string{"host": host, "pid": strconv.Itoa(os.Getpid())}
-}
-
-// landerGone reports that the lander a land lease's meta names ran on
-// this host and its process no longer exists.
-func landerGone(meta map[string]string) bool {
-	host, _ := os.Hostname()
-	pid, err := strconv.Atoi(meta["pid"])
-	if err != nil || pid <= 0 || host == "" || meta["host"] != host || pid == os.Getpid() {
-		return false
-	}
-	return syscall.Kill(pid, 0) == syscall.ESRCH
-}
 
 // landState is a landing queue row's state for people.
 func landState(s string) string {

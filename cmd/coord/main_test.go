@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rotd/coord/fsops"
 )
 
 // TestMain lets the test binary stand in for the coord binary (and for
@@ -33,7 +35,9 @@ func TestMain(m *testing.M) {
 // instead of after a sleep: COORD_TEST_SIGNALS=FILE is created once the
 // stop-signal handler is installed, COORD_TEST_WAITING=FILE once a
 // waiting command (wait, kv watch, log -f, top, beat --every, watch)
-// waits. Only this wrapper reads them; the production binary never does.
+// waits, COORD_TEST_HOLD=NAME:FILE once a write of the file NAME holds
+// its temp file (it then waits for FILE.go). Only this wrapper reads
+// them; the production binary never does.
 func installTestHooks() {
 	touch := func(name string) func() {
 		if name == "" {
@@ -50,6 +54,25 @@ func installTestHooks() {
 				time.Sleep(time.Minute)
 			}
 		}
+	}
+	if v := os.Getenv("COORD_TEST_HOLD"); v != "" {
+		// NAME:FILE: the process stops just before it renames its
+		// temp file over the tree's file NAME (written and synced, the
+		// flock on it held), creates FILE, and goes on once FILE.go
+		// exists (or after 10 minutes): a writer to kill mid-commit, or
+		// a live one caught mid-write.
+		name, file, _ := strings.Cut(v, ":")
+		fsops.SetFaultHook(func(op fsops.Op, path string) error {
+			if op == fsops.OpRename && path == name {
+				os.WriteFile(file, nil, 0o644)
+				for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+					if _, err := os.Stat(file + ".go"); err == nil {
+						break
+					}
+				}
+			}
+			return nil
+		})
 	}
 	signalsHook = touch(os.Getenv("COORD_TEST_SIGNALS"))
 	waitingHook = touch(os.Getenv("COORD_TEST_WAITING"))

@@ -51,7 +51,7 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 		return err
 	}
 	if res.Warning != "" {
-		fmt.Fprintf(e.stderr, "coord: warning: %s\n", res.Warning)
+		fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(res.Warning))
 	}
 	if res.NoHistory {
 		fmt.Fprintf(e.stderr, "coord: no git repository with commits at %s: nothing predicted\n", e.root)
@@ -92,7 +92,11 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	for _, p := range show {
 		if !explain {
-			paths := strings.Join(p.Files(), " ")
+			var shown []string
+			for _, f := range p.Files() {
+				shown = append(shown, coord.PathCell(f, textWidth))
+			}
+			paths := strings.Join(shown, " ")
 			if paths == "" {
 				paths = "(nothing predicted)"
 			}
@@ -110,7 +114,7 @@ func (e *env) cmdPlan(_ context.Context, c *cli.Command) error {
 			if i > 0 {
 				id = ""
 			}
-			fmt.Fprintf(tw, "%s\t%s\tp %.2f\t%s\n", id, coord.PathCell(x.Path, textWidth), x.P, coord.Cell(strings.Join(x.Why, "; "), 0))
+			fmt.Fprintf(tw, "%s\t%s\tp %.2f\t%s\n", id, coord.PathCell(x.Path, textWidth), x.P, coord.OneLine(strings.Join(x.Why, "; ")))
 		}
 		if w, ok := res.Decisions[p.Task]; ok && w.Path != "" {
 			fmt.Fprintf(tw, "\tdecision\t\t%s\n", decision(w))

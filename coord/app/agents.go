@@ -142,6 +142,7 @@ type MaintainResult struct {
 	Rotated  string        `json:"rotated,omitempty"`
 	Archived []string      `json:"archived,omitempty"`
 	Landed   []string      `json:"landed,omitempty"`   // finished tasks found on the target: their write claims are free
+	Tidied   []string      `json:"tidied,omitempty"`   // temp files left by writers killed mid-write, removed
 	Problems []string      `json:"problems,omitempty"` // steps that failed (the others ran)
 }
 
@@ -173,6 +174,13 @@ func (s *Service) Maintain(ctx context.Context, r MaintainRequest) (MaintainResu
 	}
 	if !r.Full {
 		return res, errors.Join(errs...)
+	}
+	if t, ok := s.b.(coord.Tidier); ok {
+		if gone, err := t.Tidy(ctx); err != nil {
+			fail("temp files", err)
+		} else {
+			res.Tidied = gone
+		}
 	}
 	if n, err := s.b.Leases().Sweep(ctx); err != nil {
 		fail("leases", err)

@@ -37,6 +37,11 @@ func (s *Service) LockPaths(ctx context.Context, agent string, paths []string, t
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range paths {
+		if err := coord.CheckPathText("path", p); err != nil {
+			return nil, err
+		}
+	}
 	if ttl < 0 {
 		return nil, coord.Errorf(coord.CodeUsage, "a path lock's TTL must not be negative")
 	}

@@ -74,6 +74,9 @@ func (s *Service) AddWorktree(ctx context.Context, r WorktreeRequest) (WorktreeI
 		main := list[0].Path
 		r.Path = filepath.Join(filepath.Dir(main), filepath.Base(main)+"-"+r.Agent)
 	}
+	if err := coord.CheckPathText("worktree path", r.Path); err != nil {
+		return WorktreeInfo{}, err
+	}
 	if common, err := s.repo.CommonDir(ctx); err == nil {
 		if rel, err := filepath.Rel(common, r.Path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 			return WorktreeInfo{}, coord.Errorf(coord.CodeUsage, "worktree add: %s is inside the repository's git directory %s (coord's lander keeps its temporary checkouts there)", r.Path, common).

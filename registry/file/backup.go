@@ -12,18 +12,18 @@ import (
 )
 
 // Backups of the registry (contract §4a). Every commit keeps, in
-// .backup/, the registry it writes as active_work_registry.json.0 and the
-// ones it replaced as .1, .2 and .3 (writeRegistry,
-// fsops.WriteFileFromKeeping): hard links, so a backup costs no copy, and
-// as coord only ever replaces the registry by rename, never writes into
-// it, each holds a whole registry that coord wrote (and the replaced one
-// was read and parsed under the registry's flock just before). A crash
-// at any step leaves the registry old or new (the rename is the commit
-// point) and every backup a registry that was in place before or is in
-// place now; a backup is never newer than the registry. The registry
-// replaced by hand (an editor's save, a tool's rename) leaves .0 as coord
-// wrote it; written over in place (truncated, cp), .0 changes with it and
-// .1 is the newest intact one: the registry before the last commit.
+// .backup/, a copy of the registry it writes as
+// active_work_registry.json.0 and the ones it replaced as .1, .2 and .3
+// (writeRegistry, fsops.WriteFileFromKeeping). No backup shares the
+// registry's inode: .0 is a copy of its own, and the older ones are the
+// files the commits replaced by rename, which nobody writes again. So
+// the registry written over in place (a shell's '>', an editor saving in
+// place, cp) leaves every backup as it was, and .0 is the state of the
+// last commit. A crash at any step leaves the registry old or new (the
+// rename is the commit point) and every backup a registry that was in
+// place before or is in place now; a backup is never newer than the
+// registry. The registry replaced by hand (an editor's save, a tool's
+// rename) leaves .0 as coord wrote it.
 //
 // When the registry cannot be read, every command says to run 'coord
 // doctor --repair', which moves the damaged registry aside (never
@@ -115,10 +115,9 @@ func (s *Backend) restoreFix(ps *problems, what string) {
 		if err := s.tree.WriteFile(RegistryFile, data, 0o644); err != nil {
 			return "", err
 		}
-		// .0 is the registry as it now stands.
-		if err := s.tree.Remove(BackupName(0)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.warn(fmt.Errorf("restored, but %s was not renewed: %w", BackupName(0), err))
-		} else if err := s.tree.Link(RegistryFile, BackupName(0)); err != nil {
+		// .0 is the registry as it now stands: a copy of its own, as
+		// every commit leaves it.
+		if err := s.tree.WriteFile(BackupName(0), data, 0o644); err != nil {
 			s.warn(fmt.Errorf("restored, but %s was not renewed: %w", BackupName(0), err))
 		}
 		return done, nil

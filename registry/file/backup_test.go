@@ -30,6 +30,14 @@ func claimRelease(t *testing.T, s *Backend) {
 	}
 }
 
+// sameFile reports whether two files of s's tree hold the same bytes.
+func sameFile(t *testing.T, s *Backend, a, b string) bool {
+	t.Helper()
+	x, err1 := os.ReadFile(s.tree.Path(a))
+	y, err2 := os.ReadFile(s.tree.Path(b))
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
 func inode(t *testing.T, s *Backend, name string) uint64 {
 	t.Helper()
 	var st syscall.Stat_t
@@ -54,27 +62,40 @@ func wantRepairHint(t *testing.T, s *Backend) {
 	}
 }
 
-// TestRestoreWrittenInPlace: a registry written over in place (the
-// backup .0 is the same file, so it is damaged too) is restored from .1,
-// the registry before the last commit; the damaged one is kept aside, the
-// log says what was done, .0 is the registry again, and commits go on.
+// TestRestoreWrittenInPlace: a registry written over in place (its inode
+// kept: truncated, then half of it written back, as a shell's '>' and a
+// tool that dies mid-write leave it) is restored from .0, the registry
+// of the last commit: no backup shares the registry's inode, so none was
+// written with it. The damaged one is kept aside, the log says what was
+// done, .0 is the registry again (a copy of its own), and commits go on.
+// Against the build that kept .0 as a hard link to the registry, .0 is
+// damaged too and the restore is from .1, losing the last commit.
 func TestRestoreWrittenInPlace(t *testing.T) {
 	s := freshStore(t, crashSeed)
 	claimRelease(t, s)
-	if inode(t, s, RegistryFile) != inode(t, s, BackupName(0)) {
-		t.Fatalf("%s is not the registry", BackupName(0))
+	for n := 0; n <= Backups; n++ {
+		if _, err := os.Stat(s.tree.Path(BackupName(n))); err == nil && inode(t, s, RegistryFile) == inode(t, s, BackupName(n)) {
+			t.Fatalf("%s shares the registry's inode", BackupName(n))
+		}
 	}
-	// Truncated where it stands, as '>' or a crashed tool leaves it.
+	// Truncated where it stands, then half written back.
 	data, _ := os.ReadFile(s.tree.Path(RegistryFile))
-	if err := os.WriteFile(s.tree.Path(RegistryFile), data[:len(data)/2], 0o644); err != nil {
+	before := inode(t, s, RegistryFile)
+	f, err := os.OpenFile(s.tree.Path(RegistryFile), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
 		t.Fatal(err)
+	}
+	f.Write(data[:len(data)/2])
+	f.Close()
+	if inode(t, s, RegistryFile) != before {
+		t.Fatal("the write was not in place")
 	}
 	wantRepairHint(t, s)
 	ctx := context.Background()
 	probs, err := s.Doctor(ctx, true)
 	restored := false
 	for _, p := range probs {
-		restored = restored || strings.Contains(p.What, BackupName(1))
+		restored = restored || strings.Contains(p.What, BackupName(0))
 		if !p.Fixed {
 			err = errFixed(p.What)
 		}
@@ -90,8 +111,8 @@ func TestRestoreWrittenInPlace(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("after the repair: %v", err)
 	}
-	if got != "claimed by a" {
-		t.Fatalf("restored: free %s, want the registry before the last commit (claimed by a)", got)
+	if got != "done by a" {
+		t.Fatalf("restored: free %s, want the registry of the last commit (done by a)", got)
 	}
 	aside, _ := filepath.Glob(s.tree.Path(RegistryFile + AsideMark + "*"))
 	if len(aside) != 1 {
@@ -100,15 +121,15 @@ func TestRestoreWrittenInPlace(t *testing.T) {
 	if kept, _ := os.ReadFile(aside[0]); string(kept) != string(data[:len(data)/2]) {
 		t.Fatalf("what was kept aside is not the damaged registry")
 	}
-	if inode(t, s, RegistryFile) != inode(t, s, BackupName(0)) {
-		t.Fatalf("%s is not the restored registry", BackupName(0))
+	if reg, _ := os.ReadFile(s.tree.Path(RegistryFile)); inode(t, s, RegistryFile) == inode(t, s, BackupName(0)) || !sameFile(t, s, RegistryFile, BackupName(0)) {
+		t.Fatalf("%s is not a copy of its own of the restored registry (%d bytes)", BackupName(0), len(reg))
 	}
 	log, _ := os.ReadFile(s.tree.Path(LogFile))
-	if !strings.Contains(string(log), "coordinator ▶ repaired: ") || !strings.Contains(string(log), "restored it from "+BackupName(1)) {
+	if !strings.Contains(string(log), "coordinator ▶ repaired: ") || !strings.Contains(string(log), "restored it from "+BackupName(0)) {
 		t.Fatalf("the log does not say the registry was restored:\n%s", log)
 	}
 	if err := s.update(ctx, func(tx *coord.Txn) error {
-		_, err := tx.Release("a", "free", coord.NoEpoch, "", false)
+		_, err := tx.Progress("old", "held", coord.NoEpoch, 10, "")
 		return err
 	}); err != nil {
 		t.Fatalf("a commit after the restore: %v", err)

@@ -8,16 +8,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rotd/coord/coord"
 	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/registry/format"
 )
-
-// tempMinAge: a temp file younger than this may belong to a write in
-// progress outside the registry lock (heartbeats), so it is left alone.
-const tempMinAge = time.Minute
 
 // AsideMark is in the name of anything doctor --repair moved aside
 // (<name>.corrupt-<UTC time>): a directory or regular file found where
@@ -146,6 +141,26 @@ type problems []coord.Problem
 
 func (ps *problems) add(fix func() (string, error), format string, args ...any) {
 	*ps = append(*ps, coord.Problem{What: fmt.Sprintf(format, args...), Fix: fix})
+}
+
+// note adds a finding that breaks no invariant (coord.Problem.Note).
+func (ps *problems) note(fix func() (string, error), format string, args ...any) {
+	*ps = append(*ps, coord.Problem{What: fmt.Sprintf(format, args...), Fix: fix, Note: true})
+}
+
+// tempNote reports the temp file path unless a live writer holds it
+// (fsops: its flock is taken): a dead writer's leftover breaks no
+// invariant, and the next commit or sweep removes it (RemoveDeadTemps);
+// --repair removes it now, re-checking under its flock that no writer
+// holds it.
+func (s *Backend) tempNote(ps *problems, path string) {
+	if s.tree.TempHeld(path) {
+		return
+	}
+	ps.note(func() (string, error) {
+		_, err := s.tree.RemoveStaleTemp(path)
+		return "removed it", err
+	}, "temp file %s left by an interrupted write (no writer holds it; the next commit removes it)", path)
 }
 
 // removeFix wraps a plain removal as a fix.
@@ -364,8 +379,8 @@ func (s *Backend) diagnose() []coord.Problem {
 	if fileOK[RegistryFile] && fileOK[DepMapFile] && dirOK[LocksDir] {
 		s.diagnoseRegistry(&ps)
 	}
-	// Temp leftovers.
-	now := s.clock()
+	// Temp leftovers (in the tree's top directory, where every write
+	// makes its temp file, and where older coords made some).
 	for _, dir := range []string{".", HeartbeatDir, FileLocksDir, ArchiveDir, BackupDir} {
 		if dir != "." && !dirOK[dir] {
 			continue
@@ -376,17 +391,14 @@ func (s *Backend) diagnose() []coord.Problem {
 			continue
 		}
 		for _, e := range ents {
-			if !IsTempName(e.Name()) {
+			if !IsTempName(e.Name()) || !e.Type().IsRegular() {
 				continue
 			}
 			path := e.Name()
 			if dir != "." {
 				path = dir + "/" + path
 			}
-			if fi, err := e.Info(); err == nil && dir != "." && now.Sub(fi.ModTime()) < tempMinAge {
-				continue
-			}
-			add(removeFix(func() error { return s.tree.Remove(path) }), "temp file %s left by an interrupted write", path)
+			s.tempNote(&ps, path)
 		}
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].What < ps[j].What })
@@ -446,7 +458,7 @@ func (s *Backend) diagnoseRegistry(ps *problems) {
 			continue
 		}
 		if IsTempName(name) {
-			add(rm, "temp file %s left by an interrupted write", path)
+			s.tempNote(ps, path)
 			continue
 		}
 		task, agent, ok := SplitLockName(name)
@@ -590,4 +602,40 @@ func (s *Backend) diagnosePathLocks(ps *problems, registryOK bool) {
 			ps.add(removeFix(func() error { return s.writeMirror(l) }), "path lock %s (held by %s) has no file %s", l.Path, l.Holder, name)
 		}
 	}
+}
+
+// removeDeadTemps removes the temp files in the tree's top directory
+// that no live writer holds (fsops.RemoveStaleTemp: judged by the flock
+// every writer holds on its temp file, never by age) and returns their
+// names. Every Update runs it under the registry's flock, so what a
+// killed writer left (a 'schedule' SIGKILLed mid-commit) goes with the
+// next commit; Tidy runs it for maintenance. Best effort: a temp file
+// that cannot be removed now is tried again next time.
+func (s *Backend) removeDeadTemps() []string {
+	ents, err := s.tree.ReadDir(".")
+	if err != nil {
+		return nil
+	}
+	var gone []string
+	for _, e := range ents {
+		if !IsTempName(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		if ok, err := s.tree.RemoveStaleTemp(e.Name()); ok && err == nil {
+			gone = append(gone, e.Name())
+		}
+	}
+	return gone
+}
+
+// Tidy removes what interrupted writers left that no live writer holds
+// (coord.Tidier): the temp files of the tree's top directory, logged
+// each as the commit that finds one logs it.
+func (s *Backend) Tidy(ctx context.Context) ([]string, error) {
+	gone := s.removeDeadTemps()
+	var events []coord.Event
+	for _, name := range gone {
+		events = append(events, coord.Event{Time: s.clock().UTC(), Agent: coord.CoordinatorID, Text: "removed temp file " + name + " left by an interrupted write"})
+	}
+	return gone, s.appendLog(ctx, events...)
 }

@@ -304,16 +304,14 @@ func (s *Backend) epochProblems(tx *coord.Txn, f *format.Registry) []coord.Probl
 			},
 		})
 	}
-	// Temp files of an interrupted mark write.
+	// Temp files of an interrupted mark write (where older coords made
+	// them).
 	ents, _ := s.tree.ReadDir(LockDir)
+	var notes problems
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".epoch") && IsTempName(e.Name()) && e.Type().IsRegular() {
-			path := LockDir + "/" + e.Name()
-			probs = append(probs, coord.Problem{
-				What: fmt.Sprintf("temp file %s left by an interrupted write", path),
-				Fix:  removeFix(func() error { return s.tree.Remove(path) }),
-			})
+			s.tempNote(&notes, LockDir+"/"+e.Name())
 		}
 	}
-	return probs
+	return append(probs, notes...)
 }

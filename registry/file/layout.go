@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rotd/coord/coord"
+	"github.com/rotd/coord/fsops"
 	"github.com/rotd/coord/heartbeat"
 )
 
@@ -98,14 +99,5 @@ func SplitLockName(name string) (task, agent string, ok bool) {
 }
 
 // IsTempName reports whether a directory entry is an atomic-write temp
-// file left by a crash: renameio names them "." + target base + digits.
-func IsTempName(name string) bool {
-	if !strings.HasPrefix(name, ".") || len(name) < 3 {
-		return false
-	}
-	i := len(name)
-	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
-		i--
-	}
-	return i < len(name) && i > 1 && len(name)-i >= 5
-}
+// file (fsops.IsTempName: "." + a base name + digits).
+func IsTempName(name string) bool { return fsops.IsTempName(name) }

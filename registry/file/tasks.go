@@ -102,6 +102,9 @@ func (s *Backend) updateLocked(ctx context.Context, fn func(*coord.Txn) error) e
 	if err != nil {
 		return err
 	}
+	for _, name := range s.removeDeadTemps() {
+		fixes = append(fixes, coord.Event{Time: tx.Now, Agent: coord.CoordinatorID, Text: "reconciled: removed temp file " + name + " left by an interrupted write"})
+	}
 	m := &mirror{s: s, ctx: ctx, before: map[string]coord.PathLock{}}
 	defer m.release()
 	var adoptions []coord.Event

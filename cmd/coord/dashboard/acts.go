@@ -2,10 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -102,12 +98,12 @@ func (s *Server) serveAct(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, "origin", "403 forbidden: a write from another origin ("+coord.Clip(coord.OneLine(strings.Join(o, " ")), 80)+") is refused")
 		return
 	}
-	want := sha256.Sum256([]byte(s.opt.Token))
 	got, ok := bearer(r)
-	sum := sha256.Sum256([]byte(got))
-	if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="coord dashboard"`)
-		refuse(w, http.StatusUnauthorized, "token", "401 unauthorized: a write needs the dashboard's token as 'Authorization: Bearer T' (never a cookie or ?token=)")
+	if status, msg := s.checkToken(w, r, got, ok); status == http.StatusTooManyRequests {
+		refuse(w, status, "rate", msg)
+		return
+	} else if status != 0 {
+		refuse(w, status, "token", "401 unauthorized: a write needs the dashboard's token as 'Authorization: Bearer T' (never a cookie or ?token=)")
 		return
 	}
 	if s.opt.LoopbackOnly && !LoopbackHost(r.Host) {
@@ -171,12 +167,4 @@ func actStatus(err error) int {
 		return http.StatusConflict
 	}
 	return http.StatusServiceUnavailable // the backend failed or timed out: try again
-}
-
-// NewToken is a fresh token for a page that may act (--allow-actions):
-// 256 random bits, URL-safe.
-func NewToken() string {
-	b := make([]byte, 32)
-	rand.Read(b) // never fails (crypto/rand: panics on a broken system source)
-	return base64.RawURLEncoding.EncodeToString(b)
 }

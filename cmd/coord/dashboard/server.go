@@ -61,6 +61,8 @@ type Options struct {
 	// Logf receives what the server has to say (a failed read, a failed
 	// doctor); nil discards it.
 	Logf func(format string, args ...any)
+	// Now is the clock the limit on wrong tokens runs on (nil: time.Now).
+	Now func() time.Time
 }
 
 // DefaultUser is the name the log gives a person acting through the
@@ -127,6 +129,8 @@ type Server struct {
 	renderMu sync.Mutex
 	// advised is the advised number over time (under renderMu).
 	advised adviceSeries
+
+	limit *limiter // wrong tokens, per client address
 }
 
 type client struct {
@@ -154,7 +158,7 @@ func New(opt Options) *Server {
 		opt.User = DefaultUser
 	}
 	return &Server{opt: opt, clients: map[*client]struct{}{}, ready: make(chan struct{}), kick: make(chan struct{}, 1),
-		doc: doctorResult{off: opt.DoctorEvery <= 0}}
+		doc: doctorResult{off: opt.DoctorEvery <= 0}, limit: newLimiter(opt.Now)}
 }
 
 // Build reads the state once and publishes it (Run does this after every
@@ -348,7 +352,7 @@ func (s *Server) runDoctor(ctx context.Context) {
 			probs, err := s.opt.Reader.Problems(dctx)
 			var open []coord.Problem
 			for _, p := range probs {
-				if !p.Fixed {
+				if p.Remains() {
 					open = append(open, p)
 				}
 			}
@@ -444,20 +448,18 @@ func (s *Server) staticOnly(files http.Handler) http.Handler {
 
 // guard lets a request in when it carries the token (when there is one),
 // or, without a token, when it names the server by a loopback host (a
-// page elsewhere cannot reach it through DNS rebinding). It then waits
-// for the first snapshot.
+// page elsewhere cannot reach it through DNS rebinding). A client
+// address that sent too many wrong tokens waits (429, limit.go). It then
+// waits for the first snapshot.
 func (s *Server) guard(next http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(s.opt.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.opt.Token != "" {
 			got, ok := bearer(r)
 			if !ok {
-				got = r.URL.Query().Get("token")
+				got, ok = r.URL.Query().Get("token"), r.URL.Query().Has("token")
 			}
-			sum := sha256.Sum256([]byte(got))
-			if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="coord dashboard"`)
-				http.Error(w, "401 unauthorized: send the dashboard's token as 'Authorization: Bearer T' or '?token=T'", http.StatusUnauthorized)
+			if status, msg := s.checkToken(w, r, got, ok); status != 0 {
+				http.Error(w, msg, status)
 				return
 			}
 		}
@@ -473,6 +475,29 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// checkToken judges the token a request presented (sent: it presented
+// one): 0 when it is the dashboard's, else the status and message to
+// refuse it with. A wrong token counts against the client's address;
+// an address with no attempt left gets 429 whatever it sent.
+func (s *Server) checkToken(w http.ResponseWriter, r *http.Request, got string, sent bool) (int, string) {
+	key := clientKey(r)
+	if sent {
+		if wait := s.limit.wait(key); wait > 0 {
+			return tooMany(w, wait)
+		}
+	}
+	want := sha256.Sum256([]byte(s.opt.Token))
+	sum := sha256.Sum256([]byte(got))
+	if sent && subtle.ConstantTimeCompare(sum[:], want[:]) == 1 {
+		return 0, ""
+	}
+	if sent {
+		s.limit.failed(key)
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="coord dashboard"`)
+	return http.StatusUnauthorized, "401 unauthorized: send the dashboard's token as 'Authorization: Bearer T' or '?token=T'"
 }
 
 func bearer(r *http.Request) (string, bool) {

@@ -43,8 +43,10 @@
 // or ref touched), the target moved by compare-and-swap (MoveRef:
 // update-ref NEW OLD, ErrRefMoved when it moved), the checkouts of the
 // target brought along (SyncCheckouts, as updateInstead does), and the
-// check run with sh -c (RunCheck: bounded, its process group killed at
-// the end) in a temporary detached worktree under
+// check run with sh -c (bounded, its process group killed at the end;
+// started by Landing.Start, which the CLI makes coord's run supervisor
+// so that the check dies with its lander) in a temporary detached
+// worktree under
 // <common git dir>/coord-land/ (AddCheckout, RemoveCheckout;
 // CleanCheckouts removes what a killed lander left). No branch is ever
 // created.

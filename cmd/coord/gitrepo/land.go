@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -349,39 +350,63 @@ type CheckRun struct {
 // this many bytes (a note's bound).
 const checkTail = 2 << 10
 
+// Starter starts a check's process: argv in dir with env (the whole
+// environment), its standard output and error going to out (stdin
+// empty). A Starter that makes it die with its caller (coord's run
+// supervisor, which the lander uses: the check and everything it
+// started are killed when the lander dies, SIGKILL included) is what
+// keeps a killed lander's check from running on into the next
+// lander's landing.
+type Starter func(dir string, argv, env []string, out io.Writer) (Proc, error)
+
+// Proc is a check's process as its Starter started it.
+type Proc interface {
+	// Kill stops it and everything it started, at once.
+	Kill()
+	// Wait waits for it to end and returns its exit status (-1 when a
+	// signal ended it).
+	Wait() (int, error)
+}
+
 // RunCheck runs the shell command line cmd (sh -c) in dir with env added
 // to the environment, bounded by timeout (the whole process group is
 // killed at the end), and returns its exit status and the last lines of
-// its output. err is for a check that could not start.
+// its output. err is for a check that could not start. It starts the
+// check itself (a process group of its own, nothing more): a check
+// started so survives its caller's death; the lander starts its checks
+// through Landing.Start.
 func RunCheck(ctx context.Context, dir, cmd string, env []string, timeout time.Duration) (CheckRun, error) {
+	return runCheck(ctx, nil, dir, cmd, env, timeout)
+}
+
+func runCheck(ctx context.Context, start Starter, dir, cmd string, env []string, timeout time.Duration) (CheckRun, error) {
+	if start == nil {
+		start = startGroup
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c := exec.Command("sh", "-c", cmd)
-	c.Dir = dir
-	c.Env = append(os.Environ(), env...)
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out tailBuffer
-	c.Stdout, c.Stderr = &out, &out
-	start := time.Now()
-	if err := c.Start(); err != nil {
+	begun := time.Now()
+	p, err := start(dir, []string{"sh", "-c", cmd}, append(os.Environ(), env...), &out)
+	if err != nil {
 		return CheckRun{}, coord.Wrap(coord.CodeIO, err, "cannot run the land check %q", cmd)
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-cctx.Done():
-		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-		err = <-done
+	type ended struct {
+		exit int
+		err  error
 	}
-	run := CheckRun{Exit: 0, Took: time.Since(start), Tail: out.tail()}
-	if err != nil {
+	done := make(chan ended, 1)
+	go func() { e, err := p.Wait(); done <- ended{e, err} }()
+	var end ended
+	select {
+	case end = <-done:
+	case <-cctx.Done():
+		p.Kill()
+		end = <-done
+	}
+	run := CheckRun{Exit: end.exit, Took: time.Since(begun), Tail: out.tail()}
+	if end.err != nil {
 		run.Exit = -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			run.Exit = ee.ExitCode()
-		}
 	}
 	if cctx.Err() != nil {
 		if ctx.Err() != nil {
@@ -390,6 +415,35 @@ func RunCheck(ctx context.Context, dir, cmd string, env []string, timeout time.D
 		run.TimedOut, run.Exit = true, -1
 	}
 	return run, nil
+}
+
+// startGroup is the Starter RunCheck uses: argv in a process group of
+// its own, killed whole by Kill.
+func startGroup(dir string, argv, env []string, out io.Writer) (Proc, error) {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Dir, c.Env = dir, env
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Stdout, c.Stderr = out, out
+	if err := c.Start(); err != nil {
+		return nil, err
+	}
+	return groupProc{c}, nil
+}
+
+type groupProc struct{ c *exec.Cmd }
+
+func (g groupProc) Kill() { syscall.Kill(-g.c.Process.Pid, syscall.SIGKILL) }
+
+func (g groupProc) Wait() (int, error) {
+	err := g.c.Wait()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		return ee.ExitCode(), nil // -1 when a signal ended it
+	}
+	return -1, err
 }
 
 // tailBuffer keeps the last checkTail*4 bytes written to it.
@@ -420,6 +474,10 @@ func (t *tailBuffer) tail() string {
 // (app.Lander), with conflicted paths mapped to the caller's.
 type Landing struct {
 	r *Repo
+	// Start starts the checks (nil: RunCheck's own start, which a
+	// check survives its lander by); the CLI gives coord's run
+	// supervisor, so a check dies with its lander.
+	Start Starter
 	// Warn receives what went wrong after the target moved (a checkout
 	// of it that could not be brought along); nil drops it.
 	Warn func(string)
@@ -604,8 +662,8 @@ func (l *Landing) CleanCheckouts(ctx context.Context) (int, error) {
 	return l.r.CleanCheckouts(ctx)
 }
 
-// Check is RunCheck.
+// Check runs a check as RunCheck does, started by l.Start.
 func (l *Landing) Check(ctx context.Context, dir, cmd string, env []string, timeout time.Duration) (app.CheckRun, error) {
-	run, err := RunCheck(ctx, dir, cmd, env, timeout)
+	run, err := runCheck(ctx, l.Start, dir, cmd, env, timeout)
 	return app.CheckRun{Exit: run.Exit, TimedOut: run.TimedOut, Tail: run.Tail, Took: run.Took}, err
 }

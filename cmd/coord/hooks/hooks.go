@@ -346,7 +346,9 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 	var paths []string
 	for _, f := range files {
 		if !filepath.IsAbs(f) {
-			f = filepath.Join(cwd, f)
+			// Joined as text, never cleaned: a ".." after a symbolic
+			// link is resolved as the kernel resolves it (EditPaths).
+			f = cwd + string(filepath.Separator) + f
 		}
 		rps, err := m.EditPaths(f) // the file and, through a link to a file, its target
 		if err != nil {

@@ -664,7 +664,7 @@ func (s *server) doctor(ctx context.Context, _ *call, in doctorIn) (any, error) 
 	}
 	ok := true
 	for _, p := range probs {
-		ok = ok && p.Fixed
+		ok = ok && !p.Remains()
 	}
 	return map[string]any{"ok": ok, "problems": probs}, nil
 }

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -107,7 +108,8 @@ func under(p, dir string) (string, bool) {
 //   - a relative path from outside every worktree (a caller using --root
 //     elsewhere), as relative to the project root.
 //
-// Symbolic links are resolved (see realPath): a symlinked folder names
+// Symbolic links are resolved in order, as the kernel does (resolve): a
+// ".." after a link climbs from its target. A symlinked folder names
 // the same files as its target, so "link/a.go" is "real/a.go" when link
 // points to real, and a symlinked spelling of a worktree's directory
 // (/tmp vs /private/tmp) is recognised. A path's last component is
@@ -127,8 +129,10 @@ func (m *Paths) RepoPath(p string) (string, error) {
 	return m.repoPath(abs, true)
 }
 
-// abs is the absolute, clean form of a path the caller names (see
-// RepoPath).
+// abs is the absolute form of a path the caller names (see RepoPath),
+// joined to the caller's directory as text but never cleaned: a ".."
+// after a symbolic link is resolved by resolve, as the kernel does, not
+// here as text.
 func (m *Paths) abs(p string) (string, error) {
 	if p == "" || strings.ContainsRune(p, 0) {
 		return "", coord.Errorf(coord.CodeUsage, "invalid path %q", p)
@@ -141,22 +145,33 @@ func (m *Paths) abs(p string) (string, error) {
 			}
 			return filepath.Join(m.root, filepath.FromSlash(c)), nil
 		}
-		p = filepath.Join(m.cwd, p)
+		p = m.cwd + string(filepath.Separator) + p
 	}
-	return filepath.Clean(p), nil
+	return p, nil
 }
 
-// repoPath maps the clean absolute path p to its project path, resolving
-// its symbolic links (and its last component too when final and it is a
-// link to a directory).
+// repoPath maps the absolute path p to its project path: the file p
+// names once its components are resolved in order, as the kernel
+// resolves them (resolve; its last component too when final and it is a
+// link to a directory). That file may lie in any worktree of the
+// repository: it is then that worktree's file, under its own project
+// path, whatever the path as written passed through.
 func (m *Paths) repoPath(p string, final bool) (string, error) {
-	i, rel := locate(p, m.bases)
-	real := realPath(p, final)
-	if j, r := locate(real, m.bases); j >= 0 {
-		i, rel = j, r
-	} else if i >= 0 && m.bases[i].exists {
-		return "", coord.Errorf(coord.CodeUsage, "path %s leads through a symbolic link to %s, outside the project %s", p, real, m.root).
-			WithHint("coord never follows a link out of the project and guards only the project's own files; name a path inside the project")
+	last := keepLast
+	if final {
+		last = dirLast
+	}
+	real, err := resolve(p, last)
+	if err != nil {
+		return "", coord.Errorf(coord.CodeUsage, "path %s: %v", p, err).
+			WithHint("name a path whose symbolic links end somewhere")
+	}
+	i, rel := locate(real, m.bases)
+	if i < 0 {
+		if j, _ := locate(filepath.Clean(p), m.bases); j >= 0 && m.bases[j].exists {
+			return "", coord.Errorf(coord.CodeUsage, "path %s leads through a symbolic link to %s, outside the project %s", p, real, m.root).
+				WithHint("coord never follows a link out of the project and guards only the project's own files; name a path inside the project")
+		}
 	}
 	if i < 0 {
 		return "", coord.Errorf(coord.CodeUsage, "path %s is outside the project %s (in every worktree of its repository)", p, m.root).
@@ -183,7 +198,7 @@ func (m *Paths) EditPaths(p string) ([]string, error) {
 	}
 	out := []string{rp}
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if target, err := filepath.EvalSymlinks(abs); err == nil {
+		if target, err := resolve(abs, followLast); err == nil {
 			if tp, err := m.repoPath(target, true); err == nil && tp != rp {
 				out = append(out, tp)
 			}
@@ -236,27 +251,84 @@ func (m *Paths) Pattern(p string) string {
 	return out
 }
 
-// realPath is the file the clean absolute path p names: the longest part
-// of p that exists, with its symbolic links resolved (wherever they
-// point), followed by the rest of p as written. p's last component is
-// resolved only when final is set and it is a directory (a folder named
-// through a link is its target); a link to a file stays itself. It only
-// reads links (lstat, readlink), never opens a file, so nothing found on
-// the way can make it wait.
-func realPath(p string, final bool) string {
-	dir, rest := p, ""
-	if fi, err := os.Stat(p); !final || err != nil || !fi.IsDir() {
-		dir, rest = filepath.Dir(p), filepath.Base(p)
-	}
-	for {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
+// lastMode says what resolve does with a path's last component when it
+// is a symbolic link.
+type lastMode int
+
+const (
+	keepLast   lastMode = iota // the link itself (git's view: a link is an entry)
+	dirLast                    // its target when that is a directory (a folder named through a link)
+	followLast                 // its target, whatever it is
+)
+
+// maxLinks bounds the links one path may pass through, as the kernel's
+// ELOOP does.
+const maxLinks = 40
+
+// errLoop is resolve's refusal of a path through too many links.
+var errLoop = errors.New("too many levels of symbolic links")
+
+// resolve is the file the absolute path p names, resolved component by
+// component in order, as the kernel does: each symbolic link is replaced
+// by its target before the next component is read, so a ".." after a
+// link climbs from the link's target, not from the link's folder
+// ("l/../secret.go" with l a link to a/b is a/secret.go). A link's
+// target is read relative to the folder holding the link (or from / when
+// absolute). Once a component does not exist, the rest of p cannot pass
+// through links: it is taken as written, cleaned as text (the folders a
+// write makes there are plain ones). p's last component is resolved as
+// last says. It only reads links (lstat, readlink), never opens a file,
+// so nothing found on the way can make it wait. Only a loop is an error.
+func resolve(p string, last lastMode) (string, error) {
+	todo := strings.Split(filepath.ToSlash(p), "/")
+	cur, links := "/", 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
 		}
-		if dir == filepath.Dir(dir) {
-			return p
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Missing (or unreadable): the rest is new, taken as text.
+			return filepath.Join(append([]string{next}, todo...)...), nil
 		}
-		dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest)
+		isLast := true
+		for _, r := range todo {
+			if r != "" && r != "." {
+				isLast = false
+				break
+			}
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 || isLast && last == keepLast {
+			cur = next
+			continue
+		}
+		if isLast && last == dirLast {
+			if st, err := os.Stat(next); err != nil || !st.IsDir() {
+				cur = next
+				continue
+			}
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", errLoop
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
 	}
+	return cur, nil
 }
 
 // WorkTop is the top of the worktree the caller stands in (the project

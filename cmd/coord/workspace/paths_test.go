@@ -65,9 +65,11 @@ func gitFixture(t *testing.T) string {
 		"main/dangling":      "nowhere",
 		"wt/crosslink":       d + "/main/real", // from a linked worktree into the main one
 		"plain/plink":        "psub",
-		"main/pkg/uplink":    "../real",   // out of a project that is a subdirectory
-		"main/real/back.go":  "secret.go", // a file link inside the folder
-		"main/real/selfroot": "..",        // the project root
+		"main/pkg/uplink":    "../real",       // out of a project that is a subdirectory
+		"main/real/back.go":  "secret.go",     // a file link inside the folder
+		"main/real/selfroot": "..",            // the project root
+		"main/deep/into":     d + "/wt/other", // into another agent's worktree, one level down
+		"main/loop":          "loop",          // a loop
 	} {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(d, link)), 0o755); err != nil {
 			t.Fatal(err)
@@ -137,6 +139,20 @@ func TestRepoPath(t *testing.T) {
 		{"a new file through a link out", "main", "main", "out/new", "", "leads through a symbolic link"},
 		{"a link out of a project in a subdirectory", "main/pkg", "main/pkg", "uplink/secret.go", "", "leads through a symbolic link"},
 		{"a file link out of the project is itself", "main", "main", "src/outfile", "src/outfile", ""},
+		// ".." after a link climbs from the link's target, as the kernel
+		// resolves it: never from the link's folder, as text would
+		{"dot-dot after a symlinked folder", "main", "main", "deep/link/../src/a.go", "src/a.go", ""},
+		{"dot-dot after a symlinked folder, absolute", "main", "wt", d + "/main/deep/link/../src/a.go", "src/a.go", ""},
+		{"dot-dot after a symlinked folder, the caller standing in it", "main", "main/deep/link", "../src/a.go", "src/a.go", ""},
+		{"dot-dot after a link out and back in", "main", "main", "out/../main/src/a.go", "src/a.go", ""},
+		{"dot-dot after a link, past the root", "main", "main", "deep/link/../../x", "", "leads through a symbolic link"},
+		{"dot-dot after a dangling link", "main", "main", "dangling/../src/a.go", "src/a.go", ""},
+		{"dot-dot after a new folder", "main", "main", "new/../src/a.go", "src/a.go", ""},
+		{"a loop", "main", "main", "loop/x", "", "too many levels of symbolic links"},
+		// into another agent's worktree: that worktree's file
+		{"through a link into another worktree", "main", "main", "deep/into/x", "other/x", ""},
+		{"dot-dot after a link into another worktree", "main", "main", "deep/into/../src/a.go", "src/a.go", ""},
+		{"dot-dot after a link into another worktree, new file", "main", "main", "deep/into/../secret.go", "secret.go", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := NewPaths(filepath.Join(d, c.root), filepath.Join(d, c.cwd)).RepoPath(c.arg)
@@ -161,6 +177,10 @@ func TestEditPaths(t *testing.T) {
 		"link/secret.go":   {"real/secret.go"},
 		"src/outfile":      {"src/outfile"}, // its target is not the project's
 		d + "/main/link/x": {"real/x"},
+		// ".." after a link, as the kernel resolves it
+		"deep/link/../src/link.go":         {"src/link.go", "src/a.go"},
+		d + "/main/deep/link/../secret.go": {"secret.go"},
+		"deep/into/../src/a.go":            {"src/a.go"},
 	} {
 		got, err := m.EditPaths(arg)
 		if err != nil || !slices.Equal(got, want) {
