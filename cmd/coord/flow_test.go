@@ -73,16 +73,7 @@ func flow(t *testing.T, backendURL string) {
 	if backendURL != "" {
 		env = append(env, "COORD_BACKEND="+backendURL)
 	}
-	git := func(dir string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(dir string, args ...string) string { t.Helper(); return backendtest.Git(t, dir, args...) }
 	coordIn := func(dir string, args ...string) string { t.Helper(); return runCoord(t, dir, env, "", args...) }
 	if err := os.MkdirAll(repo, 0o755); err != nil {
 		t.Fatal(err)

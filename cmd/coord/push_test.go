@@ -281,7 +281,10 @@ func TestPushScenario(t *testing.T) {
 				waiting = append(waiting, task["id"].(string))
 			}
 		}
-		return held != "" && len(waiting) > 0
+		// Its claim's log line is written after the claim's commit: a
+		// kill in between would leave the log (which the replay reads)
+		// without it. Kill it once the line is there.
+		return held != "" && len(waiting) > 0 && strings.Contains(mustCoord(t, "--root", r.root, "log", "-n", "0"), "victim ▶ claimed task "+held+" ")
 	}) {
 		t.Fatalf("the victim never held a task with work waiting\n%s", mustCoord(t, "--root", r.root, "log", "-n", "40"))
 	}

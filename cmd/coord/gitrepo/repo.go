@@ -252,12 +252,17 @@ func parseStatus(out []byte) []string {
 // (the work that exists only on branch), newest first, at most max of
 // them (0: all), each as "<short id> <subject>".
 func (r *Repo) Unmerged(ctx context.Context, branch, target string, max int) ([]string, error) {
+	return r.oneLines(ctx, r.dir, max, "--end-of-options", branch, "^"+target)
+}
+
+// oneLines lists the commits revs select, run in dir, at most max (0:
+// all), each "<short id> <subject>", newest first.
+func (r *Repo) oneLines(ctx context.Context, dir string, max int, revs ...string) ([]string, error) {
 	args := []string{"log", "--format=%h %s", "--no-color"}
 	if max > 0 {
 		args = append(args, fmt.Sprintf("--max-count=%d", max))
 	}
-	args = append(args, "--end-of-options", branch, "^"+target, "--")
-	out, err := r.run(ctx, r.dir, args...)
+	out, err := r.run(ctx, dir, append(append(args, revs...), "--")...)
 	if err != nil {
 		return nil, err
 	}

@@ -107,21 +107,7 @@ func (r *Repo) OnlyHere(ctx context.Context, path string, max int) ([]string, er
 	if _, err := r.Head(ctx, "HEAD"); err != nil {
 		return nil, nil // an unborn branch: nothing committed
 	}
-	args := []string{"log", "--format=%h %s", "--no-color"}
-	if max > 0 {
-		args = append(args, fmt.Sprintf("--max-count=%d", max))
-	}
-	out, err := r.run(ctx, path, append(args, "HEAD", "--not", "--branches", "--")...)
-	if err != nil {
-		return nil, err
-	}
-	var commits []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			commits = append(commits, l)
-		}
-	}
-	return commits, nil
+	return r.oneLines(ctx, path, max, "HEAD", "--not", "--branches")
 }
 
 // InProgress names the operation under way in the worktree at path ("a
