@@ -1,4 +1,4 @@
-module github.com/rotd/coord
+module github.com/rotd/coordination
 
 go 1.26.0
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 // DirName is the heartbeat directory inside the coordination tree.

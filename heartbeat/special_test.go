@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 func newDir(t *testing.T) (*Dir, *time.Time) {

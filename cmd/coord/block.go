@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord/app"
 )
 
 func blockCommand(e *env) *cli.Command {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // coordAt runs coord as its own process in dir (where it finds its

@@ -9,9 +9,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coord/cmd/coord/dashboard"
-	"github.com/rotd/coord/cmd/coord/workspace"
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/coord"
 )
 
 // dashboardCommand is `coord dashboard` (contract §7).

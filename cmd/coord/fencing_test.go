@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // lockedBy starts a holdlock worker and waits until it holds the flock.

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
-	"github.com/rotd/coord/registry/nats/hubtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
 // flowAgent is the stand-in agent coord run runs: it does the task on

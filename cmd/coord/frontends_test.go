@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // TestFrontEndsAgree sends the same requests through the CLI (run, in this

@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coord/cmd/coord/workspace"
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/coord"
 )
 
 func guardCommand(e *env) *cli.Command {

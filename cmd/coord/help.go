@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 func printExitCodes(w io.Writer) {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
-	"github.com/rotd/coord/registry/nats/hub"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/nats/hub"
 )
 
 // cmdFreePort sets VAR to a free loopback port.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coord/cmd/coord/workspace"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/backend"
 )
 
 func initCommand(e *env) *cli.Command {

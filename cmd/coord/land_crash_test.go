@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // TestLandCrash: six finished tasks (one conflicting with another), a

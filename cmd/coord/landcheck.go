@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rotd/coord/cmd/coord/gitrepo"
+	"github.com/rotd/coordination/cmd/coord/gitrepo"
 )
 
 // The lander's check runs under coord's run supervisor (supervise.go),

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/fsops"
 )
 
 // A land lease is freed by its TTL, or sooner by proof that its lander

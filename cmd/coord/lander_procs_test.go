@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // TestLandLeaseOtherNamespace, on files and on a hub: a land lease held

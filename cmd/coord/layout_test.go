@@ -15,7 +15,7 @@ import (
 // backend (and a hub) by URL and hands over the formats the application
 // reads (issue 23: "cmd/coord names no storage package but the backend
 // opener").
-const opener = "github.com/rotd/coord/registry/backend"
+const opener = "github.com/rotd/coordination/registry/backend"
 
 // TestFrontEndNamesOnlyTheOpener scans the non-test Go files of
 // cmd/coord and of every package under it (the CLI, the hooks, the MCP
@@ -25,7 +25,7 @@ const opener = "github.com/rotd/coord/registry/backend"
 // are reached through coord/app and registry/backend. It names the file,
 // the line and the import.
 func TestFrontEndNamesOnlyTheOpener(t *testing.T) {
-	const storage = "github.com/rotd/coord/registry"
+	const storage = "github.com/rotd/coordination/registry"
 	var found []string
 	scanned := 0
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {

@@ -26,8 +26,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/file"
 )
 
 func init() { workers["load"] = loadWorker }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coord/cmd/coord/gcstart"
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/cmd/coord/gcstart"
+	"github.com/rotd/coordination/coord"
 )
 
 var version = "dev"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/fsops"
 )
 
 // TestMain lets the test binary stand in for the coord binary (and for

@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coord/cmd/coord/mcpserver"
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/cmd/coord/mcpserver"
+	"github.com/rotd/coordination/coord"
 )
 
 func mcpCommand(e *env) *cli.Command {

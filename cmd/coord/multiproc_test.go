@@ -28,9 +28,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/backend/backendtest"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/file"
 )
 
 var logRE = regexp.MustCompile(`^\[[^\]]+\] (\S+) ▶ (claimed|released) task ([^\s:]+)`)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/rotd/coord/cmd/coord/mcpserver"
-	"github.com/rotd/coord/registry/backend/backendtest"
-	"github.com/rotd/coord/registry/nats/hubtest"
+	"github.com/rotd/coordination/cmd/coord/mcpserver"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
 // natsProject creates namespace ns on a hub started for the test (in this

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord/app"
 )
 
 func primeCommand(e *env) *cli.Command {

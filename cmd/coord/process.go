@@ -6,7 +6,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/fsops"
 )
 
 // process is the agent process a beat loop serves (beat --every): when it

@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // startCoordProcess starts the test binary as `coord ARGS...` (a real process).

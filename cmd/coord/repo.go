@@ -1,9 +1,9 @@
 package main
 
 import (
-	"github.com/rotd/coord/cmd/coord/gitrepo"
-	"github.com/rotd/coord/cmd/coord/workspace"
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/cmd/coord/gitrepo"
+	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // newProjectRepo is the caller's git repository as the application asks

@@ -25,7 +25,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // TestScript runs every testdata/script/*.txtar end to end.

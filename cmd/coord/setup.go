@@ -10,9 +10,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coord/cmd/coord/setup"
-	"github.com/rotd/coord/cmd/coord/workspace"
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/cmd/coord/setup"
+	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/coord"
 )
 
 func setupCommand(e *env) *cli.Command {

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 var stopSigs = []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}

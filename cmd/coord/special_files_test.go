@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coordination/registry/file"
 )
 
 // Special files (issue 11, class 2): a FIFO, socket, device or directory

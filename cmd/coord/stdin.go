@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // readErr is the error of a read from the caller's input (stdin, a seed

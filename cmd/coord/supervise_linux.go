@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/fsops"
 )
 
 // childAttr puts CMD in a process group of its own and kills it if the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // gitProject makes a git repository with one commit and a coord tree in

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // startWatch runs 'coord watch' as its own process and returns a channel

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/file"
 )
 
 // Workers: the claims that coord makes about atomicity are about separate

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // TestWorktreeAddRace: several coord processes add a worktree for one

@@ -27,7 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord/app"
 )
 
 func main() {

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rotd/coord/cmd/coord/gitlog"
-	"github.com/rotd/coord/cmd/coordbench/replay"
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/cmd/coord/gitlog"
+	"github.com/rotd/coordination/cmd/coordbench/replay"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 // planFlags are the options of -plan.

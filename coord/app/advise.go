@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // adviceLogLines is how much of the log's end the advice counts

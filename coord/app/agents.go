@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Beat marks agent alive now (info nil: only the instant moves).

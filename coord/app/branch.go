@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // One task, one branch. A task's work lives on its own branch

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Conflicts found while work is in flight (contract §10): each in-flight

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/cmd/coord/gitrepo"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/cmd/coord/gitrepo"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // gitRepo is a repository for a test: main with f.txt (20 lines) and

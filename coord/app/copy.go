@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // CopyResult is what Copy moved.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // The rules that once lived in several drifting copies (issue 12), tested

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend"
 )
 
 // openExample lays a project down in a new temporary directory and opens

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Formats reads and writes what front ends are handed as bytes: seed

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Keeper keeps alive the claims an agent is working on, and stops

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // lostLog collects what a Keeper reports lost.

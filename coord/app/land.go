@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Landing (contract §10): finished work merged onto the target branch,

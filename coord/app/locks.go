@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // cleanPaths validates repository paths (already mapped from the caller's

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // log appends one event after an operation that committed; a failure is a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // LeaseTTL is the lifetime of a lease acquired without one, the one

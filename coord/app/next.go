@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // The agent loop (contract §4a): coord run takes the agent's next task,

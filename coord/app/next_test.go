@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // counted counts the transactions and reads run through it, and can make

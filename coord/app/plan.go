@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 // Planning: for each task not yet claimed, the paths it will likely

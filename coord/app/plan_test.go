@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/coord/plan"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/coord/plan"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // history is an app.History over commits in memory, counting loads.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Repo is the caller's git repository, as the application needs it for

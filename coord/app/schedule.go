@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Push scheduling (contract §8): the pool, the scheduler's round, the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // State is one consistent picture of a project for people (top, the

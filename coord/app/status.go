@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // StatusView is one agent's view of the registry: the tasks it holds, its

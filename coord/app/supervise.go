@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Supervisor is the part of the application that acts on work the caller

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // A claim sweeps (sweep_on_claim) reading every agent's heartbeat before

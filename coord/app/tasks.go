@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // SeedRequest adds a batch of tasks.

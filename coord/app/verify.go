@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Proof of checks and reviews pinned to a commit (contract §10). A check

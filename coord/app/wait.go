@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Changes returns the backend's change notifications (coord.Notifier):

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 func ExampleModel_Plan() {

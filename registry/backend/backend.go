@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/file"
-	coordnats "github.com/rotd/coord/registry/nats"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/registry/file"
+	coordnats "github.com/rotd/coordination/registry/nats"
 )
 
 // Options say which project to open and how.

@@ -5,9 +5,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
-	"github.com/rotd/coord/registry/rotd"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/format"
+	"github.com/rotd/coordination/registry/rotd"
 )
 
 // Formats is the file formats of contract §2 as the application reads

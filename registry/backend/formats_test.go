@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Formats reads each dialect with its own reader, refuses an unknown one

@@ -1,8 +1,8 @@
 package backend
 
 import (
-	coordnats "github.com/rotd/coord/registry/nats"
-	"github.com/rotd/coord/registry/nats/hub"
+	coordnats "github.com/rotd/coordination/registry/nats"
+	"github.com/rotd/coordination/registry/nats/hub"
 )
 
 // A hub is the NATS JetStream server that keeps projects shared across

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rotd/coord/cmd/coord/gitrepo"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/cmd/coord/gitrepo"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/fsops"
 )
 
 // checkWriteClaims: write claims (contract §10) are all or nothing; a

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/conformance"
-	"github.com/rotd/coord/registry/file"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/backend"
+	"github.com/rotd/coordination/registry/conformance"
+	"github.com/rotd/coordination/registry/file"
 )
 
 func TestMain(m *testing.M) { conformance.Main(m) }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // checkCountersRestored: lease epochs and kv revisions are each issued

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // decorated is an engine with parts of it wrapped: the suite's way to set

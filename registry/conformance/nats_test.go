@@ -11,12 +11,12 @@ import (
 
 	gonats "github.com/nats-io/nats.go"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/backend/backendtest"
-	"github.com/rotd/coord/registry/conformance"
-	"github.com/rotd/coord/registry/nats/hub"
-	"github.com/rotd/coord/registry/nats/hubtest"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/backend"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/conformance"
+	"github.com/rotd/coordination/registry/nats/hub"
+	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
 // natsHarness: one embedded hub for the whole run (every write synced, as

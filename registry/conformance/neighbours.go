@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // checkLeases: a lease is exclusive while in force, renewed and released

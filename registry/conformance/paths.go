@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // checkPathLocks: directory and glob locks exclude what they cover, a

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // archiveOutbox appends the outbox's tasks to their archive files and

@@ -12,10 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/heartbeat"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/heartbeat"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // Options tune Open.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/coord"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/coord"
 )
 
 // waitChange waits for a notification, bounded so that a missing one fails

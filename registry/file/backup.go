@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"strconv"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // Backups of the registry (contract §4a). Every commit keeps, in

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 // claimRelease commits twice: free claimed by a, then released.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // beats serves package heartbeat's Dir as the engine's coord.BeatStore,

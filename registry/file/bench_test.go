@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/coord"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/coord"
 )
 
 // registryOf builds a registry of n tasks shaped like real ones.

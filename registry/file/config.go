@@ -6,10 +6,10 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/fsops"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // readConfig reads config.json strictly; a missing file is the defaults.

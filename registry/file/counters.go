@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // The lease epochs and the kv revisions have high-water marks as the task

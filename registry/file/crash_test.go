@@ -9,9 +9,9 @@ import (
 	"syscall"
 	"testing"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 var errCrash = errors.New("simulated crash")

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/heartbeat"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/heartbeat"
 )
 
 // crashCase is one operation run to a crash at each of its mutating steps.

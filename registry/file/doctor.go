@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // AsideMark is in the name of anything doctor --repair moved aside

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // The epoch high-water mark, EpochFile: the highest fencing token the

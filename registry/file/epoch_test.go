@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 const epochSeed = `{"version":1,"last_epoch":0,"tasks":[

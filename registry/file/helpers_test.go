@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // archive moves done tasks completed before cutoff (all when zero) to the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Hostile registries: each is refused with an error naming the file,

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/fsops"
 )
 
 // Init lays the coordination tree down at dir from tmpl (the embedded

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // updateDoc runs fn on a small JSON document of the tree (leases, the kv

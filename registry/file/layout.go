@@ -4,9 +4,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/heartbeat"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/heartbeat"
 )
 
 // Names inside the coordination directory (contract §1), defined here

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Expiry is tested with an injected clock, not sleeps.

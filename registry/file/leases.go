@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Leases live in leases.json (a coord.LeaseSet) under .lock/leases.lock;

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // logStore is coordination.log and its daily rotations as a

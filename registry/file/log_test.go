@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // A torn tail (a line cut short by a power loss) and foreign lines are

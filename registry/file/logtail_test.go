@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // forwardLogLines is LogLines as it was before the log was read from its

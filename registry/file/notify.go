@@ -7,8 +7,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 // notifier wakes waiters on changes in the tree: fsnotify on the

@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // Path locks live in the registry's "path_locks" member, so a task and

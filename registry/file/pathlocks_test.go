@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // pathLocksOf reads the registry's path locks and whether it holds the

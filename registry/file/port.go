@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"sort"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/format"
 )
 
 var _ coord.Porter = (*Backend)(nil)

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // quota.json (ROTD's quota.schema.json, coord.Quota) under

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // No commit ever writes a file coord cannot read back (contract §4a).

@@ -9,10 +9,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/heartbeat"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/heartbeat"
 )
 
 // The stale sweep is the application's (app.Service.Sweep: judged by

@@ -9,8 +9,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // load reads and parses the registry, the dependency map and the lock

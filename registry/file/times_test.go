@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // TestRotateFutureFirstLine: a first log line dated in the future (a hand

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // registryOf builds a registry of n tasks shaped like real ones.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // ParseConfig reads config.json strictly into a coord.Config: every key

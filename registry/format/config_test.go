@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 func TestParseConfig(t *testing.T) {

@@ -3,7 +3,7 @@ package format
 import (
 	"encoding/json"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // LockInfo is a task lock file's content, agent_locks/<task>.<agent>.lock

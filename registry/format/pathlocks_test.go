@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // A registry without "path_locks" (an older coord's) is written back

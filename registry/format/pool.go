@@ -3,7 +3,7 @@ package format
 import (
 	"fmt"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // The pool of registered agents is the registry's top-level "agents"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // A registry from before push scheduling (no "agents", no assignment

@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Version is the registry format this coord writes and reads.

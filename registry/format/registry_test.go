@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // ROTD's own example registry (registry/format/testdata/rotd, MIT, see LICENSE

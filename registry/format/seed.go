@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // MaxSeedLine bounds one seed line.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Settings: config.json changed one key at a time (coord config set and

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // TestConfigKeysAreParsed: ConfigKeys names exactly the keys parseConfig

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	coordnats "github.com/rotd/coordination/registry/nats"
 )
 
 func TestClaimRelease(t *testing.T) {

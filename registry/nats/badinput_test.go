@@ -10,11 +10,11 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	gonats "github.com/nats-io/nats.go"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	coordnats "github.com/rotd/coord/registry/nats"
-	"github.com/rotd/coord/registry/nats/hub"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	coordnats "github.com/rotd/coordination/registry/nats"
+	"github.com/rotd/coordination/registry/nats/hub"
 )
 
 // plainServer runs a NATS server with opts (JetStream as given) on a free

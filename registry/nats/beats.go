@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Heartbeats: "beat.<agent>" is a tick (an empty value: only its server

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend/backendtest"
-	coordnats "github.com/rotd/coord/registry/nats"
-	"github.com/rotd/coord/registry/nats/hubtest"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	coordnats "github.com/rotd/coordination/registry/nats"
+	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
 // Heartbeats are kept in memory, so a hub restart loses them. A live

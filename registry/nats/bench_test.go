@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	coordnats "github.com/rotd/coordination/registry/nats"
 )
 
 // BenchmarkClaim is one claim as a fresh process makes it (open, which

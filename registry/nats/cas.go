@@ -13,7 +13,7 @@ import (
 	gonats "github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Documents (the registry, the dependency map, quota) are single keys

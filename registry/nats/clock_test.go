@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/nats/hubtest"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
 // On the system clock the engine's instants are the server's, never this

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend/backendtest"
-	coordnats "github.com/rotd/coord/registry/nats"
-	"github.com/rotd/coord/registry/nats/hub"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	coordnats "github.com/rotd/coordination/registry/nats"
+	"github.com/rotd/coordination/registry/nats/hub"
 )
 
 // proxy forwards TCP connections to a target until stopped; restarted, it

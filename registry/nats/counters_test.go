@@ -10,8 +10,8 @@ import (
 
 	gonats "github.com/nats-io/nats.go"
 
-	"github.com/rotd/coord/coord"
-	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coordination/coord"
+	coordnats "github.com/rotd/coordination/registry/nats"
 )
 
 // TestBaseCeiling: lease epochs and kv revisions are the stream's

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // HubInfoSubject is where a coord hub answers with its durability

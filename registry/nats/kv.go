@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // The TTL key-value space: one key per key, "kv.<key>", written with the

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/registry/nats/hubtest"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
 // initOpen makes the project at url and opens it, closed when the test

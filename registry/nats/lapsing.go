@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // lapsing is the keys under one prefix of the kv stream whose values lapse

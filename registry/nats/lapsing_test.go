@@ -10,8 +10,8 @@ import (
 
 	gonats "github.com/nats-io/nats.go"
 
-	"github.com/rotd/coord/coord"
-	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coordination/coord"
+	coordnats "github.com/rotd/coordination/registry/nats"
 )
 
 // The leases' and the keys' sweeps drop from storage exactly those past

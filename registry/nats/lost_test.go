@@ -8,7 +8,7 @@ import (
 
 	gonats "github.com/nats-io/nats.go"
 
-	"github.com/rotd/coord/registry/nats/hubtest"
+	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
 // A request in flight when the connection is lost ends then, as

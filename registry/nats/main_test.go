@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	coordnats "github.com/rotd/coord/registry/nats"
-	"github.com/rotd/coord/registry/nats/hub"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	coordnats "github.com/rotd/coordination/registry/nats"
+	"github.com/rotd/coordination/registry/nats/hub"
 )
 
 // The test binary doubles as the helper processes of these tests: a hub

@@ -20,11 +20,11 @@ import (
 	"syscall"
 	"testing"
 
-	rotdtemplate "github.com/rotd/coord"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend/backendtest"
-	coordnats "github.com/rotd/coord/registry/nats"
+	rotdtemplate "github.com/rotd/coordination"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	coordnats "github.com/rotd/coordination/registry/nats"
 )
 
 type worker struct {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // notifier wakes waiters through JetStream watches: ordered consumers,

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/format"
 )
 
 var _ coord.Porter = (*Backend)(nil)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // Quota is one document, "quota", in quota.json's format, changed by

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend/backendtest"
-	coordnats "github.com/rotd/coord/registry/nats"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	coordnats "github.com/rotd/coordination/registry/nats"
 )
 
 func TestLeases(t *testing.T) {

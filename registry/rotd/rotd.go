@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // ParseTasks maps ROTD's planner output (tasks.jsonl, in its own dialect)

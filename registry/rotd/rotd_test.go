@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // The mapping of the README's table, one row each, on ROTD's own example

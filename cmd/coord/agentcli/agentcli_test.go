@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // sessionBound is the time a CLI's session may take (the script is a few
@@ -182,7 +182,7 @@ func buildCoord(t *testing.T) string {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	bin := filepath.Join(t.TempDir(), "coord")
-	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/rotd/coord/cmd/coord").CombinedOutput()
+	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/rotd/coordination/cmd/coord").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build coord: %v\n%s", err, out)
 	}

@@ -10,8 +10,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // The page's writes (contract §11): POST /api/tasks/ID/ACTION with a JSON

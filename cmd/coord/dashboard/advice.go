@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // The advice panel: how many agents to run now (coord advise: the

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/cmd/coord/dashboard"
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/coord"
 )
 
 // TestAdvicePanel: the page shows coord advise's number with the rates

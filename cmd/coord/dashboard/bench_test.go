@@ -6,9 +6,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/rotd/coord/cmd/coord/dashboard"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // benchTasks is a large project: chains of dependencies, conflict groups,

@@ -13,11 +13,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/rotd/coord/cmd/coord/dashboard"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/nats/hubtest"
+	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend"
+	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
 // findBrowser is the first Chromium-like browser on PATH, or "".

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // pageHead is what the document's start shows: the title's tail, and, on a

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/cmd/coord/dashboard"
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/coord"
 )
 
 // TestLandingShown: the landing panel shows what the lander checks,

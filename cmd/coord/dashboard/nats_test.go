@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/cmd/coord/dashboard"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/backend/backendtest"
-	"github.com/rotd/coord/registry/nats/hubtest"
+	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
 // openNATS opens the project at url as a client of its own (a NATS

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // /task?id=ID: one task opened, for a person deciding about it: why it

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // The dashboard's token guards every read of the project and, when the

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/cmd/coord/dashboard"
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/coord"
 )
 
 // TestCheckToken: a blank token and one under 128 bits of entropy are

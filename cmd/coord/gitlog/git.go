@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 // Timeouts bound each git run: a log of thousands of commits takes well

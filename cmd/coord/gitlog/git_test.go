@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/rotd/coord/coord/plan"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/coord/plan"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // repo is a scratch git repository for a test.

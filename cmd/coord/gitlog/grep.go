@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/fsops"
 )
 
 // Bounds of Holders: git grep -l over the tracked files for every name

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 // The log format Parse reads: for each commit, a header

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 const h1 = "0123456789abcdef0123456789abcdef01234567"

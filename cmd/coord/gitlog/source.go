@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/coord/plan"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/coord/plan"
+	"github.com/rotd/coordination/fsops"
 )
 
 // IndexFile is where a repository's planning index is kept, under its

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 // TestSourceIndex: the first Load reads the whole history and keeps it

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/fsops"
 )
 
 // The merge cache: a trial merge's result is a function of its two

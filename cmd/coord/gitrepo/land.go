@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/fsops"
 )
 
 // Landing (contract §10, "Landing"): the git side of coord land. A

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // Merger is a Repo as the application's conflict scans ask for it

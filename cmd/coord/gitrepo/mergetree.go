@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Trial merges (contract §10, "conflicts found while work is in

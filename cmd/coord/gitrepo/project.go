@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // Project is the repository around a directory as coord's application

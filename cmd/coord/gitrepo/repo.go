@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Timeout bounds one git run. The operations here read refs, the index

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // testRepo makes a repository on branch main with one commit, in a fresh

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/fsops"
 )
 
 // TreeTimeout bounds the staging of a worktree into a temporary index

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/cmd/coord/workspace"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/fsops"
 )
 
 // Exit statuses of a hook.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // rawSession is a session driven line by line, as a misbehaving client

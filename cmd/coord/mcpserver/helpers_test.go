@@ -16,12 +16,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/rotd/coord/cmd/coord/workspace"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/backend/backendtest"
-	"github.com/rotd/coord/registry/format"
+	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend"
+	"github.com/rotd/coordination/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/format"
 )
 
 // TestMain lets the test binary serve MCP on its stdio (the subprocess

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // TestToolSchemas: the input schemas inferred from the tools' input

@@ -17,11 +17,11 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/rotd/coord/cmd/coord/workspace"
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
-	"github.com/rotd/coord/registry/backend"
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/backend"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // TestToolsListDefault: the default set is exactly the contract's nine

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/coord/app"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // DefaultTools are the tools every session gets (contract §6); AllTools

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rotd/coord/cmd/coord/workspace"
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/coord"
 )
 
 // Agents are the agents setup knows.

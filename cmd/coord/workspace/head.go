@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 // HeadCommit is the commit the worktree around dir has checked out, read

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/registry/backend/backendtest"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // TestHeadCommit: HEAD read from git's files is what git says, on a

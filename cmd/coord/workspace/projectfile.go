@@ -5,8 +5,8 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 // maxProjectFile bounds a project configuration file coord reads.

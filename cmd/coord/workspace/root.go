@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 // FindRoot resolves the project root (contract §1): --root, else

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rotd/coord/cmd/coord/gitlog"
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/cmd/coord/gitlog"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 // Histories are the four histories of the data set (make bench-plan's

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // Write claims (issue 24) as agents meet them. An agent writes its

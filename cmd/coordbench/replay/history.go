@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coord/cmd/coord/gitlog"
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/cmd/coord/gitlog"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 // A FileChange is what one commit of a history did to one file, with the

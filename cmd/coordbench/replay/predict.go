@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 // Tree is the set of paths present after the commits (oldest first),

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/cmd/coord/gitlog"
-	"github.com/rotd/coord/coord/plan"
+	"github.com/rotd/coordination/cmd/coord/gitlog"
+	"github.com/rotd/coordination/coord/plan"
 )
 
 func mod(path string, hunks ...[2]int) FileChange {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rotd/coord/coord"
+	"github.com/rotd/coordination/coord"
 )
 
 // DurationRule says in words what Duration does.

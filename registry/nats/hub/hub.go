@@ -40,8 +40,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	gonats "github.com/nats-io/nats.go"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/fsops"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/fsops"
 )
 
 // InfoSubject is where the hub answers with Info as JSON (the engine's

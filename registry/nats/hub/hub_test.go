@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coord/coord"
-	"github.com/rotd/coord/registry/nats/hub"
+	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/nats/hub"
 )
 
 // A port another process listens on: Start refuses with one line naming

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coord/registry/nats/hub"
+	"github.com/rotd/coordination/registry/nats/hub"
 )
 
 // Start runs a single-node hub for t and returns its URL.
