@@ -213,11 +213,12 @@ func TestBrowserActs(t *testing.T) {
 		t.Fatalf("2.1 after the reassignment: %+v", got)
 	}
 
-	// Unblock carol's task from the blocked panel: she may resume it.
+	// Unblock carol's task from the blocked panel: back in the pool,
+	// carol first.
 	click(`#p-blocked button[data-act="unblock"][data-task="2.3"]`)
 	fill("", "the key is in the vault")
 	pollText(t, ctx, "p-blocked", `s.indexOf('Nothing is blocked') >= 0`, "the blocked list empty")
-	pollText(t, ctx, "p-log", `s.indexOf('pat unblocked task 2.3 for carol: the key is in the vault') >= 0`, "the unblock in the log, by pat")
+	pollText(t, ctx, "p-log", `s.indexOf('pat unblocked task 2.3: back in the pool, carol first: the key is in the vault') >= 0`, "the unblock in the log, by pat")
 
 	// Reject one review, with hostile notes, and approve the other.
 	click(`#p-review button[data-act="reject"][data-task="2.4"]`)
