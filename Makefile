@@ -8,10 +8,11 @@ BIN := bin
 # contention (Go's fuzz coordinator, golang/go#75804, unfixed in 1.26).
 # 50,000 runs take 2-5 s per target here.
 FUZZTIME ?= 50000x
-# package:Target for every fuzz target, run briefly by `make test`.
+# package:Target for every fuzz target, run by `make test-long` (and on
+# their seed corpora by every `go test`).
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./cmd/coord/setup:FuzzReconcile ./cmd/coord/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./cmd/coord/gitlog:FuzzParse ./cmd/coord/gitlog:FuzzParseDiffs ./coord/plan:FuzzLoad ./cmd/coord/gitrepo:FuzzParseWorktrees ./cmd/coord/gitrepo:FuzzParseMergeTree
 
-.PHONY: build demo demo-hub demo-land test test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
+.PHONY: build demo demo-hub demo-land test test-long test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -o $(BIN)/coord ./cmd/coord
@@ -26,14 +27,20 @@ demo-hub: build
 demo-land: build
 	./scripts/demo-land.sh
 
-# The race pass, the many-process pass and the conformance suite run side
-# by side (they share nothing: each test makes its own temporary trees,
-# hubs and ports, and no test asserts on timing), then the fuzz targets.
-# On a machine busy with other work this takes a larger share of the CPU
-# than one pass after another; `make -j1 unit procs conformance` runs them
-# in turn.
+# The default test loop: vet, gofmt, then two passes side by side (they
+# share nothing: each test makes its own temporary trees, hubs and
+# ports, and no test asserts on timing). Both run with -short: the load,
+# storm and crash scenarios at their quick size (the same claims on
+# fewer rounds), the 3-node cluster and fuzzing left to `make test-long`.
+# About two minutes on two cores beside a busy process (docs/TESTING.md).
 test: vet fmt-check
-	@$(MAKE) --no-print-directory -j3 unit procs conformance
+	@$(MAKE) --no-print-directory -j2 unit procs
+
+# The long tier: every test at full size, without -race (so the
+# many-process tests run too), then every fuzz target for FUZZTIME.
+# CI runs it after `make test`.
+test-long:
+	$(GO) test -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz
 
 vet:
@@ -43,39 +50,39 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# Every package under the race detector. The tests that start many coord
-# processes (the end-to-end scripts, worker swarms, the load scenarios)
-# live in test files built only without it (//go:build !race): the
-# detector cannot see across processes and only slows each. `procs` runs
-# them.
+# Every package under the race detector, the fuzz targets on their seed
+# corpora (go test runs those as tests). The tests that start many coord
+# processes (the end-to-end scripts, worker swarms, the load scenarios,
+# the conformance checks with processes) live in test files built only
+# without it (//go:build !race): the detector cannot see across
+# processes and only slows each. `procs` runs them.
 unit:
-	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -count=1 ./...
+	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -short -count=1 ./...
 
 # Exactly the tests `unit` does not build: every Test function of the
-# test files marked //go:build !race, in their packages, without -race.
-# Both lists are read from those files, so a test joins this pass by
-# being put in such a file (nothing else to keep up to date). Their log
-# goes to a file of its own (mktemp: concurrent runs share nothing); the
-# figures and any failure are printed.
+# test files marked //go:build !race, in their packages, without -race,
+# several at once (most wait on processes). Both lists are read from
+# those files, so a test joins this pass by being put in such a file
+# (nothing else to keep up to date). Their log goes to a file of its own
+# (mktemp: concurrent runs share nothing); the figures and any failure
+# are printed.
 procs:
 	@files=$$(grep -rl --include='*_test.go' '^//go:build !race$$' .); \
 	pkgs=$$(for f in $$files; do echo "$${f%/*}"; done | sort -u); \
 	tests=$$(sed -n 's/^func \(Test[A-Za-z0-9_]*\)([a-z_]* \*testing\.T).*/\1/p' $$files | sort -u | paste -sd'|' -); \
 	[ -n "$$tests" ] || { echo "procs: no test in a //go:build !race file"; exit 1; }; \
 	log=$$(mktemp "$${TMPDIR:-/tmp}/coord-procs.XXXXXX") || exit 1; \
-	$(GO) test -count=1 -v -run "^($$tests)$$" $$pkgs >"$$log" 2>&1; s=$$?; \
-	grep -E '^(--- FAIL|ok|FAIL|\s+load_test\.go)' "$$log"; \
+	$(GO) test -short -count=1 -parallel 6 -v -run "^($$tests)$$" $$pkgs >"$$log" 2>&1; s=$$?; \
+	grep -aE '^(--- FAIL|ok|FAIL|backend |\s+load_test\.go)' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 
-# The backend conformance suite (registry/conformance) against every
-# engine, without -race so that its multi-process check runs (the unit
-# pass skips it): one line per backend, "backend file: N passed, 0
-# failed" and "backend nats: N passed, 0 failed" (an embedded hub, a
-# namespace per check; no check skipped); the whole log on a failure.
+# The shared conformance suite against every engine, each from its own
+# package: one line per engine and kind ("backend file: N passed, 0
+# failed", "backend file (processes): ..."), the whole log on a failure.
 conformance:
 	@log=$$(mktemp "$${TMPDIR:-/tmp}/coord-conformance.XXXXXX") || exit 1; \
-	$(GO) test -count=1 -v -run '^TestConformance$$' ./registry/conformance >"$$log" 2>&1; s=$$?; \
-	grep -E '^backend ' "$$log"; \
+	$(GO) test -count=1 -v -run '^TestConformance(Processes)?$$' ./registry/file ./registry/nats >"$$log" 2>&1; s=$$?; \
+	grep -aE '^backend ' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 
 # The agents' real CLIs (Claude Code, Codex CLI, Gemini CLI, from npm)

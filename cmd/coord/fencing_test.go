@@ -197,3 +197,18 @@ func stressScale(short, long int) int {
 	}
 	return short
 }
+
+// tierScale picks a scenario's size by tier: quick in the default test
+// loop (go test -short, make test), full in the long tier (make
+// test-long, go test without -short) and stress under make stress
+// (COORD_STRESS=1). The quick size exercises the same claims on fewer
+// rounds; the long tier is where the volume is.
+func tierScale(quick, full, stress int) int {
+	switch {
+	case os.Getenv("COORD_STRESS") != "":
+		return stress
+	case testing.Short():
+		return quick
+	}
+	return full
+}

@@ -61,9 +61,11 @@ git commit -q -m "task $t: notes"
 // its work has landed; nothing waits for a restart. On files and on a
 // hub.
 func TestFlow(t *testing.T) {
+	t.Parallel()
 	backendtest.NeedGit(t)
-	t.Run("file", func(t *testing.T) { flow(t, "") })
-	t.Run("nats", func(t *testing.T) { flow(t, hubtest.Start(t)+"/flow") })
+	hub := hubtest.Start(t)
+	t.Run("file", func(t *testing.T) { t.Parallel(); flow(t, "") })
+	t.Run("nats", func(t *testing.T) { t.Parallel(); flow(t, hub+"/flow") })
 }
 
 func flow(t *testing.T, backendURL string) {

@@ -41,6 +41,7 @@ import (
 // ancestry check first (a head merged twice), and no clean-up of the
 // temporary worktrees at start.
 func TestLandCrash(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
@@ -120,10 +121,10 @@ func TestLandCrash(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	var est time.Duration
-	budget := 12 * time.Second
-	if os.Getenv("COORD_STRESS") != "" {
-		budget = 3 * time.Minute
-	}
+	// The quick tier kills at each kind of instant (none, a check, a
+	// held step, a random one) once; the long tier goes on for its
+	// budget.
+	budget := time.Duration(tierScale(0, 12, 180)) * time.Second
 	deadline := time.Now().Add(budget)
 	runs, kills := 0, 0
 	for r := 0; r < 40 && (r < 4 || time.Now().Before(deadline)); r++ {

@@ -288,8 +288,8 @@ func TestMutualExclusionUnderLoad(t *testing.T) {
 		name          string
 		tasks, claims int
 	}{
-		{"hot-100", 100, stressScale(8000, 1000000)},
-		{"wide-10000", 10000, stressScale(160, 20000)},
+		{"hot-100", 100, tierScale(800, 8000, 1000000)},
+		{"wide-10000", 10000, tierScale(32, 160, 20000)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := loadTree(t, fastDir(t), c.tasks)
@@ -331,7 +331,7 @@ func TestMutualExclusionUnderLoad(t *testing.T) {
 // orphaned by a kill before the commit is never removed, and doctor
 // finds it).
 func TestSIGKILLStorm(t *testing.T) {
-	secs := time.Duration(stressScale(15, 60)) * time.Second
+	secs := time.Duration(tierScale(4, 15, 60)) * time.Second
 	var calm *loadRun
 	if os.Getenv("COORD_BENCH") != "" || os.Getenv("COORD_STRESS") != "" {
 		base := loadTree(t, fastDir(t), 200)

@@ -43,6 +43,7 @@ var logRE = regexp.MustCompile(`^\[[^\]]+\] (\S+) ▶ (claimed|released) task ([
 // Broken build this fails against: Txn.ineligible without the files
 // overlap rule (35 overlapping claims seen in the log replay).
 func TestMultiProcessDrain(t *testing.T) {
+	t.Parallel()
 	const nTasks, nWorkers = 240, 8
 	group := map[string]string{}
 	capOf := map[string]string{}
@@ -168,6 +169,7 @@ func TestMultiProcessDrain(t *testing.T) {
 // found nothing left), never after a fixed delay from its start: a slow,
 // loaded machine then kills later, not before the worker did anything.
 func TestMultiProcessSIGKILL(t *testing.T) {
+	t.Parallel()
 	var lines []string
 	for i := range 1500 {
 		lines = append(lines, fmt.Sprintf(`{"id":"k%04d","title":"x"}`, i))
@@ -265,6 +267,7 @@ func TestMultiProcessSIGKILL(t *testing.T) {
 // with its own write(2) outside the log flock, or rotating by
 // copy-and-truncate (lines lost between the copy and the truncate).
 func TestMultiProcessLog(t *testing.T) {
+	t.Parallel()
 	const writers, each = 16, 150
 	root := seedTree(t, []string{`{"id":"x","title":"x"}`})
 	var cmds []*exec.Cmd

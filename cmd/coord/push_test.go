@@ -261,6 +261,7 @@ func (r *pushRun) finish(t *testing.T, agents []string, skip string) (map[string
 // dropping a stale agent from the pool (its waiting task never done, the
 // loops never drain).
 func TestPushScenario(t *testing.T) {
+	t.Parallel()
 	agents := []string{"victim", "a1", "a2", "a3", "a4", "rev"}
 	r := startPush(t, 60, agents, 1, func(a string) string {
 		if a == "victim" {
@@ -309,6 +310,7 @@ func TestPushScenario(t *testing.T) {
 // ever assigned twice (each round re-reads, under the registry's
 // exclusion, what the other committed) and the work still drains.
 func TestPushTwoSchedulers(t *testing.T) {
+	t.Parallel()
 	agents := []string{"a1", "a2", "a3", "a4", "rev"}
 	r := startPush(t, 40, agents, 2, func(string) string { return "true" })
 	_, tasks := r.finish(t, agents, "")

@@ -77,10 +77,10 @@ var Parts = []Part{Registry, KV, Leases, Quota}
 // check is one conformance check.
 type check struct {
 	name string
-	// procs: real processes; skipped under -race.
+	// procs: real processes; run by RunProcesses, not Run.
 	procs bool
-	// big: moves tens of megabytes; skipped under -race, which only
-	// slows it (the conformance pass, without -race, runs it).
+	// big: moves tens of megabytes; run by RunProcesses, not Run (the
+	// race detector only slows it).
 	big bool
 	// clocked: moves an injected clock; skipped on engines without one.
 	clocked bool
@@ -113,23 +113,41 @@ var checks = []check{
 	{name: "config", run: checkConfig},
 }
 
-// Run runs every check against h as subtests TestX/<h.Name>/<check>, each
-// on a fresh project, and prints "backend NAME: N passed, M failed" (and
-// the skipped, if any).
+// Run runs every in-process check against h as subtests
+// TestX/<h.Name>/<check>, each on a fresh project, and prints "backend
+// NAME: N passed, M failed" (and the skipped, if any). The checks with
+// real processes or tens of megabytes are RunProcesses's: each engine's
+// package calls both, Run from a test built with or without the race
+// detector, RunProcesses from one built without it, so every check runs
+// once per engine.
 func Run(t *testing.T, h Harness) {
+	t.Helper()
+	run(t, h, "", func(c check) bool { return !c.procs && !c.big })
+}
+
+// RunProcesses runs the checks Run leaves out: those that start real
+// processes (which the race detector cannot see across) or move tens of
+// megabytes (which it only slows). It prints "backend NAME (processes):
+// N passed, M failed".
+func RunProcesses(t *testing.T, h Harness) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("real processes: built without the race detector only")
+	}
+	run(t, h, " (processes)", func(c check) bool { return c.procs || c.big })
+}
+
+func run(t *testing.T, h Harness, label string, pick func(check) bool) {
 	t.Helper()
 	var passed, failed, skipped int
 	t.Run(h.Name, func(t *testing.T) {
 		for _, c := range checks {
+			if !pick(c) {
+				continue
+			}
 			var skip bool
 			ok := t.Run(c.name, func(t *testing.T) {
 				defer func() { skip = t.Skipped() }()
-				if c.procs && raceEnabled {
-					t.Skip("real processes: run without -race (make conformance and make test's non-race pass do)")
-				}
-				if c.big && raceEnabled {
-					t.Skip("tens of megabytes: run without -race (make conformance does)")
-				}
 				e := newEnv(t, h)
 				if c.clocked && !e.p.Clocked {
 					t.Skipf("the %s engine does not take an injected clock", h.Name)
@@ -146,7 +164,7 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 	})
-	line := fmt.Sprintf("backend %s: %d passed, %d failed", h.Name, passed, failed)
+	line := fmt.Sprintf("backend %s%s: %d passed, %d failed", h.Name, label, passed, failed)
 	if skipped > 0 {
 		line += fmt.Sprintf(", %d skipped", skipped)
 	}
@@ -304,14 +322,21 @@ func (c *Clock) Set(at time.Time) {
 	c.mu.Unlock()
 }
 
-// Main is a TestMain for packages that call Run: in a worker process (the
-// test binary re-executed by the contention check) it runs the worker and
-// exits; otherwise it runs the tests.
+// Main is a TestMain for packages that call RunProcesses: in a worker
+// process (the test binary re-executed by the contention check) it runs
+// the worker and exits; otherwise it runs the tests.
 func Main(m *testing.M) {
+	Worker()
+	os.Exit(m.Run())
+}
+
+// Worker, called first in a TestMain of its own, runs the worker and
+// exits when this process is one of the suite's workers; otherwise it
+// returns.
+func Worker() {
 	if mode := os.Getenv(workerEnv); mode != "" {
 		os.Exit(worker(mode))
 	}
-	os.Exit(m.Run())
 }
 
 // isInterrupted reports a context's end as the app reports it.

@@ -27,10 +27,10 @@ import (
 // The contention check's worker: the test binary re-executed with these
 // variables set (Main dispatches to worker).
 const (
-	workerEnv     = "COORD_CONFORMANCE_WORKER" // the worker's mode: "contend"
-	workerURL     = "COORD_CONFORMANCE_URL"
-	workerAgent   = "COORD_CONFORMANCE_AGENT"
-	workerScratch = "COORD_CONFORMANCE_SCRATCH"
+	workerEnv     = "CONFORMANCE_WORKER" // the worker's mode: "contend"
+	workerURL     = "CONFORMANCE_URL"
+	workerAgent   = "CONFORMANCE_AGENT"
+	workerScratch = "CONFORMANCE_SCRATCH"
 )
 
 // Contention's size: enough processes and claims to race on every step on

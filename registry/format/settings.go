@@ -45,37 +45,8 @@ func unknownSetting(k string) error {
 	return e.WithHint("settings: %s", strings.Join(ConfigKeys, ", "))
 }
 
-// closestSetting is the setting nearest to k by edit distance, or "" when
-// none is close (more than a third of k's length away).
-func closestSetting(k string) string {
-	best, bestD := "", len(k)/3+1
-	for _, name := range ConfigKeys {
-		if d := editDistance(strings.ToLower(k), name); d < bestD {
-			best, bestD = name, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// closestSetting is the setting nearest to k, or "" when none is close.
+func closestSetting(k string) string { return coord.NearestClose(k, ConfigKeys) }
 
 // CheckSetting checks one setting as config.json would hold it: key must
 // be a setting and value (JSON) a value ParseConfig accepts for it. Its

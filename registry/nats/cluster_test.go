@@ -306,6 +306,9 @@ func released(outs []*syncBuffer) int {
 // minority refuses writes (exit 2 or 4), the majority goes on, and no
 // acknowledged claim is lost or granted twice.
 func TestCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-node cluster, a leader stopped and a partition: the long tier (make test-long)")
+	}
 	c := startCluster(t)
 	ctx := context.Background()
 	url := c.url("cl")

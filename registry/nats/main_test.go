@@ -13,6 +13,7 @@ import (
 
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/registry/conformance"
 	coordnats "github.com/rotd/coordination/registry/nats"
 	"github.com/rotd/coordination/registry/nats/hub"
 )
@@ -22,6 +23,7 @@ import (
 const helperEnv = "COORD_NATS_HELPER"
 
 func TestMain(m *testing.M) {
+	conformance.Worker() // the suite's worker processes
 	switch os.Getenv(helperEnv) {
 	case "hub":
 		os.Exit(runHub())

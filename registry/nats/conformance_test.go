@@ -1,4 +1,4 @@
-package conformance_test
+package nats_test
 
 import (
 	"context"
@@ -18,6 +18,10 @@ import (
 	"github.com/rotd/coordination/registry/nats/hub"
 	"github.com/rotd/coordination/registry/nats/hubtest"
 )
+
+// TestConformance runs the shared suite against the JetStream engine
+// (its checks with real processes run in TestConformanceProcesses).
+func TestConformance(t *testing.T) { conformance.Run(t, natsHarness(t)) }
 
 // natsHarness: one embedded hub for the whole run (every write synced, as
 // 'coord hub' runs it), a fresh namespace per project, laid down by

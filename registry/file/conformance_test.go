@@ -1,4 +1,4 @@
-package conformance_test
+package file_test
 
 import (
 	"context"
@@ -14,14 +14,12 @@ import (
 	"github.com/rotd/coordination/registry/file"
 )
 
+// The test binary doubles as the suite's worker processes.
 func TestMain(m *testing.M) { conformance.Main(m) }
 
-// TestConformance runs the suite against every engine: one harness and
-// one line each.
-func TestConformance(t *testing.T) {
-	conformance.Run(t, fileHarness)
-	conformance.Run(t, natsHarness(t))
-}
+// TestConformance runs the shared suite against the file engine (its
+// checks with real processes run in TestConformanceProcesses).
+func TestConformance(t *testing.T) { conformance.Run(t, fileHarness) }
 
 // fileHarness: a project is a temporary directory with a coordination
 // tree laid down by registry/backend.Init, opened by its file:// URL.
