@@ -29,8 +29,22 @@ const LandLease = "coord-land"
 
 // Landable reports whether t's work waits to be landed: done (approved,
 // with the review gate: a reviewer recorded), with a head, not landed.
-func (t *Task) Landable(reviewGate bool) bool {
-	return t.Status == Done && t.Head != "" && t.LandedAt == "" && (!reviewGate || t.ReviewerID != "")
+func (t *Task) Landable(reviewGate bool) bool { return t.NotLandable(reviewGate) == "" }
+
+// NotLandable says why t's work does not wait to be landed, "" when it
+// does: the one statement of the rule Landable reports.
+func (t *Task) NotLandable(reviewGate bool) string {
+	switch {
+	case t.Status != Done:
+		return fmt.Sprintf("it is %s, not done", t.Status)
+	case t.LandedAt != "":
+		return "it has landed"
+	case t.Head == "":
+		return "it was released with no commit of its own to land"
+	case reviewGate && t.ReviewerID == "":
+		return "it is done but not approved (review_gate)"
+	}
+	return ""
 }
 
 // LandQueue returns the landable tasks (Landable) in the order the

@@ -89,3 +89,27 @@ func TestCheckLandCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestNotLandable: the one rule says why, and Landable is exactly its
+// empty answer.
+func TestNotLandable(t *testing.T) {
+	for _, c := range []struct {
+		task Task
+		gate bool
+		want string
+	}{
+		{Task{Status: Done, Head: "abc"}, false, ""},
+		{Task{Status: Done, Head: "abc"}, true, "it is done but not approved (review_gate)"},
+		{Task{Status: Done, Head: "abc", ReviewerID: "rita"}, true, ""},
+		{Task{Status: Done}, false, "it was released with no commit of its own to land"},
+		{Task{Status: Done, Head: "abc", LandedAt: "2026-12-06T00:00:00Z"}, false, "it has landed"},
+		{Task{Status: Claimed, Head: "abc"}, false, "it is claimed, not done"},
+	} {
+		if got := c.task.NotLandable(c.gate); got != c.want {
+			t.Errorf("%+v gate %v: %q, want %q", c.task, c.gate, got, c.want)
+		}
+		if got := c.task.Landable(c.gate); got != (c.want == "") {
+			t.Errorf("%+v gate %v: Landable %v", c.task, c.gate, got)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func (e *env) cmdDashboard(_ context.Context, c *cli.Command) error {
 	token, from := c.String("token"), "--token"
 	if !c.IsSet("token") {
 		// An empty COORD_DASHBOARD_TOKEN is no token, as unset.
-		token, from = os.Getenv("COORD_DASHBOARD_TOKEN"), "COORD_DASHBOARD_TOKEN"
+		token, from = os.Getenv(coord.EnvDashboardToken), coord.EnvDashboardToken
 	}
 	// --token generate: a fresh token, printed in the page's address as
 	// --allow-actions prints its own; any other token must be out of

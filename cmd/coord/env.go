@@ -81,7 +81,7 @@ func (e *env) before(c *cli.Command) error {
 // `coord hook` (which takes no flag).
 func (e *env) defaults() error {
 	e.clock = coord.SystemClock
-	e.allowUnsafeFS = os.Getenv("COORD_ALLOW_UNSAFE_FS") == "1"
+	e.allowUnsafeFS = os.Getenv(coord.EnvAllowUnsafeFS) == "1"
 	wd, err := os.Getwd()
 	if err != nil {
 		return coord.Wrap(coord.CodeIO, err, "cannot read the working directory")
@@ -97,7 +97,7 @@ func (e *env) backendURL() string {
 	if e.backendSet {
 		return e.backendFlag
 	}
-	return os.Getenv("COORD_BACKEND")
+	return os.Getenv(coord.EnvBackend)
 }
 
 // open resolves the root and the backend and opens the application.
@@ -210,7 +210,7 @@ func (e *env) caps(c *cli.Command) []string {
 	if c.IsSet("capability") {
 		return coord.ParseCaps(c.String("capability"))
 	}
-	for _, name := range []string{"COORD_AGENT_CAPS", "ROTD_AGENT_CAPS"} {
+	for _, name := range coord.CapsEnvs {
 		if v, ok := os.LookupEnv(name); ok {
 			return coord.ParseCaps(v)
 		}

@@ -81,9 +81,9 @@ func (e *env) cmdHub(_ context.Context, c *cli.Command) error {
 	// consumer that appends its own namespace keeps working. Without one,
 	// the line for people says which namespace following it selects.
 	if ns != "" {
-		fmt.Fprintf(e.stdout, "COORD_BACKEND=%s/%s\n", h.URL(), ns)
+		fmt.Fprintf(e.stdout, "%s=%s/%s\n", coord.EnvBackend, h.URL(), ns)
 	} else {
-		fmt.Fprintf(e.stdout, "COORD_BACKEND=%s\n", h.URL())
+		fmt.Fprintf(e.stdout, "%s=%s\n", coord.EnvBackend, h.URL())
 	}
 	fmt.Fprintf(e.stderr, "coord hub: serving %s from %s (every write synced before it is acknowledged); SIGTERM or Ctrl-C stops it\n", h.URL(), dir)
 	if ns != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
 )
 
 func msgCommand(e *env) *cli.Command {
@@ -22,7 +23,7 @@ func logCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "log", Usage: "print or follow the log across rotations",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines"},
-			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 20, Usage: "print the last N lines (0: all)"},
+			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: app.DefaultLogLines, Usage: "print the last N lines (0: all)"},
 		}, Action: e.cmdLog}
 }
 

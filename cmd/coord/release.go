@@ -47,7 +47,7 @@ func (e *env) taskOr(id string) string {
 	if id != "" {
 		return id
 	}
-	return os.Getenv("COORD_TASK")
+	return os.Getenv(coord.EnvTask)
 }
 
 // taskArg is a command's optional TASK argument (the first of args):

@@ -360,10 +360,10 @@ func (r *runner) refused(ctx context.Context, ref app.TaskRef, err error) error 
 // reviewer sent back gives its review notes in COORD_REVIEW_NOTES (an
 // inherited one removed).
 func (e *env) taskEnv(a coord.Agent, t *coord.Task) []string {
-	env := append(withoutEnv(os.Environ(), "COORD_REVIEW_NOTES"), "COORD_TASK="+t.ID, "COORD_EPOCH="+strconv.FormatInt(t.Epoch, 10),
-		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root)
+	env := append(withoutEnv(os.Environ(), coord.EnvReviewNotes), coord.EnvTask+"="+t.ID, coord.EnvEpoch+"="+strconv.FormatInt(t.Epoch, 10),
+		coord.EnvAgent+"="+a.ID, coord.EnvRoot+"="+e.root)
 	if t.ReviewNotes != "" { // work a reviewer sent back: what to change
-		env = append(env, "COORD_REVIEW_NOTES="+t.ReviewNotes)
+		env = append(env, coord.EnvReviewNotes+"="+t.ReviewNotes)
 	}
 	return env
 }
@@ -389,8 +389,8 @@ func (r *runner) review(a coord.Agent, t *coord.Task) error {
 	if sig := pendingSignal(e.ctx, r.sigs); sig != nil {
 		return giveBack(sig)
 	}
-	env := append(os.Environ(), "COORD_TASK="+id, "COORD_EPOCH="+strconv.FormatInt(t.Epoch, 10),
-		"COORD_AGENT="+a.ID, "COORD_ROOT="+e.root, "COORD_REVIEW=1")
+	env := append(os.Environ(), coord.EnvTask+"="+id, coord.EnvEpoch+"="+strconv.FormatInt(t.Epoch, 10),
+		coord.EnvAgent+"="+a.ID, coord.EnvRoot+"="+e.root, coord.EnvReview+"=1")
 	out, err := r.supervise(env, a.ID, app.TaskRef{})
 	if err != nil {
 		out = runOutcome{status: "error " + err.Error()}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rotd/coordination/coord"
 )
 
 // The run supervisor. coord run does not start CMD itself: it starts
@@ -39,7 +41,7 @@ import (
 
 const (
 	supervisorArg = "__run-supervisor"
-	supervisorEnv = "COORD_RUN_SUPERVISOR"
+	supervisorEnv = coord.EnvRunSupervisor
 	// lifelineFD is the lifeline's descriptor in the supervisor (ExtraFiles[0]).
 	lifelineFD = 3
 )

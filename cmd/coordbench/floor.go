@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rotd/coordination/coord"
 )
 
 // floorBench (coordbench -floor) measures coord's hot paths against the
@@ -287,7 +289,7 @@ func runFloor(f *floorBench, only string) error {
 			f.env = append(f.env, kv)
 		}
 	}
-	f.env = append(f.env, "COORD_AGENT=me")
+	f.env = append(f.env, coord.EnvAgent+"=me")
 	fmt.Printf("%d rounds of %d runs of each program (from %d copies of its file), interleaved\n\n", f.rounds, f.k, fileCopies)
 	fmt.Println("| what | floor p50 | coord p50 | ratio of p50s: median (range over rounds) | CPU ratio | target |")
 	fmt.Println("|---|---|---|---|---|---|")

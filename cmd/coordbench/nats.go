@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rotd/coordination/coord"
 )
 
 // The NATS side of the benchmarks (coordbench -nats): every figure beside
@@ -42,11 +44,11 @@ func startHub(bin, dir string, extra ...string) (*hubProc, error) {
 		return nil, err
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "COORD_BACKEND=") {
+	if err != nil || !strings.HasPrefix(line, coord.EnvBackend+"=") {
 		cmd.Process.Kill()
 		return nil, fmt.Errorf("hub did not start: %q %v", line, err)
 	}
-	return &hubProc{cmd: cmd, url: strings.TrimSpace(strings.TrimPrefix(line, "COORD_BACKEND="))}, nil
+	return &hubProc{cmd: cmd, url: strings.TrimSpace(strings.TrimPrefix(line, coord.EnvBackend+"="))}, nil
 }
 
 func (h *hubProc) stop() {

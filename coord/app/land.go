@@ -414,25 +414,12 @@ func (ln *lander) queue(ctx context.Context) (q []queued, out []LandResult, err 
 			case t.LandedAt != "":
 				out = append(out, LandResult{Task: id, Outcome: Landed, Commit: t.LandedCommit, How: "found"})
 			case !t.Landable(ln.s.conf().ReviewGate):
-				out = append(out, LandResult{Task: id, Outcome: Skipped, Why: notLandable(t, ln.s.conf().ReviewGate)})
+				out = append(out, LandResult{Task: id, Outcome: Skipped, Why: t.NotLandable(ln.s.conf().ReviewGate)})
 			}
 		}
 		return nil
 	})
 	return q, out, err
-}
-
-// notLandable says why t is not landable.
-func notLandable(t *coord.Task, gate bool) string {
-	switch {
-	case t.Status != coord.Done:
-		return fmt.Sprintf("it is %s, not done", t.Status)
-	case t.Head == "":
-		return "it was released with no commit of its own to land"
-	case gate && t.ReviewerID == "":
-		return "it is done but not approved (review_gate)"
-	}
-	return "not landable"
 }
 
 // arrived forgets the tried heads that were absent and are now in this
@@ -720,8 +707,8 @@ func (ln *lander) runCheck(ctx context.Context, t queued, cand, tip string) (Che
 	if err != nil {
 		return CheckRun{}, err
 	}
-	env := []string{"COORD_TASK=" + t.id, "COORD_LAND_TARGET=" + ln.s.conf().Target, "COORD_LAND_COMMIT=" + cand,
-		"COORD_LAND_HEAD=" + t.head, "COORD_LAND_BASE=" + tip}
+	env := []string{coord.EnvTask + "=" + t.id, coord.EnvLandTarget + "=" + ln.s.conf().Target, coord.EnvLandCommit + "=" + cand,
+		coord.EnvLandHead + "=" + t.head, coord.EnvLandBase + "=" + tip}
 	run, err := ln.l.Check(ctx, dir, ln.check, env, ln.req.CheckTimeout)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

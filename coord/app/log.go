@@ -33,6 +33,15 @@ func (s *Service) Msg(ctx context.Context, agent, text string) error {
 	return interrupted(ctx, s.b.Log().Append(ctx, coord.Event{Time: s.clock(), Agent: agent, Text: text}))
 }
 
+// DefaultLogLines is how many of the log's last lines a reader is shown
+// when it names no number (coord log, the MCP log tool); 0 means all of
+// them to both.
+const DefaultLogLines = 20
+
+// MaxToolLogLines bounds the lines one MCP tool result carries (a model
+// reads it): "all" there is the last MaxToolLogLines.
+const MaxToolLogLines = 1000
+
 // LogRead calls fn with the last n log lines, oldest first (n <= 0: all),
 // across rotations; it returns how many torn or foreign lines it skipped.
 func (s *Service) LogRead(ctx context.Context, n int, fn func(line string) error) (int, error) {

@@ -17,8 +17,8 @@ import (
 // duration is CodeUsage.
 func (s *Service) LeaseTTL() (time.Duration, error) {
 	if s.getenv != nil {
-		if v := s.getenv("COORD_LEASE_TTL"); v != "" {
-			return coord.ParsePositive("COORD_LEASE_TTL", v)
+		if v := s.getenv(coord.EnvLeaseTTL); v != "" {
+			return coord.ParsePositive(coord.EnvLeaseTTL, v)
 		}
 	}
 	return s.conf().LeaseTTL, nil

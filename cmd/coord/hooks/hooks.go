@@ -417,7 +417,7 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 // it (COORD_TASK), else the one whose branch the session's worktree has
 // checked out (read without a git process).
 func (h *hook) working(cwd string) coord.Working {
-	if id := h.opt.Getenv("COORD_TASK"); id != "" && coord.ValidTaskID(id) == nil {
+	if id := h.opt.Getenv(coord.EnvTask); id != "" && coord.ValidTaskID(id) == nil {
 		return coord.Working{Task: id}
 	}
 	return coord.Working{Branch: workspace.HeadBranch(cwd)}
@@ -427,7 +427,7 @@ func (h *hook) working(cwd string) coord.Working {
 // names the task run holds): run takes, releases and hands back tasks,
 // not the session's hooks.
 func (h *hook) underRun() string {
-	if id := h.opt.Getenv("COORD_TASK"); coord.ValidTaskID(id) == nil {
+	if id := h.opt.Getenv(coord.EnvTask); coord.ValidTaskID(id) == nil {
 		return id
 	}
 	return ""

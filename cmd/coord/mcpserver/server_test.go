@@ -192,6 +192,15 @@ func TestStatusReadyLog(t *testing.T) {
 	if len(lg.Log) != 2 || !strings.Contains(lg.Log[1].Message, "hello from me") || lg.Log[1].AgentID != "me" {
 		t.Fatalf("log %+v", lg.Log)
 	}
+	// 0 means all, as coord log -n 0 does; absent means the default.
+	var all, def struct {
+		Log []coord.LogEntry `json:"log"`
+	}
+	s.call(t, "log", map[string]any{"lines": 0}).ok(t).decode(t, &all)
+	s.call(t, "log", map[string]any{}).ok(t).decode(t, &def)
+	if len(all.Log) <= 2 || len(def.Log) != min(len(all.Log), app.DefaultLogLines) {
+		t.Fatalf("log lines 0: %d lines, absent: %d", len(all.Log), len(def.Log))
+	}
 }
 
 // TestFiles: lock (all or nothing, paths relative to the session's

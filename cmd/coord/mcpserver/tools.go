@@ -58,7 +58,7 @@ type (
 		Write  []string `json:"write,omitempty" jsonschema:"paths you are about to write: claimed for your task, all or nothing"`
 	}
 	logIn struct {
-		Lines int    `json:"lines,omitempty" jsonschema:"how many (default 20)"`
+		Lines *int   `json:"lines,omitempty" jsonschema:"how many of the last (default 20; 0: all, at most 1000)"`
 		Msg   string `json:"msg,omitempty" jsonschema:"append this message first"`
 	}
 	tasksIn struct {
@@ -181,7 +181,7 @@ func duration(name, v string, def time.Duration) (time.Duration, error) {
 func (s *server) ref(task string, epoch int64) (app.TaskRef, error) {
 	if task == "" {
 		// The task coord run gives the session, else the one it works on.
-		task = os.Getenv("COORD_TASK")
+		task = os.Getenv(coord.EnvTask)
 	}
 	if task == "" {
 		id, err := s.opt.Service.WorkingOn(context.Background(), s.opt.Agent.ID, "name")
@@ -486,14 +486,15 @@ func (s *server) repoPaths(ps []string) ([]string, error) {
 }
 
 func (s *server) log(ctx context.Context, _ *call, in logIn) (any, error) {
-	n := in.Lines
+	n := app.DefaultLogLines
+	if in.Lines != nil {
+		n = *in.Lines
+	}
 	switch {
 	case n < 0:
 		return nil, coord.Errorf(coord.CodeUsage, "lines must be 0 or more")
-	case n == 0:
-		n = 20
-	case n > 1000:
-		n = 1000 // a tool result is read by a model: keep it bounded
+	case n == 0 || n > app.MaxToolLogLines:
+		n = app.MaxToolLogLines // a tool result is read by a model: keep it bounded
 	}
 	if in.Msg != "" {
 		if err := s.opt.Service.Msg(ctx, s.opt.Agent.ID, in.Msg); err != nil {

@@ -141,7 +141,7 @@ func tomlString(s string) string {
 // codexEnvVars are the variables Codex is asked to pass to coord mcp (it
 // passes only a short default list), so the MCP server acts as the same
 // agent as the hooks and the shell.
-var codexEnvVars = []string{"COORD_AGENT", "COORD_AGENT_CAPS", "COORD_ROOT", "COORD_BACKEND", "ROTD_AGENT_ID", "ROTD_AGENT_CAPS"}
+var codexEnvVars = coord.SessionEnvs
 
 // codexServerBlock is the [mcp_servers.coord] table setup writes.
 func (s *setup) codexServerBlock() string {

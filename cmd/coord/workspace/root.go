@@ -26,7 +26,7 @@ import (
 func FindRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string, error) {
 	root := flagRoot
 	if !flagSet {
-		if v, ok := os.LookupEnv("COORD_ROOT"); ok && v != "" {
+		if v, ok := os.LookupEnv(coord.EnvRoot); ok && v != "" {
 			root = v
 		}
 	}
@@ -237,7 +237,7 @@ func ExplicitAgent(flagVal string, flagSet bool) (id string, ok bool, err error)
 	if flagSet {
 		return flagVal, true, CheckAgent("--agent", flagVal)
 	}
-	for _, name := range []string{"COORD_AGENT", "ROTD_AGENT_ID"} {
+	for _, name := range coord.AgentEnvs {
 		if v, set := os.LookupEnv(name); set {
 			return v, true, CheckAgent(name, v)
 		}
