@@ -12,6 +12,7 @@ import (
 	"github.com/rotd/coordination/cmd/coord/workspace"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/internal/gitrepo"
 	"github.com/rotd/coordination/registry/backend"
 )
 
@@ -155,7 +156,7 @@ func (e *env) openService(doctor bool) (*app.Service, error) {
 		return nil, err
 	}
 	e.be, e.svc, e.cfg = b, svc, svc.Config()
-	if m, ok := workspace.UnfollowedLanding(e.cwd); ok {
+	if m, ok := gitrepo.UnfollowedLanding(e.cwd); ok {
 		// Said on every command run here until the checkout follows.
 		warn(m.Unfollowed())
 	}

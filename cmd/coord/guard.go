@@ -8,6 +8,7 @@ import (
 
 	"github.com/rotd/coordination/cmd/coord/workspace"
 	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 func guardCommand(e *env) *cli.Command {
@@ -23,7 +24,7 @@ func (e *env) cmdGuard(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if m, ok := workspace.UnfollowedLanding(e.cwd); ok {
+	if m, ok := gitrepo.UnfollowedLanding(e.cwd); ok {
 		return coord.Errorf(coord.CodeConflict, "guard: %s", m.Unfollowed())
 	}
 	staged, err := workspace.Staged(e.ctx, e.cwd, e.paths(), coord.BranchRef(s.Config().Target))

@@ -7,10 +7,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coordination/cmd/coord/gitrepo"
-	"github.com/rotd/coordination/cmd/coord/workspace"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // Landing (contract §10): `coord land`. The landing is app.Service's
@@ -135,7 +134,7 @@ func (e *env) lander() (app.Lander, error) {
 	if dir == "" {
 		dir = e.cwd
 	}
-	top, _ := workspace.GitTop(dir)
+	top, _ := gitrepo.GitTop(dir)
 	if top == "" {
 		return nil, coord.Wrap(coord.CodeConflict, errNoRepo, "%s is not in a git repository: there is no work to land", dir).
 			WithHint("run coord land in the project's repository (any of its worktrees), or point --root at it")

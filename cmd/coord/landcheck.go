@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rotd/coordination/cmd/coord/gitrepo"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // The lander's check runs under coord's run supervisor (supervise.go),

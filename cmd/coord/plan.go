@@ -9,17 +9,17 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coordination/cmd/coord/gitlog"
 	"github.com/rotd/coordination/cmd/coord/workspace"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/coord/plan"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // Planning: `coord plan` predicts the paths each task not yet claimed
 // will touch, each with its probability, and records them as its
 // predicted_files and predicted_confidence. The model is package
-// coord/plan, the git reading package gitlog, the use case
+// coord/plan, the git reading package gitrepo, the use case
 // app.Service.Plan; this file parses, wires and prints.
 
 func planCommand(e *env) *cli.Command {
@@ -182,8 +182,8 @@ func nonNilStrings(s []string) []string {
 // the project lies below the repository's top. Making it runs nothing;
 // a root in no repository says so at Load.
 func newProjectHistory(root string, paths func() *workspace.Paths) app.History {
-	src := &gitlog.Source{Dir: root}
-	if top, _ := workspace.GitTop(root); top != root {
+	src := &gitrepo.Source{Dir: root}
+	if top, _ := gitrepo.GitTop(root); top != root {
 		src.Map = func(top string, list []string) []string { return paths().FromGit(top, list) }
 	}
 	return src

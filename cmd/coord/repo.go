@@ -1,9 +1,9 @@
 package main
 
 import (
-	"github.com/rotd/coordination/cmd/coord/gitrepo"
 	"github.com/rotd/coordination/cmd/coord/workspace"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // newProjectRepo is the caller's git repository as the application asks
@@ -14,7 +14,7 @@ import (
 // elsewhere with --root: its own checkout says nothing of that
 // project's work). Decided from the files git keeps: no process.
 func newProjectRepo(cwd, root string, paths func() *workspace.Paths) app.Repo {
-	if !workspace.SameRepository(cwd, root) {
+	if !gitrepo.SameRepository(cwd, root) {
 		return nil
 	}
 	return gitrepo.ForProject(cwd, func(top string, list []string) []string { return paths().FromGit(top, list) })

@@ -13,6 +13,7 @@ import (
 	"github.com/rotd/coordination/cmd/coord/setup"
 	"github.com/rotd/coordination/cmd/coord/workspace"
 	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 func setupCommand(e *env) *cli.Command {
@@ -36,7 +37,7 @@ func (e *env) cmdSetup(_ context.Context, c *cli.Command) error {
 			return strErr("invalid --root %q: %v", e.rootFlag, err)
 		}
 		dir = abs
-	} else if top, _ := workspace.GitTop(e.cwd); top != "" {
+	} else if top, _ := gitrepo.GitTop(e.cwd); top != "" {
 		dir = top
 	}
 	command := c.String("command")

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rotd/coordination/cmd/coord/gitlog"
 	"github.com/rotd/coordination/cmd/coordbench/replay"
 	"github.com/rotd/coordination/coord/plan"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // planFlags are the options of -plan.
@@ -62,7 +62,7 @@ func runPlan(pf planFlags) error {
 		opt.Agents = []int{4, 8}
 	}
 	ctx := context.Background()
-	mode := "a git repository built from the earlier commits (git fast-import), read back with package gitlog"
+	mode := "a git repository built from the earlier commits (git fast-import), read back with package gitrepo"
 	if pf.direct {
 		mode = "the earlier commits fed to the predictor directly"
 	}
@@ -118,7 +118,7 @@ func runRepos(ctx context.Context, opt replay.BenchOptions, mode string, replan 
 		}
 		o := opt
 		o.Tasks, o.Skip = ownTasks, 0
-		fmt.Printf("\n## Planning: %s (%s, read with package gitlog at run time) replayed as work\n\nThe newest %d of its %d commits that changed files as tasks; the predictor runs on %s. Durations: %s.\n",
+		fmt.Printf("\n## Planning: %s (%s, read with package gitrepo at run time) replayed as work\n\nThe newest %d of its %d commits that changed files as tasks; the predictor runs on %s. Durations: %s.\n",
 			name, dir, ownTasks, len(cs), mode, replay.DurationRule)
 		fs, err := replay.BenchCommits(ctx, o, name, cs)
 		if err != nil {
@@ -143,8 +143,8 @@ const (
 )
 
 // runOwn replays the history of the git repository coordbench runs in
-// (read with package gitlog, its newest commits' diffs with
-// gitlog.Diffs) as the data set's are replayed. Outside a repository it
+// (read with package gitrepo, its newest commits' diffs with
+// gitrepo.Diffs) as the data set's are replayed. Outside a repository it
 // says so in one line.
 func runOwn(ctx context.Context, opt replay.BenchOptions, mode string, replan int, contents bool) error {
 	dir, err := os.Getwd()
@@ -152,7 +152,7 @@ func runOwn(ctx context.Context, opt replay.BenchOptions, mode string, replan in
 		return err
 	}
 	cs, err := replay.Own(ctx, dir, ownTasks)
-	if errors.Is(err, gitlog.ErrNoRepo) {
+	if errors.Is(err, gitrepo.ErrNoRepo) {
 		fmt.Printf("own-history replay skipped: %s is not in a git repository with commits\n", dir)
 		return nil
 	}
@@ -183,11 +183,11 @@ func runOwn(ctx context.Context, opt replay.BenchOptions, mode string, replan in
 		if err := replay.Checkout(ctx, dir, base, filepath.Join(tmp, "files")); err != nil {
 			return fmt.Errorf("own history: %w", err)
 		}
-		src := &gitlog.Source{Dir: filepath.Join(tmp, "files")}
+		src := &gitrepo.Source{Dir: filepath.Join(tmp, "files")}
 		opt.Contents = src.Holders
 		with = fmt.Sprintf("the identifiers the tasks name looked up in the files as they were before the first task (%.10s; for every plan)", base)
 	}
-	fmt.Printf("\n## Planning: this repository's own history replayed as work\n\nThe history of %s (read with package gitlog; merges and empty commits left out), %s of its commits as tasks; the predictor runs on %s, with %s. Durations: %s.\n",
+	fmt.Printf("\n## Planning: this repository's own history replayed as work\n\nThe history of %s (read with package gitrepo; merges and empty commits left out), %s of its commits as tasks; the predictor runs on %s, with %s. Durations: %s.\n",
 		dir, note, mode, with, replay.DurationRule)
 	fs, err := replay.BenchCommits(ctx, opt, "this repository", cs)
 	if err != nil {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coordination/cmd/coord/gitrepo"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/internal/gitrepo"
 	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 

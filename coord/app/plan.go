@@ -26,7 +26,7 @@ import (
 
 // History is the caller's repository's history as the planner learns
 // from it. The application never runs git itself: the front end passes
-// one (Options.History; cmd/coord wires package gitlog with its index
+// one (Options.History; cmd/coord wires package gitrepo with its index
 // kept beside the repository).
 type History interface {
 	// Load returns the history up to HEAD and the paths of HEAD's tree,

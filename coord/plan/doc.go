@@ -46,6 +46,6 @@
 //
 // An Index keeps the commits between runs (Save and Load over an
 // io.Writer and io.Reader, keyed by the head it was built at) so that a
-// run reads only the commits made since (Update); package gitlog reads
+// run reads only the commits made since (Update); package gitrepo reads
 // them from git.
 package plan

@@ -16,7 +16,7 @@ const DefaultMaxCommits = 5000
 // from, kept between runs so that only the commits made since need to be
 // read: the commits (oldest first, at most Max) and the commit it was
 // built at. It holds plain data; reading git is the caller's business
-// (package gitlog does it).
+// (package gitrepo does it).
 type Index struct {
 	// Head is the commit the index was built at ("" for none).
 	Head string

@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,10 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rotd/coordination/cmd/coord/gitrepo"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/internal/gitrepo"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // checkWriteClaims: write claims (contract §10) are all or nothing; a
@@ -168,22 +167,14 @@ func gitRepo(t *testing.T) *testRepo {
 }
 
 // git runs git in the repository with a fixed identity and no user
-// configuration.
+// configuration (init: where the test runs).
 func (r *testRepo) git(t *testing.T, args ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.dir}, args...)...)
+	dir := r.dir
 	if args[0] == "init" {
-		cmd = exec.CommandContext(ctx, "git", args...)
+		dir = ""
 	}
-	cmd.Env = append(cmd.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out.String())
-	}
+	backendtest.Git(t, dir, args...)
 }
 
 // commit adds a line to the file at path and commits it.

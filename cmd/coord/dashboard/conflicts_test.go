@@ -13,9 +13,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/rotd/coordination/cmd/coord/dashboard"
-	"github.com/rotd/coordination/cmd/coord/gitrepo"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/internal/gitrepo"
 	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 

@@ -15,6 +15,7 @@ import (
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // Exit statuses of a hook.
@@ -420,7 +421,7 @@ func (h *hook) working(cwd string) coord.Working {
 	if id := h.opt.Getenv(coord.EnvTask); id != "" && coord.ValidTaskID(id) == nil {
 		return coord.Working{Task: id}
 	}
-	return coord.Working{Branch: workspace.HeadBranch(cwd)}
+	return coord.Working{Branch: gitrepo.HeadBranch(cwd)}
 }
 
 // underRun reports whether the session runs inside coord run (COORD_TASK
@@ -531,7 +532,7 @@ func (h *hook) notesFile() (gitDir, name string) {
 	if cwd == "" {
 		cwd = h.dir()
 	}
-	_, gitDir = workspace.HeadCommit(cwd)
+	_, gitDir = gitrepo.HeadCommit(cwd)
 	id := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
 			return r
@@ -619,7 +620,7 @@ func (h *hook) scanIfMoved(ctx context.Context, p *Project) {
 	if cwd == "" {
 		cwd = h.dir()
 	}
-	head, gitDir := workspace.HeadCommit(cwd)
+	head, gitDir := gitrepo.HeadCommit(cwd)
 	if head == "" {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rotd/coordination/cmd/coord/workspace"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/internal/gitrepo"
 	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
@@ -769,7 +770,7 @@ func TestEditPredictedGeminiNoGit(t *testing.T) {
 	p := &project{backendtest.NewProject(t, backendtest.Options{Seed: `{"id":"a"}
 {"id":"b"}
 `})}
-	if _, gitDir := workspace.HeadCommit(p.Root); gitDir != "" {
+	if _, gitDir := gitrepo.HeadCommit(p.Root); gitDir != "" {
 		t.Skip("the temporary directory is inside a git repository")
 	}
 	predict(t, p, "a", "src/editor/modal.ts")

@@ -3,31 +3,17 @@ package workspace
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
-// gitTimeout bounds every git command coord runs.
-const gitTimeout = 10 * time.Second
-
-// git runs git in dir with a timeout and returns its stdout; a failure
-// carries git's first line of stderr.
+// git runs git in dir through the one runner (package gitrepo).
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...).Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if msg, _, _ := strings.Cut(strings.TrimSpace(string(ee.Stderr)), "\n"); msg != "" {
-			err = fmt.Errorf("%w: %s", err, msg)
-		}
-	}
-	return out, err
+	return gitrepo.Run(ctx, 0, dir, args...)
 }
 
 // Staged lists the project paths of the caller's staged change:

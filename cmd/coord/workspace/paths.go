@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // Paths maps the paths a caller names onto project paths: '/'-separated,
@@ -48,9 +49,9 @@ func newDirForms(d string) dirForms {
 func NewPaths(root, cwd string) *Paths {
 	m := &Paths{root: root, cwd: filepath.Clean(cwd), here: -1}
 	tops, rel := []string{root}, "."
-	if top, _ := GitTop(root); top != "" {
+	if top, _ := gitrepo.GitTop(root); top != "" {
 		if r, err := filepath.Rel(top, root); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
-			tops, rel = readGitLayout(top).worktrees(), r
+			tops, rel = gitrepo.ReadLayout(top).Worktrees(), r
 		}
 	}
 	for _, t := range tops {

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // gitFixture lays down, by hand (no git binary needed), the files git
@@ -255,9 +257,9 @@ func TestGitLayout(t *testing.T) {
 		"rel/src":        {d + "/rel", d + "/main"},
 		"elsewhere":      {"", ""},
 	} {
-		top, main := GitTop(filepath.Join(d, dir))
+		top, main := gitrepo.GitTop(filepath.Join(d, dir))
 		if top != want[0] || main != want[1] {
-			t.Errorf("GitTop(%s) = %q, %q; want %q, %q", dir, top, main, want[0], want[1])
+			t.Errorf("gitrepo.GitTop(%s) = %q, %q; want %q, %q", dir, top, main, want[0], want[1])
 		}
 	}
 	// a .git file naming a git dir that is gone gets no exclude file
@@ -284,7 +286,7 @@ func TestGitFilesNeverBlock(t *testing.T) {
 	}
 	done := make(chan [2]string, 1)
 	go func() {
-		top, main := GitTop(filepath.Join(d))
+		top, main := gitrepo.GitTop(filepath.Join(d))
 		done <- [2]string{top, main}
 	}()
 	select {

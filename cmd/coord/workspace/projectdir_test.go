@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rotd/coordination/internal/gitrepo"
 	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
@@ -65,8 +66,8 @@ func TestSameRepository(t *testing.T) {
 		{none, none, false},
 		{one, none, false},
 	} {
-		if got := SameRepository(c.a, c.b); got != c.want {
-			t.Errorf("SameRepository(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		if got := gitrepo.SameRepository(c.a, c.b); got != c.want {
+			t.Errorf("gitrepo.SameRepository(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }

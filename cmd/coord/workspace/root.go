@@ -8,13 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // FindRoot resolves the project root (contract §1): --root, else
@@ -44,7 +44,7 @@ func FindRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 		return abs, nil
 	}
 	start := cwd
-	top, main := GitTop(cwd)
+	top, main := gitrepo.GitTop(cwd)
 	if main != "" {
 		rel, err := filepath.Rel(top, cwd)
 		if err == nil {
@@ -74,144 +74,6 @@ func FindRoot(flagRoot string, flagSet bool, cwd string, mustExist bool) (string
 	return cwd, nil
 }
 
-// GitTop returns the git work-tree top containing dir and, if that is a
-// linked worktree, the main worktree's top. It reads the files git keeps
-// (no git binary needed, nothing that can block: see readGitFile).
-func GitTop(dir string) (top, main string) {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			g := readGitLayout(d)
-			if g.linked {
-				return d, g.mainTop()
-			}
-			return d, ""
-		}
-		if d == filepath.Dir(d) {
-			return "", ""
-		}
-	}
-}
-
-// SameRepository reports whether a and b lie in working trees of one
-// git repository (the same worktree, or two worktrees sharing it), read
-// from the files git keeps: false when either is in none.
-func SameRepository(a, b string) bool {
-	repo := func(d string) string {
-		top, main := GitTop(d)
-		if main != "" {
-			top = main
-		}
-		if top == "" {
-			return ""
-		}
-		if r, err := filepath.EvalSymlinks(top); err == nil {
-			return r
-		}
-		return top
-	}
-	ra := repo(a)
-	return ra != "" && ra == repo(b)
-}
-
-// gitLayout is what the files git keeps say about one worktree.
-type gitLayout struct {
-	top    string // the worktree's top directory
-	gitDir string // its git dir ("" when .git cannot be read)
-	common string // the git dir all worktrees share ($GIT_COMMON_DIR)
-	linked bool   // a linked worktree (its git dir has a "commondir" file)
-}
-
-// readGitLayout reads top/.git: a directory is the git dir itself; a file
-// ("gitdir: …") names it, and a linked worktree's git dir has a
-// "commondir" file naming the shared one (a submodule's or a separate git
-// dir's has none: that worktree is its repository's main one).
-func readGitLayout(top string) gitLayout {
-	g := gitLayout{top: top}
-	dotgit := filepath.Join(top, ".git")
-	fi, err := os.Stat(dotgit)
-	switch {
-	case err != nil:
-		return g
-	case fi.IsDir():
-		g.gitDir = dotgit
-	default:
-		b, err := readGitFile(dotgit)
-		if err != nil {
-			return g
-		}
-		gd, ok := strings.CutPrefix(strings.TrimSpace(b), "gitdir:")
-		if !ok {
-			return g
-		}
-		g.gitDir = absFrom(top, strings.TrimSpace(gd))
-	}
-	g.common = g.gitDir
-	if cd, err := readGitFile(filepath.Join(g.gitDir, "commondir")); err == nil && strings.TrimSpace(cd) != "" {
-		g.common = absFrom(g.gitDir, strings.TrimSpace(cd))
-		g.linked = true
-	}
-	return g
-}
-
-// mainTop is the main worktree's top: top itself unless linked; for a
-// linked worktree the directory holding the shared ".git" ("" when the
-// repository is bare or keeps its git dir elsewhere).
-func (g gitLayout) mainTop() string {
-	if !g.linked {
-		return g.top
-	}
-	if filepath.Base(g.common) == ".git" {
-		return filepath.Dir(g.common)
-	}
-	return ""
-}
-
-// worktrees lists the top of every worktree of g's repository: the main
-// one first (when known), then each linked one that git records in
-// <common>/worktrees/NAME/gitdir (the path of that worktree's ".git"
-// file). g's own top is always in the list.
-func (g gitLayout) worktrees() []string {
-	var tops []string
-	if m := g.mainTop(); m != "" {
-		tops = append(tops, m)
-	}
-	if g.common != "" {
-		dir := filepath.Join(g.common, "worktrees")
-		ents, _ := fsops.ReadDir(dir) // never opens a FIFO
-		for _, e := range ents {
-			b, err := readGitFile(filepath.Join(dir, e.Name(), "gitdir"))
-			if p := strings.TrimSpace(b); err == nil && p != "" {
-				tops = append(tops, filepath.Dir(absFrom(filepath.Join(dir, e.Name()), p)))
-			}
-		}
-	}
-	if !slices.Contains(tops, g.top) {
-		tops = append(tops, g.top)
-	}
-	return tops
-}
-
-// absFrom makes p absolute against dir (git writes relative paths in
-// these files with worktree.useRelativePaths).
-func absFrom(dir, p string) string {
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
-	}
-	return filepath.Clean(p)
-}
-
-// maxGitFile bounds what coord reads of git's small pointer files.
-const maxGitFile = 64 << 10
-
-// readGitFile reads one of git's small pointer files (.git, commondir,
-// gitdir) through fsops: it opens without blocking and reads only a
-// regular file, so a FIFO or device planted there is an error, never a
-// hang.
-func readGitFile(name string) (string, error) {
-	b, err := fsops.ReadFile(name, maxGitFile)
-	return string(b), err
-}
-
 // AgentID resolves this agent's identity, the one place that does: an
 // explicit id (explicitAgent: --agent, COORD_AGENT, ROTD_AGENT_ID), else
 // the UUID kept in .rotd/agent_id at the git top level of cwd (or the
@@ -222,7 +84,7 @@ func AgentID(flagVal string, flagSet bool, cwd, root string) (string, error) {
 	if err != nil || ok {
 		return id, err
 	}
-	base, _ := GitTop(cwd)
+	base, _ := gitrepo.GitTop(cwd)
 	if base == "" {
 		base = root
 	}
@@ -420,19 +282,19 @@ func newUUID() string {
 // dir that every worktree shares, so one entry serves them all) and
 // root's path from its worktree's top. file is "" outside git.
 func gitExclude(root string) (file, rel string) {
-	top, _ := GitTop(root)
+	top, _ := gitrepo.GitTop(root)
 	if top == "" {
 		return "", ""
 	}
-	g := readGitLayout(top)
-	if fi, err := os.Stat(g.common); g.common == "" || err != nil || !fi.IsDir() {
+	g := gitrepo.ReadLayout(top)
+	if fi, err := os.Stat(g.Common); g.Common == "" || err != nil || !fi.IsDir() {
 		return "", "" // a .git file naming a git dir that is gone: write nothing there
 	}
 	rel, err := filepath.Rel(top, root)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return "", ""
 	}
-	return filepath.Join(g.common, "info", "exclude"), rel
+	return filepath.Join(g.Common, "info", "exclude"), rel
 }
 
 // KeepOutOfGit adds the project's tree (and .rotd/agent_id) to the

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rotd/coordination/cmd/coord/gitlog"
 	"github.com/rotd/coordination/coord/plan"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // Histories are the four histories of the data set (make bench-plan's
@@ -33,7 +33,7 @@ type BenchOptions struct {
 	ReplanEvery int
 	// Direct feeds the earlier commits to the predictor as data instead
 	// of building a git repository from them and reading it back with
-	// package gitlog (faster; the predictions differ only where git
+	// package gitrepo (faster; the predictions differ only where git
 	// normalises a message or a path).
 	Direct bool
 	// Temp is where repositories are built (default os.TempDir()).
@@ -278,11 +278,11 @@ func inFlight(n int, landed, unclaimed []int) []int {
 func (p *planner) plan(ctx context.Context, which []int, with ...int) (map[int]Predicted, error) {
 	in := plan.Input{Commits: p.history, Tree: p.tree}
 	if p.repo != nil {
-		head, _, err := gitlog.Refresh(ctx, p.repo.Dir, p.index)
+		head, _, err := gitrepo.Refresh(ctx, p.repo.Dir, p.index)
 		if err != nil {
 			return nil, err
 		}
-		tree, err := gitlog.Tree(ctx, p.repo.Dir, head)
+		tree, err := gitrepo.Tree(ctx, p.repo.Dir, head)
 		if err != nil {
 			return nil, err
 		}

@@ -37,13 +37,13 @@
 // By default the planner runs exactly as on a user's repository: the
 // earlier commits are written into a git repository with git fast-import
 // (real paths, messages and dates, synthetic contents that keep renames
-// detectable) and read back with package gitlog; re-plans append the
+// detectable) and read back with package gitrepo; re-plans append the
 // landed commits and refresh the index incrementally. Direct feeds the
 // commits as data instead (faster, for tests and sweeps).
 //
 // Own reads a git repository's own history in the data set's form
-// (package gitlog's commits, the newest with their diffs from
-// gitlog.Diffs; merges and empty commits left out), and BenchCommits
+// (package gitrepo's commits, the newest with their diffs from
+// gitrepo.Diffs; merges and empty commits left out), and BenchCommits
 // replays it as the data set's histories are replayed: coordbench -plan
 // replays the repository it runs in as a fifth history. A history with
 // files (this repository's, unlike the data set's) can also be replayed

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coordination/cmd/coord/gitlog"
 	"github.com/rotd/coordination/coord/plan"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // A FileChange is what one commit of a history did to one file, with the
@@ -113,12 +113,12 @@ func Read(r io.Reader) ([]Commit, error) {
 	return out, sc.Err()
 }
 
-// FromPlan is a commit the predictor saw (read with package gitlog) in
+// FromPlan is a commit the predictor saw (read with package gitrepo) in
 // the data set's form, the inverse of ForPlan, with the line counts and
-// ranges of diffs (gitlog.Diffs, one per change in order; nil when they
+// ranges of diffs (gitrepo.Diffs, one per change in order; nil when they
 // were not read: the counts are then unknown and every change occupies
 // its whole file).
-func FromPlan(pc plan.Commit, diffs []gitlog.FileDiff) Commit {
+func FromPlan(pc plan.Commit, diffs []gitrepo.FileDiff) Commit {
 	c := Commit{Sha: pc.Hash, Date: pc.Time.UTC().Format(time.RFC3339), Subject: pc.Subject, Body: pc.Body}
 	if len(diffs) != len(pc.Changes) {
 		diffs = nil
@@ -139,13 +139,13 @@ func FromPlan(pc plan.Commit, diffs []gitlog.FileDiff) Commit {
 // and empty commits left out: a merge's changes arrive with the commits
 // it merged), the newest withDiffs of them with their line counts and
 // ranges (what a task's duration and its conflicts are judged from).
-// An error matching gitlog.ErrNoRepo says dir is in no repository.
+// An error matching gitrepo.ErrNoRepo says dir is in no repository.
 func Own(ctx context.Context, dir string, withDiffs int) ([]Commit, error) {
-	head, err := gitlog.Head(ctx, dir)
+	head, err := gitrepo.Head(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	pcs, err := gitlog.Log(ctx, dir, "", head, 0)
+	pcs, err := gitrepo.Log(ctx, dir, "", head, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func Own(ctx context.Context, dir string, withDiffs int) ([]Commit, error) {
 			changed++
 		}
 	}
-	ds, err := gitlog.Diffs(ctx, dir, head, n)
+	ds, err := gitrepo.Diffs(ctx, dir, head, n)
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coordination/cmd/coord/gitlog"
 	"github.com/rotd/coordination/coord/plan"
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 func mod(path string, hunks ...[2]int) FileChange {
@@ -279,7 +279,7 @@ func TestRepo_ReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ix plan.Index
-	head, _, err := gitlog.Refresh(ctx, r.Dir, &ix)
+	head, _, err := gitrepo.Refresh(ctx, r.Dir, &ix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestRepo_ReadBack(t *testing.T) {
 			t.Errorf("commit %d read back as %+v, want %+v", i, c, w)
 		}
 	}
-	tree, err := gitlog.Tree(ctx, r.Dir, head)
+	tree, err := gitrepo.Tree(ctx, r.Dir, head)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestBenchClaims(t *testing.T) {
 
 // TestOwn: a repository's own history is read in the data set's form:
 // every commit that changed files, the same messages, dates and changes
-// as package gitlog reads them (FromPlan inverts ForPlan), and the
+// as package gitrepo reads them (FromPlan inverts ForPlan), and the
 // newest ones with their line counts and the ranges they changed (a
 // modification of the synthetic contents' second line is [2, 1]); the
 // older ones without (their counts unknown).
@@ -410,7 +410,7 @@ func TestOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ix plan.Index
-	if _, _, err := gitlog.Refresh(ctx, r.Dir, &ix); err != nil {
+	if _, _, err := gitrepo.Refresh(ctx, r.Dir, &ix); err != nil {
 		t.Fatal(err)
 	}
 	if len(own) != len(cs) || len(ix.Commits) != len(cs) {
@@ -418,7 +418,7 @@ func TestOwn(t *testing.T) {
 	}
 	for i := range own {
 		if got := own[i].ForPlan(); !reflect.DeepEqual(got, ix.Commits[i]) {
-			t.Errorf("commit %d: %+v, read by gitlog as %+v", i, got, ix.Commits[i])
+			t.Errorf("commit %d: %+v, read by gitrepo as %+v", i, got, ix.Commits[i])
 		}
 		for _, f := range own[i].Files {
 			withDiff := i >= len(cs)-10
@@ -430,8 +430,8 @@ func TestOwn(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Own(ctx, t.TempDir(), 10); !errors.Is(err, gitlog.ErrNoRepo) {
-		t.Errorf("outside a repository: %v, want gitlog.ErrNoRepo", err)
+	if _, err := Own(ctx, t.TempDir(), 10); !errors.Is(err, gitrepo.ErrNoRepo) {
+		t.Errorf("outside a repository: %v, want gitrepo.ErrNoRepo", err)
 	}
 }
 

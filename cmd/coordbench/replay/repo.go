@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/rotd/coordination/internal/gitrepo"
 )
 
 // A Repo is a git repository holding a history's commits with their real
@@ -142,20 +144,12 @@ func quote(p string) string {
 	return b.String()
 }
 
-// run runs git in dir with stdin, bounded by a generous timeout.
+// run runs git in dir with stdin, bounded by a generous timeout, without
+// the user's or the system's configuration.
 func run(ctx context.Context, dir string, stdin *bytes.Buffer, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var in io.Reader
 	if stdin != nil {
-		cmd.Stdin = stdin
+		in = stdin
 	}
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return gitrepo.RunInput(ctx, 5*time.Minute, dir, []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}, in, args...)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -85,7 +84,7 @@ func CheckMergeTree(ctx context.Context) error {
 	versionOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(ctx, mergeTimeout)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, "git", "version").Output()
+		out, err := Command(ctx, ".", nil, "version").Output()
 		if errors.Is(err, exec.ErrNotFound) {
 			versionOnce.err = errNoGit(err)
 			return
@@ -375,10 +374,8 @@ type gitRun struct {
 func (r *Repo) runInput(ctx context.Context, timeout time.Duration, stdin io.Reader, args ...string) (gitRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.dir, "-c", "core.quotePath=false", "--no-pager"}, args...)...)
-	cmd.Env = append(os.Environ(), gitEnv...)
+	cmd := Command(ctx, r.dir, nil, args...)
 	cmd.Stdin = stdin
-	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -1,5 +1,8 @@
-// Package gitrepo runs the git operations coord needs on the caller's
-// repository for work in flight (contract §10): the branch checked out
+// Package gitrepo owns every call coord makes to git: one runner (run,
+// Run) with one environment (no prompt, no optional locks, untranslated
+// output), a timeout on every run and a typed Error; what the planner
+// reads from history; and the operations on work in flight (docs/GIT.md):
+// the branch checked out
 // and the commits it and the target name, merge bases and ancestry, the
 // paths a range of commits changed, linked worktrees (add, list,
 // remove), what a worktree holds that no commit does (Dirty), the tree
@@ -50,6 +53,23 @@
 // <common git dir>/coord-land/ (AddCheckout, RemoveCheckout;
 // CleanCheckouts removes what a killed lander left). No branch is ever
 // created.
+//
+// History (history.go, logparse.go, logsource.go, loggrep.go,
+// logdiff.go) is what coord's planner learns from the repository: the
+// commits (message, date, the paths each changed, with their status and
+// renames) parsed by Parse, which accepts any input without panicking
+// (FuzzParse), and the paths of the current tree. Refresh keeps a
+// plan.Index up to date, reading only the commits since the index's
+// head (from scratch when that head is no longer an ancestor of HEAD).
+// Source is the history as the application asks for it (app.History):
+// the index kept in <common git dir>/coord/plan-index.json (IndexFile),
+// shared by every worktree, replaced atomically through fsops; a cache,
+// rebuilt with a one-line warning when damaged. Source also answers
+// app.Contents (Holders) with one bounded git grep. Diffs reads the
+// changed line ranges of the newest commits (git log -U0) for the
+// replay that measures the planner on a repository's own history.
+// Merges contribute no paths of their own; renames are those git's
+// rename detection (-M, 50% similarity) finds.
 //
 // Limits: the porcelain formats read here are git's stable ones (git
 // 2.20 and later); merge-tree --write-tree needs git 2.38 or later

@@ -1,4 +1,4 @@
-package gitlog
+package gitrepo
 
 import (
 	"context"
@@ -12,31 +12,30 @@ import (
 	"unicode/utf8"
 
 	"github.com/rotd/coordination/coord/plan"
-	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // repo is a scratch git repository for a test.
-type repo struct {
+type historyRepo struct {
 	t   *testing.T
 	dir string
 }
 
-func newRepo(t *testing.T) *repo {
+func newHistoryRepo(t *testing.T) *historyRepo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	r := &repo{t, t.TempDir()}
+	r := &historyRepo{t, t.TempDir()}
 	r.git("init", "-q", "-b", "main")
 	return r
 }
 
-func (r *repo) git(args ...string) string {
+func (r *historyRepo) git(args ...string) string {
 	r.t.Helper()
-	return backendtest.Git(r.t, r.dir, args...)
+	return testGit(r.t, r.dir, args...)
 }
 
-func (r *repo) write(path, content string) {
+func (r *historyRepo) write(path, content string) {
 	r.t.Helper()
 	p := filepath.Join(r.dir, path)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -47,7 +46,7 @@ func (r *repo) write(path, content string) {
 	}
 }
 
-func (r *repo) commit(msg string) string {
+func (r *historyRepo) commit(msg string) string {
 	r.t.Helper()
 	r.git("add", "-A")
 	r.git("commit", "-q", "--allow-empty", "-m", msg)
@@ -69,7 +68,7 @@ func changes(c plan.Commit) []string {
 
 func TestLogAndTree(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	r.write("src/parse.go", strings.Repeat("package src // a parser\n", 20))
 	r.write("docs/a guide.md", "hello\n")
 	r.commit("parser: first\n\nThe body.\n\nMore body.")
@@ -127,7 +126,7 @@ func TestHead_NoRepo(t *testing.T) {
 	if _, err := Head(ctx, t.TempDir()); !errors.Is(err, ErrNoRepo) {
 		t.Errorf("a directory without git: %v, want ErrNoRepo", err)
 	}
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	if _, err := Head(ctx, r.dir); !errors.Is(err, ErrNoRepo) {
 		t.Errorf("a repository without commits: %v, want ErrNoRepo", err)
 	}
@@ -135,7 +134,7 @@ func TestHead_NoRepo(t *testing.T) {
 
 func TestRefresh(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	for i, p := range []string{"a.go", "b.go", "c.go"} {
 		r.write(p, p+"\n")
 		r.commit("add " + p + strings.Repeat("!", i))
@@ -201,7 +200,7 @@ func TestGit_NotFound(t *testing.T) {
 // commits before and after it, and its own changes, are read.
 func TestLog_HugeMessage(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	r.write("a.go", "package a\n")
 	r.commit("a: first")
 	r.write("b.go", "package b\n")

@@ -1,4 +1,4 @@
-package gitlog
+package gitrepo
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"time"
 )
@@ -37,36 +36,23 @@ const (
 // that a commit's FileDiffs line up with its Log changes. The run is
 // bounded by a timeout and by the bytes read.
 func Diffs(ctx context.Context, dir, head string, max int) (map[string][]FileDiff, error) {
-	ctx, cancel := context.WithTimeout(ctx, diffTimeout)
-	defer cancel()
-	args := []string{"-C", dir, "-c", "core.quotePath=false", "--no-pager", "log", "-U0", "-M", "--no-relative",
+	args := []string{"log", "-U0", "-M", "--no-relative",
 		"--no-color", "--no-ext-diff", "--no-textconv", "--no-show-signature", "--topo-order", "--format=%x1e%H"}
 	if max > 0 {
 		args = append(args, "-n", strconv.Itoa(max))
 	}
 	args = append(args, head, "--")
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.WaitDelay = time.Second
-	out, err := cmd.StdoutPipe()
+	var ds map[string][]FileDiff
+	err := stream(ctx, diffTimeout, dir, args, func(r io.Reader) error {
+		var perr error
+		ds, perr = ParseDiffs(io.LimitReader(r, maxDiffBytes+1))
+		if perr != nil {
+			return fmt.Errorf("%w (git log -U0 in %s)", perr, dir)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	ds, perr := ParseDiffs(io.LimitReader(out, maxDiffBytes+1))
-	if perr != nil {
-		cancel()
-	}
-	werr := cmd.Wait()
-	if ctx.Err() == context.DeadlineExceeded {
-		return nil, fmt.Errorf("gitlog: git log -U0 in %s: no answer within %v", dir, diffTimeout)
-	}
-	if perr != nil {
-		return nil, fmt.Errorf("%w (git log -U0 in %s)", perr, dir)
-	}
-	if werr != nil {
-		return nil, fmt.Errorf("gitlog: git log -U0 in %s: %w", dir, werr)
 	}
 	return ds, nil
 }

@@ -1,12 +1,9 @@
 package gitrepo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -57,10 +54,6 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// gitEnv keeps git from prompting, from taking optional locks and from
-// translating what coord reads.
-var gitEnv = []string{"GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "LANGUAGE="}
-
 // run runs git in dir with args and returns its stdout.
 func (r *Repo) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return r.runWith(ctx, nil, 0, dir, args...)
@@ -73,41 +66,7 @@ func (r *Repo) runWith(ctx context.Context, env []string, atLeast time.Duration,
 	if timeout <= 0 {
 		timeout = Timeout
 	}
-	timeout = max(timeout, atLeast)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	full := append([]string{"-C", dir, "-c", "core.quotePath=false", "--no-pager"}, args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Env = append(append(os.Environ(), gitEnv...), env...)
-	cmd.WaitDelay = time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err == nil {
-		return out, nil
-	}
-	if errors.Is(err, exec.ErrNotFound) {
-		return nil, coord.Wrap(coord.CodeIO, err, "git is not installed or not on PATH").
-			WithHint("coord reads where work lives with git: install git or put it on PATH")
-	}
-	ge := &Error{Args: args, Dir: dir, Code: -1, Err: err}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		ge.Code = ee.ExitCode()
-	}
-	if ctx.Err() == context.DeadlineExceeded {
-		ge.Err = fmt.Errorf("no answer within %v", timeout)
-		return nil, ge
-	}
-	if ctx.Err() != nil {
-		ge.Err = ctx.Err()
-		return nil, ge
-	}
-	ge.Stderr, _, _ = strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-	if strings.Contains(ge.Stderr, "not a git repository") {
-		ge.Err = ErrNotRepo
-	}
-	return nil, ge
+	return runGit(ctx, env, max(timeout, atLeast), dir, args...)
 }
 
 // exitCode is git's exit status in err (-1: not an exit of git's).

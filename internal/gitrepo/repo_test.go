@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/rotd/coordination/coord"
-	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // testRepo makes a repository on branch main with one commit, in a fresh
@@ -30,10 +29,21 @@ func testRepo(t *testing.T) string {
 	return dir
 }
 
+// testGit runs git in dir as the package runs it, with IsolatedEnv,
+// failing t on an error; it returns the output, trimmed.
+func testGit(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := Command(context.Background(), dir, IsolatedEnv, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // git runs git for a test, failing it on error.
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	return backendtest.Git(t, dir, args...)
+	return testGit(t, dir, args...)
 }
 
 func write(t *testing.T, dir, name, content string) {

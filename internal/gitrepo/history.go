@@ -1,4 +1,4 @@
-package gitlog
+package gitrepo
 
 import (
 	"bytes"
@@ -22,36 +22,11 @@ const (
 
 // ErrNoRepo is returned when dir is not inside a git work tree (or holds
 // no commit yet): there is no history to learn from.
-var ErrNoRepo = errors.New("gitlog: not a git repository with commits")
-
-// git runs git in dir and returns its standard output; a failure carries
-// git's first line of stderr. The options every command gets make the
-// output independent of the user's configuration where it matters (no
-// pager, no colour, no external diff, paths from the top).
-func git(ctx context.Context, timeout time.Duration, dir string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.quotePath=false", "--no-pager"}, args...)...)
-	cmd.WaitDelay = time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, fmt.Errorf("gitlog: git %s in %s: no answer within %v", args[0], dir, timeout)
-		}
-		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-		if msg != "" {
-			return nil, fmt.Errorf("gitlog: git %s in %s: %w: %s", args[0], dir, err, msg)
-		}
-		return nil, fmt.Errorf("gitlog: git %s in %s: %w", args[0], dir, err)
-	}
-	return out, nil
-}
+var ErrNoRepo = errors.New("gitrepo: not a git repository with commits")
 
 // Head returns the commit HEAD names, or ErrNoRepo.
 func Head(ctx context.Context, dir string) (string, error) {
-	out, err := git(ctx, shortTimeout, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	out, err := Run(ctx, shortTimeout, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", err
@@ -75,7 +50,7 @@ func Log(ctx context.Context, dir, since, head string, max int) ([]plan.Commit, 
 		rng = since + ".." + head
 	}
 	args = append(args, rng, "--")
-	out, err := git(ctx, logTimeout, dir, args...)
+	out, err := Run(ctx, logTimeout, dir, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +63,7 @@ func Log(ctx context.Context, dir, since, head string, max int) ([]plan.Commit, 
 
 // Tree returns the paths of the tree at head.
 func Tree(ctx context.Context, dir, head string) ([]string, error) {
-	out, err := git(ctx, shortTimeout, dir, "ls-tree", "-r", "-z", "--name-only", "--full-tree", head)
+	out, err := Run(ctx, shortTimeout, dir, "ls-tree", "-r", "-z", "--name-only", "--full-tree", head)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +78,7 @@ func Tree(ctx context.Context, dir, head string) ([]string, error) {
 
 // isAncestor reports whether a is an ancestor of b (or b itself).
 func isAncestor(ctx context.Context, dir, a, b string) bool {
-	_, err := git(ctx, shortTimeout, dir, "merge-base", "--is-ancestor", a, b)
+	_, err := Run(ctx, shortTimeout, dir, "merge-base", "--is-ancestor", a, b)
 	return err == nil
 }
 

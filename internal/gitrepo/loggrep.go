@@ -1,9 +1,7 @@
-package gitlog
+package gitrepo
 
 import (
 	"context"
-	"errors"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -48,15 +46,14 @@ func (s *Source) Holders(ctx context.Context, names []string) (map[string][]stri
 	if len(pats) == 0 {
 		return map[string][]string{}, nil
 	}
-	out, err := git(ctx, shortTimeout, s.Dir, "rev-parse", "--path-format=absolute", "--show-toplevel")
+	out, err := Run(ctx, shortTimeout, s.Dir, "rev-parse", "--path-format=absolute", "--show-toplevel")
 	if err != nil {
 		return nil, err
 	}
 	top := strings.TrimSpace(string(out))
 	args := append([]string{"grep", "-I", "-l", "-w", "-F", "--full-name", "-z", "--no-color", "--no-recurse-submodules"}, pats...)
-	out, err = git(ctx, grepTimeout, s.Dir, append(args, "--")...)
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+	out, err = Run(ctx, grepTimeout, s.Dir, append(args, "--")...)
+	if exitCode(err) == 1 {
 		return map[string][]string{}, nil // nothing found
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-package gitlog
+package gitrepo
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ const maxField = 1 << 20
 
 // ErrFormat is wrapped by every error Parse returns for input that is not
 // in the format it reads.
-var ErrFormat = errors.New("gitlog: unexpected log format")
+var ErrFormat = errors.New("gitrepo: unexpected log format")
 
 // Parse reads the output of
 //
@@ -76,7 +76,7 @@ func Parse(r io.Reader) ([]plan.Commit, error) {
 		if cut {
 			return nil, fmt.Errorf("%w: commit %s: a field longer than %d bytes", ErrFormat, cur.Hash, maxField)
 		}
-		st, n, err := parseStatus(field)
+		st, n, err := parseNameStatus(field)
 		if err != nil {
 			return nil, fmt.Errorf("%w (commit %s)", err, cur.Hash)
 		}
@@ -185,10 +185,10 @@ func splitMessage(m string) (subject, body string) {
 	return subject, strings.TrimSpace(rest)
 }
 
-// parseStatus reads a --name-status status field: a letter, for R and C
+// parseNameStatus reads a --name-status status field: a letter, for R and C
 // followed by a similarity score. It returns the status and how many
 // paths follow.
-func parseStatus(f []byte) (byte, int, error) {
+func parseNameStatus(f []byte) (byte, int, error) {
 	switch f[0] {
 	case 'A', 'M', 'D', 'T':
 		if len(f) != 1 {

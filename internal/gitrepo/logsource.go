@@ -1,4 +1,4 @@
-package gitlog
+package gitrepo
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ type Source struct {
 // Load implements app.History.
 func (s *Source) Load(ctx context.Context) (app.HistoryData, error) {
 	var h app.HistoryData
-	out, err := git(ctx, shortTimeout, s.Dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "HEAD^{commit}")
+	out, err := Run(ctx, shortTimeout, s.Dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "HEAD^{commit}")
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err != nil || len(lines) != 3 {
 		if errors.Is(err, exec.ErrNotFound) {

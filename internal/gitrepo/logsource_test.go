@@ -1,4 +1,4 @@
-package gitlog
+package gitrepo
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // rewritten branch is read again from scratch.
 func TestSourceIndex(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	for i, m := range []string{"docs: intro", "printer: width", "printer: wrap"} {
 		r.write(map[int]string{0: "docs/a.md", 1: "printer.go", 2: "printer.go"}[i], m)
 		r.commit(m)
@@ -106,7 +106,7 @@ func TestSourceIndex(t *testing.T) {
 // nothing found is an empty answer, not an error.
 func TestHolders(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	r.write("layout/columns.go", "package layout\n\nfunc parseWidth(s string) int { return flush(s) }\n")
 	r.write("layout/rows.go", "package layout\n\n// parseWidthAll is another word\nfunc flush(s string) int { return 0 }\n")
 	r.write("docs/a b.md", "call parseWidth() to read a width\n")

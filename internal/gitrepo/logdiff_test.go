@@ -1,4 +1,4 @@
-package gitlog
+package gitrepo
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // line counts; a binary file has none; a merge has no diff of its own.
 func TestDiffs(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	lines := func(n int, tag string) string {
 		var b strings.Builder
 		for i := 1; i <= n; i++ {

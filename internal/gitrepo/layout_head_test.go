@@ -1,4 +1,4 @@
-package workspace
+package gitrepo
 
 import (
 	"os"
@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // TestHeadCommit: HEAD read from git's files is what git says, on a
@@ -18,7 +16,7 @@ func TestHeadCommit(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	dir := t.TempDir()
-	git := func(d string, args ...string) string { t.Helper(); return backendtest.Git(t, d, args...) }
+	git := func(d string, args ...string) string { t.Helper(); return testGit(t, d, args...) }
 	repo := filepath.Join(dir, "repo")
 	git(dir, "init", "-q", "-b", "main", repo)
 	if c, gd := HeadCommit(repo); c != "" || gd == "" {
