@@ -48,7 +48,10 @@ func TestFrontEndNamesOnlyTheOpener(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			ip, _ := strconv.Unquote(imp.Path.Value)
-			if (ip == storage || strings.HasPrefix(ip, storage+"/")) && ip != opener {
+			// engines.go links the engines (each registers itself with
+			// the opener) and names nothing of theirs.
+			linker := p == "engines.go" && ip == storage+"/engines"
+			if (ip == storage || strings.HasPrefix(ip, storage+"/")) && ip != opener && !linker {
 				found = append(found, filepath.ToSlash(filepath.Join("cmd/coord", p))+": imports "+ip)
 			}
 		}

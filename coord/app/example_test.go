@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	_ "github.com/rotd/coordination/registry/engines"
+
 	"context"
 	"fmt"
 	"log"

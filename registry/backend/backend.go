@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	rotdtemplate "github.com/rotd/coordination"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/fsops"
-	"github.com/rotd/coordination/registry/file"
-	coordnats "github.com/rotd/coordination/registry/nats"
 )
 
 // Options say which project to open and how.
@@ -47,10 +45,88 @@ type Options struct {
 	ConnectTimeout time.Duration
 }
 
+// Engine is a storage engine as the opener knows it. Each engine
+// registers itself (Register, from its package's init); a front end
+// that opens backends imports the engines it links (cmd/coord imports
+// both) and names none of them otherwise.
+type Engine struct {
+	// Scheme is the URL scheme the engine opens ("file" also opens the
+	// tree under Options.Root when the URL is "").
+	Scheme string
+	// Open opens the project o names.
+	Open func(ctx context.Context, o Options) (coord.Backend, error)
+	// Init lays down the project o names (idempotent, never
+	// overwriting); it returns where it is and what it created.
+	Init func(ctx context.Context, o Options) (where string, created []string, err error)
+	// Where is where the project o names is, as its Backend.Where says
+	// it, without opening it (a config.json naming its own tree is not
+	// a redirect).
+	Where func(o Options) (string, error)
+	// Redact masks a URL's secrets for messages (nil: url's Redacted).
+	Redact func(raw string) string
+}
+
+var (
+	enginesMu sync.Mutex
+	engines   = map[string]Engine{}
+)
+
+// Register makes e the engine for its scheme. It panics on a second
+// engine for one scheme (a build that links two is broken).
+func Register(e Engine) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	if _, dup := engines[e.Scheme]; dup {
+		panic("backend: two engines for scheme " + e.Scheme)
+	}
+	engines[e.Scheme] = e
+}
+
+// Schemes lists the registered engines' schemes, sorted.
+func Schemes() []string {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	out := make([]string, 0, len(engines))
+	for s := range engines {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// engineFor is the engine raw names ("" is the file tree).
+func engineFor(raw string) (Engine, error) {
+	scheme := "file"
+	if raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme == "" {
+			scheme, _, _ = strings.Cut(raw, "://")
+			if scheme == raw || scheme == "" || strings.ContainsAny(scheme, "/@:") {
+				return Engine{}, coord.Errorf(coord.CodeUsage, "backend %q is not a URL", redact(raw)).
+					WithHint("name a tree as file:///abs/path")
+			}
+		} else {
+			scheme = u.Scheme
+		}
+	}
+	enginesMu.Lock()
+	e, ok := engines[scheme]
+	enginesMu.Unlock()
+	if !ok {
+		var known []string
+		for _, s := range Schemes() {
+			known = append(known, s+"://")
+		}
+		return Engine{}, coord.Errorf(coord.CodeUsage, "unknown backend scheme %q in %s", scheme, redact(raw)).
+			WithHint("this coord knows %s", strings.Join(known, " and "))
+	}
+	return e, nil
+}
+
 // Open opens the backend o names: o.URL, else the tree at o.Root, or
-// the backend that tree's config.json names under "backend" (contract §5:
-// flag over environment over config; the caller passes the first two as
-// o.URL).
+// the backend that tree's config.json names under "backend" (a flag
+// over the environment over config.json: the caller passes the first
+// two as o.URL).
 func Open(ctx context.Context, o Options) (coord.Backend, error) {
 	b, err := openURL(ctx, o)
 	if err != nil || o.URL != "" {
@@ -60,47 +136,28 @@ func Open(ctx context.Context, o Options) (coord.Backend, error) {
 	if err != nil || cfg.Backend == "" {
 		return b, nil // a broken config.json is reported by the first command that reads it
 	}
-	if _, dir, err := locate(Options{URL: cfg.Backend}); err == nil && dir == b.Where() {
-		return b, nil // names this tree itself
+	if e, err := engineFor(cfg.Backend); err == nil {
+		if where, err := e.Where(Options{URL: cfg.Backend}); err == nil && where == b.Where() {
+			return b, nil // names this tree itself
+		}
 	}
+	configFile := filepath.Join(b.Where(), "config.json")
 	b.Close()
 	o.URL = cfg.Backend
 	b, err = openURL(ctx, o)
 	if err != nil {
-		return nil, coord.Wrap(coord.CodeOf(err), err, "the backend named in %s", filepath.Join(o.Root, file.RelDir, file.ConfigFile))
+		return nil, coord.Wrap(coord.CodeOf(err), err, "the backend named in %s", configFile)
 	}
 	return b, nil
 }
 
 // openURL opens the one backend o names, without looking at config.json.
 func openURL(ctx context.Context, o Options) (coord.Backend, error) {
-	if isNATS(o.URL) {
-		return coordnats.Open(ctx, o.URL, natsOptions(o))
-	}
-	root, dir, err := locate(o)
+	e, err := engineFor(o.URL)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFS(dir, o.AllowUnsafeFS); err != nil {
-		return nil, err
-	}
-	// The tree itself must not be reached through a symlink either: a
-	// linked .rotd or .rotd/coordination would let one checkout write into
-	// another's (or anywhere).
-	for _, p := range []string{dir, filepath.Dir(dir)} {
-		if li, err := os.Lstat(p); err == nil && li.Mode()&os.ModeSymlink != 0 {
-			return nil, coord.Errorf(coord.CodeIO, "%s is a symlink; coord never follows symlinks into the coordination tree", p).
-				WithHint("replace the link with the directory itself (linked git worktrees share the main worktree's tree without links)")
-		}
-	}
-	return file.Open(dir, file.Options{
-		Clock:    o.Clock,
-		LockWait: o.LockWait,
-		Warn:     o.Warn,
-		Holder:   o.Holder,
-		Lenient:  o.Lenient,
-		RotdDir:  filepath.Join(root, ".rotd"),
-	})
+	return e.Open(ctx, o)
 }
 
 // Init lays down the project o names (for the file tree: its coordination
@@ -108,80 +165,32 @@ func openURL(ctx context.Context, o Options) (coord.Backend, error) {
 // and never overwrites anything; it returns where the project is and what
 // it created.
 func Init(ctx context.Context, o Options) (where string, created []string, err error) {
-	if isNATS(o.URL) {
-		return coordnats.Init(ctx, o.URL, rotdtemplate.Coordination(), natsOptions(o))
-	}
-	root, dir, err := locate(o)
+	e, err := engineFor(o.URL)
 	if err != nil {
 		return "", nil, err
 	}
-	if err := checkFS(root, o.AllowUnsafeFS); err != nil {
-		return "", nil, err
-	}
-	created, err = file.Init(dir, rotdtemplate.Coordination())
-	return dir, created, err
-}
-
-// locate maps o to a project root and its coordination directory.
-func locate(o Options) (root, dir string, err error) {
-	if o.URL == "" {
-		if o.Root == "" {
-			return "", "", coord.Errorf(coord.CodeUsage, "no project root and no backend URL")
-		}
-		return o.Root, filepath.Join(o.Root, file.RelDir), nil
-	}
-	u, perr := url.Parse(o.URL)
-	if perr != nil || u.Scheme == "" {
-		return "", "", coord.Errorf(coord.CodeUsage, "backend %q is not a URL", redact(o.URL)).
-			WithHint("name a tree as file:///abs/path")
-	}
-	if u.Scheme != "file" {
-		return "", "", coord.Errorf(coord.CodeUsage, "unknown backend scheme %q in %s", u.Scheme, redact(o.URL)).
-			WithHint("this coord knows file:///abs/path and nats://host:port/NAMESPACE")
-	}
-	if (u.Host != "" && u.Host != "localhost") || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", "", coord.Errorf(coord.CodeUsage, "backend %s: a file URL names a local path only (file:///abs/path)", redact(o.URL))
-	}
-	p := u.Path
-	if p == "" || !filepath.IsAbs(p) {
-		return "", "", coord.Errorf(coord.CodeUsage, "backend %s: the path must be absolute (file:///abs/path)", redact(o.URL))
-	}
-	p = filepath.Clean(p)
-	switch {
-	case filepath.Base(p) == "coordination" && filepath.Base(filepath.Dir(p)) == ".rotd":
-		return filepath.Dir(filepath.Dir(p)), p, nil
-	case filepath.Base(p) == ".rotd":
-		return filepath.Dir(p), filepath.Join(p, "coordination"), nil
-	}
-	return p, filepath.Join(p, file.RelDir), nil
+	return e.Init(ctx, o)
 }
 
 // redact masks a URL's password for messages.
 func redact(raw string) string {
+	scheme, _, _ := strings.Cut(raw, "://")
+	enginesMu.Lock()
+	e, ok := engines[scheme]
+	enginesMu.Unlock()
+	if ok && e.Redact != nil {
+		return e.Redact(raw)
+	}
 	if u, err := url.Parse(raw); err == nil {
 		return u.Redacted()
 	}
-	return coordnats.Redact(raw)
+	return raw
 }
 
-// isNATS reports whether raw names a NATS backend.
-func isNATS(raw string) bool { return strings.HasPrefix(raw, "nats://") }
-
-// natsOptions maps o to the NATS engine's options: the checkout's .rotd/
-// artifacts (when there is a root) are written by the file engine's
-// artifact writer.
-func natsOptions(o Options) coordnats.Options {
-	opt := coordnats.Options{Clock: o.Clock, LockWait: o.LockWait, Warn: o.Warn, Lenient: o.Lenient, Name: "coord " + o.Holder, Holder: o.Holder, ConnectTimeout: o.ConnectTimeout}
-	if o.Root != "" {
-		opt.Artifacts = file.Artifacts(filepath.Join(o.Root, ".rotd"), o.LockWait, o.Holder)
-	}
-	return opt
-}
-
-// checkFS refuses network and user-space file systems unless allowed.
+// CheckFS refuses network and user-space file systems unless allowed.
 // A file system that cannot be examined is not refused here: the failure
 // surfaces on first use with a better message.
-func checkFS(dir string, allow bool) error {
+func CheckFS(dir string, allow bool) error {
 	if allow {
 		return nil
 	}

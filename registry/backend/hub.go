@@ -1,7 +1,6 @@
 package backend
 
 import (
-	coordnats "github.com/rotd/coordination/registry/nats"
 	"github.com/rotd/coordination/registry/nats/hub"
 )
 
@@ -14,10 +13,10 @@ const DefaultHubListen = hub.DefaultListen
 
 // DefaultNamespace is the project namespace of a nats:// URL that names
 // none.
-const DefaultNamespace = coordnats.DefaultNamespace
+const DefaultNamespace = hub.DefaultNamespace
 
 // ValidNamespace checks a project namespace as a nats:// URL may name it.
-func ValidNamespace(ns string) error { return coordnats.ValidNamespace(ns) }
+func ValidNamespace(ns string) error { return hub.ValidNamespace(ns) }
 
 // HubOptions say how to run a hub (see registry/nats/hub.Options).
 type HubOptions struct {

@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/registry/nats/hub"
 )
 
 // DefaultNamespace is the namespace of a URL that names none.
-const DefaultNamespace = "default"
+const DefaultNamespace = hub.DefaultNamespace
 
 // DefaultPort is the client port of a URL's host that names none.
 const DefaultPort = 4222
@@ -76,17 +77,7 @@ func ParseURL(raw string) (*URL, error) {
 }
 
 // ValidNamespace checks a namespace: [A-Za-z0-9_-]{1,32}.
-func ValidNamespace(ns string) error {
-	ok := len(ns) >= 1 && len(ns) <= 32
-	for i := 0; ok && i < len(ns); i++ {
-		c := ns[i]
-		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-	}
-	if !ok {
-		return coord.Errorf(coord.CodeUsage, "namespace %q is invalid: use 1 to 32 letters, digits, _ and -", clip(ns))
-	}
-	return nil
-}
+func ValidNamespace(ns string) error { return hub.ValidNamespace(ns) }
 
 func clip(s string) string {
 	if len(s) > 40 {

@@ -12,6 +12,8 @@
 package backendtest
 
 import (
+	_ "github.com/rotd/coordination/registry/engines" // tests open every engine
+
 	"context"
 	"fmt"
 	"os"

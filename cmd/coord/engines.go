@@ -1,0 +1,3 @@
+package main
+
+import _ "github.com/rotd/coordination/registry/engines" // every storage engine, registered with registry/backend
