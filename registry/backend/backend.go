@@ -112,6 +112,10 @@ func engineFor(raw string) (Engine, error) {
 	enginesMu.Lock()
 	e, ok := engines[scheme]
 	enginesMu.Unlock()
+	if !ok && len(Schemes()) == 0 {
+		return Engine{}, coord.Errorf(coord.CodeUsage, "no storage engine is linked into this program").
+			WithHint("import github.com/rotd/coordination/registry/engines")
+	}
 	if !ok {
 		var known []string
 		for _, s := range Schemes() {

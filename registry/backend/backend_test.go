@@ -1,6 +1,9 @@
-package backend
+package backend_test
 
 import (
+	"github.com/rotd/coordination/registry/backend"
+	_ "github.com/rotd/coordination/registry/engines"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -13,7 +16,7 @@ import (
 func TestOpen(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
-	where, created, err := Init(ctx, Options{Root: root})
+	where, created, err := backend.Init(ctx, backend.Options{Root: root})
 	if err != nil || len(created) == 0 {
 		t.Fatalf("init: %v %v", created, err)
 	}
@@ -21,17 +24,17 @@ func TestOpen(t *testing.T) {
 	if where != dir {
 		t.Fatalf("init at %s, want %s", where, dir)
 	}
-	if _, again, err := Init(ctx, Options{URL: "file://" + root}); err != nil || len(again) != 0 {
+	if _, again, err := backend.Init(ctx, backend.Options{URL: "file://" + root}); err != nil || len(again) != 0 {
 		t.Fatalf("a second init: %v %v; want nothing created", again, err)
 	}
-	for _, o := range []Options{
+	for _, o := range []backend.Options{
 		{Root: root},
 		{URL: "file://" + root},
 		{URL: "file://" + dir},
 		{URL: "file://" + filepath.Join(root, ".rotd")},
 		{URL: "file://localhost" + root + "/"},
 	} {
-		b, err := Open(ctx, o)
+		b, err := backend.Open(ctx, o)
 		if err != nil {
 			t.Fatalf("%+v: %v", o, err)
 		}
@@ -56,12 +59,12 @@ func TestOpenRefuses(t *testing.T) {
 		{"/abs/path", "is not a URL"},
 		{"%zz", "is not a URL"},
 	} {
-		_, err := Open(ctx, Options{URL: c.url})
+		_, err := backend.Open(ctx, backend.Options{URL: c.url})
 		if coord.CodeOf(err) != coord.CodeUsage || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: %v, want exit 1 with %q", c.url, err, c.want)
 		}
 	}
-	if _, err := Open(ctx, Options{}); coord.CodeOf(err) != coord.CodeUsage {
+	if _, err := backend.Open(ctx, backend.Options{}); coord.CodeOf(err) != coord.CodeUsage {
 		t.Errorf("no root, no URL: %v", err)
 	}
 }
@@ -73,7 +76,7 @@ func TestOpenRefusesSymlinkedTree(t *testing.T) {
 	for _, link := range []string{".rotd", ".rotd/coordination"} {
 		t.Run(link, func(t *testing.T) {
 			real, root := t.TempDir(), t.TempDir()
-			if _, _, err := Init(ctx, Options{Root: real}); err != nil {
+			if _, _, err := backend.Init(ctx, backend.Options{Root: real}); err != nil {
 				t.Fatal(err)
 			}
 			target := filepath.Join(real, link)
@@ -83,8 +86,8 @@ func TestOpenRefusesSymlinkedTree(t *testing.T) {
 			if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
 				t.Fatal(err)
 			}
-			for _, o := range []Options{{Root: root}, {URL: "file://" + filepath.Join(root, ".rotd", "coordination")}} {
-				_, err := Open(ctx, o)
+			for _, o := range []backend.Options{{Root: root}, {URL: "file://" + filepath.Join(root, ".rotd", "coordination")}} {
+				_, err := backend.Open(ctx, o)
 				if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), "is a symlink") {
 					t.Errorf("%+v: %v, want exit 2 naming the symlink", o, err)
 				}
@@ -94,7 +97,7 @@ func TestOpenRefusesSymlinkedTree(t *testing.T) {
 }
 
 func TestOpenNoTree(t *testing.T) {
-	_, err := Open(context.Background(), Options{Root: t.TempDir()})
+	_, err := backend.Open(context.Background(), backend.Options{Root: t.TempDir()})
 	if coord.CodeOf(err) != coord.CodeIO || !strings.Contains(err.Error(), "coord init") {
 		t.Fatalf("open without a tree: %v", err)
 	}

@@ -1,6 +1,9 @@
-package backend
+package backend_test
 
 import (
+	"github.com/rotd/coordination/registry/backend"
+	_ "github.com/rotd/coordination/registry/engines"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -45,9 +48,9 @@ func views(t *testing.T, s *app.Service) map[string]string {
 	return out
 }
 
-func openService(t *testing.T, o Options) (coord.Backend, *app.Service) {
+func openService(t *testing.T, o backend.Options) (coord.Backend, *app.Service) {
 	t.Helper()
-	b, err := Open(context.Background(), o)
+	b, err := backend.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +70,12 @@ func openService(t *testing.T, o Options) (coord.Backend, *app.Service) {
 func TestCopyFileNATSFile(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	if _, _, err := Init(ctx, Options{Root: root}); err != nil {
+	if _, _, err := backend.Init(ctx, backend.Options{Root: root}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(root, ".rotd/coordination/dependency_map.json"), []byte(`{"3":["1"]}`+"\n"), 0o644)
 	os.WriteFile(filepath.Join(root, ".rotd/coordination/config.json"), []byte(`{"stale_after":"20m","review_gate":false}`+"\n"), 0o644)
-	src, s := openService(t, Options{Root: root})
+	src, s := openService(t, backend.Options{Root: root})
 	var batch []coord.SeedLine
 	for _, id := range []string{"1", "2", "3", "4", "5"} {
 		batch = append(batch, coord.SeedLine{Task: &coord.Task{ID: id, Status: coord.Unclaimed, Title: "task " + id, Files: []string{"src/" + id + "/**"}}})
@@ -111,15 +114,15 @@ func TestCopyFileNATSFile(t *testing.T) {
 	}
 
 	hub := hubtest.Start(t) + "/moved"
-	if _, _, err := Init(ctx, Options{URL: hub}); err != nil {
+	if _, _, err := backend.Init(ctx, backend.Options{URL: hub}); err != nil {
 		t.Fatal(err)
 	}
-	dst, ds := openService(t, Options{URL: hub})
+	dst, ds := openService(t, backend.Options{URL: hub})
 	res, err := app.Copy(ctx, src, dst)
 	if err != nil || res.Tasks != 4 || res.Leases != 1 || res.Keys != 1 || res.Archived != 1 {
 		t.Fatalf("copy onto the hub: %+v %v", res, err)
 	}
-	_, ds = openService(t, Options{URL: hub}) // a fresh process's view
+	_, ds = openService(t, backend.Options{URL: hub}) // a fresh process's view
 	got := views(t, ds)
 	for k := range want {
 		if got[k] != want[k] {
@@ -147,14 +150,14 @@ func TestCopyFileNATSFile(t *testing.T) {
 
 	// And back onto files, in a new tree.
 	back := t.TempDir()
-	if _, _, err := Init(ctx, Options{Root: back}); err != nil {
+	if _, _, err := backend.Init(ctx, backend.Options{Root: back}); err != nil {
 		t.Fatal(err)
 	}
-	bb, bs := openService(t, Options{Root: back})
+	bb, bs := openService(t, backend.Options{Root: back})
 	if _, err := app.Copy(ctx, dst, bb); err != nil {
 		t.Fatal(err)
 	}
-	_, bs = openService(t, Options{Root: back})
+	_, bs = openService(t, backend.Options{Root: back})
 	final := views(t, bs)
 	got = views(t, ds)
 	for k := range got {
