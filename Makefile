@@ -10,7 +10,7 @@ BIN := bin
 FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run by `make test-long` (and on
 # their seed corpora by every `go test`).
-FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./cmd/coord/setup:FuzzReconcile ./cmd/coord/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./internal/gitrepo:FuzzParse ./internal/gitrepo:FuzzParseDiffs ./coord/plan:FuzzLoad ./internal/gitrepo:FuzzParseWorktrees ./internal/gitrepo:FuzzParseMergeTree
+FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/internal/hooks:FuzzPatchFiles ./cmd/coord/internal/setup:FuzzReconcile ./cmd/coord/internal/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./internal/gitrepo:FuzzParse ./internal/gitrepo:FuzzParseDiffs ./coord/plan:FuzzLoad ./internal/gitrepo:FuzzParseWorktrees ./internal/gitrepo:FuzzParseMergeTree
 
 .PHONY: build demo demo-hub demo-land test test-long test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 
@@ -89,12 +89,12 @@ conformance:
 # driven through whole sessions under `coord run --loop` in a repository
 # where `coord setup` installed coord's hooks, the model replaced by a
 # scripted server on loopback; then `coord land`
-# (cmd/coord/agentcli, TestAgentCLIs). Not part of `make test`: it
+# (cmd/coord/internal/agentcli, TestAgentCLIs). Not part of `make test`: it
 # installs the CLIs into AGENT_CLIS_DIR, outside the repository, and the
 # sessions take a minute or two. Without npm, or when the install
 # fails, it prints one line "test-agents: skipped: ..." and passes.
 # AGENT_CLIS pins the versions coord's hooks were read against
-# (cmd/coord/hooks): move them together. The sessions' output and every
+# (cmd/coord/internal/hooks): move them together. The sessions' output and every
 # request the model got are kept under COORD_ARTIFACTS/agentcli when
 # COORD_ARTIFACTS is set.
 AGENT_CLIS_DIR ?= $(HOME)/.cache/coord-agent-clis
@@ -105,7 +105,7 @@ test-agents:
 	npm install --prefix "$(AGENT_CLIS_DIR)" --no-audit --no-fund --fetch-retries=1 $(AGENT_CLIS) >"$(AGENT_CLIS_DIR)/npm-install.log" 2>&1 || \
 		{ echo "test-agents: skipped: npm install failed (see $(AGENT_CLIS_DIR)/npm-install.log)"; exit 0; }; \
 	log=$$(mktemp "$${TMPDIR:-/tmp}/coord-agents.XXXXXX") || exit 1; \
-	COORD_AGENT_CLIS="$(AGENT_CLIS_DIR)/node_modules/.bin" $(GO) test -count=1 -timeout 30m -v -run '^TestAgentCLIs$$' ./cmd/coord/agentcli >"$$log" 2>&1; s=$$?; \
+	COORD_AGENT_CLIS="$(AGENT_CLIS_DIR)/node_modules/.bin" $(GO) test -count=1 -timeout 30m -v -run '^TestAgentCLIs$$' ./cmd/coord/internal/agentcli >"$$log" 2>&1; s=$$?; \
 	grep -E '^(\s*--- (PASS|FAIL|SKIP)|ok|FAIL)|skipped:' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 
@@ -143,7 +143,7 @@ bench: build bench-tools
 	@echo "--- landing: coord land throughput (check true) and release-to-landed with 8 agents at once"
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestLandFigures' ./cmd/coord | grep -E 'throughput|agents releasing|^(ok|FAIL|--- FAIL)'
 	@echo "--- dashboard: Chromium loading the page of a 10,000-task project (a figure; skipped without chromium)"
-	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestBrowserLoad10k' ./cmd/coord/dashboard | grep -E '10,000 tasks|skipped|^(ok|FAIL|--- FAIL)'
+	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestBrowserLoad10k' ./cmd/coord/internal/dashboard | grep -E '10,000 tasks|skipped|^(ok|FAIL|--- FAIL)'
 	@echo "--- multi-process suite: coord against the naive reference, same run"
 	$(BIN)/coordbench -suite -bin $(BIN)/coord
 	@echo "--- NATS beside files, same run: a coord hub on loopback, then a 3-node cluster of hubs"

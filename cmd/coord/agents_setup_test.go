@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rotd/coordination/cmd/coord/hooks"
-	"github.com/rotd/coordination/cmd/coord/setup"
+	"github.com/rotd/coordination/cmd/coord/internal/hooks"
+	"github.com/rotd/coordination/cmd/coord/internal/setup"
 )
 
 // TestSetupInstallsWhatHooksHandle: every event setup installs is one

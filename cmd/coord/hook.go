@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coordination/cmd/coord/hooks"
-	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/cmd/coord/internal/hooks"
+	"github.com/rotd/coordination/cmd/coord/internal/workspace"
 )
 
 func hookCommand(e *env) *cli.Command {

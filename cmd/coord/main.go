@@ -14,7 +14,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coordination/cmd/coord/gcstart"
+	"github.com/rotd/coordination/cmd/coord/internal/gcstart"
 	"github.com/rotd/coordination/coord"
 )
 

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/cmd/coord/internal/workspace"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/internal/gitrepo"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coordination/cmd/coord/setup"
-	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/cmd/coord/internal/setup"
+	"github.com/rotd/coordination/cmd/coord/internal/workspace"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/internal/gitrepo"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/cmd/coord/internal/workspace"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 )

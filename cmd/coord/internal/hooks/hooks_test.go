@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/cmd/coord/internal/workspace"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/internal/gitrepo"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
 	"github.com/rotd/coordination/coord"
 )
 

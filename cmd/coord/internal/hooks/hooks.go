@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rotd/coordination/cmd/coord/workspace"
+	"github.com/rotd/coordination/cmd/coord/internal/workspace"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/fsops"

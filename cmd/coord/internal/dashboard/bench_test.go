@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 )

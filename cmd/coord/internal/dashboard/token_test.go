@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
 	"github.com/rotd/coordination/coord"
 )
 

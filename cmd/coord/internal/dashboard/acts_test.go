@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotd/coordination/cmd/coord/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/registry/backend/backendtest"
