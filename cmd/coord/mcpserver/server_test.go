@@ -157,7 +157,7 @@ func TestStatusReadyLog(t *testing.T) {
 	p := seeded(t, `{"id":"a"}`+"\n"+`{"id":"b","deps":["a"]}`+"\n"+`{"id":"c","priority":"urgent"}`)
 	s := connect(t, Options{Service: p.Service, Agent: agentAt("me")}, nil)
 
-	var st StatusOut
+	var st app.StatusJSON
 	s.call(t, "status", nil).ok(t).decode(t, &st)
 	if st.Agent != "me" || len(st.Holding) != 0 || st.Counts["unclaimed"] != 3 || st.Drained {
 		t.Fatalf("status %+v", st)
