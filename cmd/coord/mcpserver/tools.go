@@ -98,8 +98,8 @@ type (
 	}
 )
 
-// addTools registers the default tools and, with All, the rest, in the
-// order tools/list gives them.
+// addTools registers the default tools and, with All, the rest
+// (tools/list gives them in name order, as the SDK lists them).
 func (s *server) addTools() {
 	add(s, "status", "Who you are, the tasks and path locks you hold, the conflicts found for your work (merge the target or coordinate), and task counts by status.", s.status)
 	add(s, "ready", "Tasks you could claim now, best first.", s.ready)
