@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coordination/cmd/coord/mcpserver"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 )
@@ -39,7 +38,7 @@ func (e *env) cmdReady(_ context.Context, c *cli.Command) error {
 		return err
 	}
 	if e.json {
-		return e.printJSON(mcpserver.ReadyJSON(ready, not, c.Bool("explain"), limit))
+		return e.printJSON(app.ReadyJSON(ready, not, c.Bool("explain"), limit))
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	rows, more := app.Limit(ready, limit)

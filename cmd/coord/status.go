@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coordination/cmd/coord/mcpserver"
 	"github.com/rotd/coordination/coord"
 )
 
@@ -28,7 +27,7 @@ func (e *env) cmdStatus(_ context.Context, c *cli.Command) error {
 		return err
 	}
 	if e.json {
-		return e.printJSON(mcpserver.StatusJSON(v, svc.TaskJSON))
+		return e.printJSON(v.JSON(svc.TaskJSON))
 	}
 	e.printf("agent %s\n", id)
 	for _, t := range v.Holding {

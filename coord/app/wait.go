@@ -80,6 +80,19 @@ func (s *Service) Until(ctx context.Context, timeout, settle time.Duration, chec
 	}
 }
 
+// The bounds of one wait made through a tool call (the MCP wait tool),
+// which its client gives up on after a timeout of its own.
+const (
+	// DefaultToolWait is the wait when the caller gives no timeout.
+	DefaultToolWait = 2 * time.Minute
+	// MaxToolWait is the longest: Gemini CLI's default MCP tool timeout.
+	MaxToolWait = 10 * time.Minute
+	// ToolTimeout is the tool timeout coord setup gives the agents' MCP
+	// clients: the longest wait and a minute to spare, so that a wait
+	// ends with its own answer, never with the client's timeout.
+	ToolTimeout = MaxToolWait + time.Minute
+)
+
 // WaitRequest asks to wait for work.
 type WaitRequest struct {
 	Agent   coord.Agent // whose eligibility counts, and whose heartbeat is kept fresh

@@ -262,7 +262,7 @@ func (p *project) registryTask(t testing.TB, id string) string {
 	}
 	for _, task := range ts {
 		if task.ID == id {
-			return string(compact(format.TaskJSON(task)))
+			return string(app.CompactJSON(format.TaskJSON(task)))
 		}
 	}
 	t.Fatalf("no task %s", id)

@@ -1,18 +1,19 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 )
 
-// DefaultTools are the tools every session gets (contract §6); AllTools
-// adds the rest with coord mcp --tools all.
+// DefaultTools are the tools every session gets; MoreTools are the rest,
+// added with coord mcp --tools all.
 var (
 	DefaultTools = []string{"status", "ready", "claim", "release", "progress", "block", "wait", "files", "log"}
 	MoreTools    = []string{"tasks", "review", "act", "agents", "kv", "lease", "doctor"}
@@ -97,8 +98,8 @@ type (
 	}
 )
 
-// addTools registers the default tools and, with All, the rest, in the
-// order tools/list gives them.
+// addTools registers the default tools and, with All, the rest
+// (tools/list gives them in name order, as the SDK lists them).
 func (s *server) addTools() {
 	add(s, "status", "Who you are, the tasks and path locks you hold, the conflicts found for your work (merge the target or coordinate), and task counts by status.", s.status)
 	add(s, "ready", "Tasks you could claim now, best first.", s.ready)
@@ -125,41 +126,32 @@ func (s *server) addTools() {
 // Its input schema is inferred from In (schema.go); arguments that do not
 // fit it are a usage refusal before the handler runs. A handler's error
 // becomes a refusal. Every call that succeeds beats for the agent:
-// calling a tool is a sign of life, and a refused call leaves no trace
-// (contract §4a).
-func add[In any](s *server, name, desc string, h func(context.Context, *call, In) (any, error)) {
+// calling a tool is a sign of life, and a refused call leaves no trace.
+func add[In any](s *server, name, desc string, h func(context.Context, *mcp.CallToolRequest, In) (any, error)) {
 	sch := schemaOf[In]()
-	s.tools = append(s.tools, &tool{Name: name, Description: desc, InputSchema: sch,
-		run: func(ctx context.Context, c *call, args json.RawMessage) (any, error) {
-			var in In
-			if err := sch.decode(args, &in); err != nil {
-				return nil, err // a usage refusal: not the tool's error
-			}
-			out, err := h(ctx, c, in)
-			if err != nil {
-				return nil, fail(err)
-			}
-			if err := s.opt.Service.Beat(ctx, s.opt.Agent.ID, nil); err != nil && ctx.Err() == nil {
-				s.warnf("beat for %s: %v", s.opt.Agent.ID, err)
-			}
-			return out, nil
-		}})
+	t := &mcp.Tool{Name: name, Description: desc, InputSchema: sch}
+	s.tools = append(s.tools, t)
+	s.srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, stop := s.within(ctx)
+		defer stop()
+		var in In
+		if err := sch.decode(req.Params.Arguments, &in); err != nil {
+			return toolResult(nil, err), nil // a usage refusal: not the tool's error
+		}
+		out, err := h(ctx, req, in)
+		if err != nil {
+			return toolResult(nil, fail(err)), nil
+		}
+		if err := s.opt.Service.Beat(ctx, s.opt.Agent.ID, nil); err != nil && ctx.Err() == nil {
+			s.warnf("beat for %s: %v", s.opt.Agent.ID, err)
+		}
+		return toolResult(out, nil), nil
+	})
 }
 
 // task is a task's registry encoding, compact, as the CLI prints it.
 func (s *server) task(t *coord.Task) json.RawMessage {
-	return compact(s.opt.TaskJSON(t))
-}
-
-func compact(b []byte) json.RawMessage {
-	if bytes.IndexByte(b, '\n') < 0 {
-		return b
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, b) != nil {
-		return b
-	}
-	return buf.Bytes()
+	return app.CompactJSON(s.opt.TaskJSON(t))
 }
 
 func (s *server) tasksJSON(ts []*coord.Task) []json.RawMessage {
@@ -203,66 +195,15 @@ func (s *server) ref(task string, epoch int64) (app.TaskRef, error) {
 
 // --- default tools ------------------------------------------------------
 
-// StatusOut is the status tool's result (and `coord status --json`).
-type StatusOut struct {
-	Agent   string            `json:"agent"`
-	Holding []json.RawMessage `json:"holding"`
-	Locks   []coord.PathLock  `json:"locks"`
-	Counts  map[string]int    `json:"counts"`
-	Drained bool              `json:"drained"`
-	// Conflicts are the conflicts found for the agent's work in flight
-	// (coord conflicts, watch, schedule), from its side:
-	// {"task": its task, "with": the target branch or another task,
-	// "files": […]}.
-	Conflicts []coord.ConflictPair `json:"conflicts"`
-}
-
-// StatusJSON is the status view as the status tool and `coord status
-// --json` print it.
-func StatusJSON(v app.StatusView, taskJSON func(*coord.Task) []byte) StatusOut {
-	out := StatusOut{Agent: v.Agent, Locks: v.Locks, Counts: map[string]int{}, Drained: v.Drained, Holding: []json.RawMessage{}, Conflicts: v.Conflicts}
-	if out.Conflicts == nil {
-		out.Conflicts = []coord.ConflictPair{}
-	}
-	for _, t := range v.Holding {
-		out.Holding = append(out.Holding, compact(taskJSON(t)))
-	}
-	for st, n := range v.Counts {
-		out.Counts[string(st)] = n
-	}
-	return out
-}
-
-func (s *server) status(ctx context.Context, _ *call, _ noInput) (any, error) {
+func (s *server) status(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (any, error) {
 	v, err := s.opt.Service.Status(ctx, s.opt.Agent.ID)
 	if err != nil {
 		return nil, err
 	}
-	return StatusJSON(v, s.opt.TaskJSON), nil
+	return v.JSON(s.opt.TaskJSON), nil
 }
 
-// ReadyJSON is the ready view as the ready tool and `coord ready --json`
-// print it: {"ready": […]} and, with explain, "not_ready": […], each cut
-// to its first limit rows (0: every row); a list that was cut is followed
-// by how many rows it left out ("ready_more", "not_ready_more"), absent
-// when none was.
-func ReadyJSON(ready, not []app.ReadyRow, explain bool, limit int) map[string]any {
-	rows, more := app.Limit(ready, limit)
-	out := map[string]any{"ready": rows}
-	if more > 0 {
-		out["ready_more"] = more
-	}
-	if explain {
-		rows, more := app.Limit(not, limit)
-		out["not_ready"] = rows
-		if more > 0 {
-			out["not_ready_more"] = more
-		}
-	}
-	return out
-}
-
-func (s *server) ready(ctx context.Context, _ *call, in readyIn) (any, error) {
+func (s *server) ready(ctx context.Context, _ *mcp.CallToolRequest, in readyIn) (any, error) {
 	limit := app.ListLimit
 	if in.Limit != nil {
 		if err := app.CheckLimit("limit", *in.Limit); err != nil {
@@ -274,7 +215,7 @@ func (s *server) ready(ctx context.Context, _ *call, in readyIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ReadyJSON(ready, not, in.Explain, limit), nil
+	return app.ReadyJSON(ready, not, in.Explain, limit), nil
 }
 
 // claimStatus is the claim tool's answer without a task, as `coord claim`
@@ -283,7 +224,7 @@ type claimStatus struct {
 	Status string `json:"status"`
 }
 
-func (s *server) claim(ctx context.Context, _ *call, in claimIn) (any, error) {
+func (s *server) claim(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (any, error) {
 	if in.Task != "" {
 		if err := coord.ValidTaskID(in.Task); err != nil {
 			return nil, err
@@ -302,7 +243,7 @@ func (s *server) claim(ctx context.Context, _ *call, in claimIn) (any, error) {
 	return s.task(t), nil
 }
 
-func (s *server) release(ctx context.Context, _ *call, in releaseIn) (any, error) {
+func (s *server) release(ctx context.Context, _ *mcp.CallToolRequest, in releaseIn) (any, error) {
 	r, err := s.ref(in.Task, in.Epoch)
 	if err != nil {
 		return nil, err
@@ -319,7 +260,7 @@ func (s *server) release(ctx context.Context, _ *call, in releaseIn) (any, error
 	return s.task(t), nil
 }
 
-func (s *server) progress(ctx context.Context, _ *call, in progressIn) (any, error) {
+func (s *server) progress(ctx context.Context, _ *mcp.CallToolRequest, in progressIn) (any, error) {
 	r, err := s.ref(in.Task, in.Epoch)
 	if err != nil {
 		return nil, err
@@ -331,7 +272,7 @@ func (s *server) progress(ctx context.Context, _ *call, in progressIn) (any, err
 	return s.task(t), nil
 }
 
-func (s *server) block(ctx context.Context, _ *call, in blockIn) (any, error) {
+func (s *server) block(ctx context.Context, _ *mcp.CallToolRequest, in blockIn) (any, error) {
 	r, err := s.ref(in.Task, in.Epoch)
 	if err != nil {
 		return nil, err
@@ -344,10 +285,10 @@ func (s *server) block(ctx context.Context, _ *call, in blockIn) (any, error) {
 }
 
 // wait blocks in app.Service.Wait for at most the caller's timeout
-// (clamped to MaxWait), sending a progress notification every
+// (clamped to Options.MaxWait), sending a progress notification every
 // ProgressEvery when the caller gave a progress token, so that clients
 // which time out a silent call keep waiting.
-func (s *server) wait(ctx context.Context, req *call, in waitIn) (any, error) {
+func (s *server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) (any, error) {
 	timeout, err := duration("timeout", in.Timeout, s.opt.DefaultWait)
 	if err != nil {
 		return nil, err
@@ -360,8 +301,8 @@ func (s *server) wait(ctx context.Context, req *call, in waitIn) (any, error) {
 			return nil, err
 		}
 	}
-	if req.progressToken != nil {
-		stop := s.notifyProgress(ctx, req, timeout, in.Task)
+	if tok := req.Params.GetProgressToken(); tok != nil {
+		stop := s.notifyProgress(ctx, req, tok, timeout, in.Task)
 		defer stop()
 	}
 	res, err := s.opt.Service.Wait(ctx, app.WaitRequest{Agent: s.opt.Agent, TaskID: in.Task, Timeout: timeout})
@@ -373,7 +314,7 @@ func (s *server) wait(ctx context.Context, req *call, in waitIn) (any, error) {
 
 // notifyProgress sends progress (seconds waited out of the timeout) until
 // stopped; it returns once the sender has stopped.
-func (s *server) notifyProgress(ctx context.Context, req *call, timeout time.Duration, task string) func() {
+func (s *server) notifyProgress(ctx context.Context, req *mcp.CallToolRequest, tok any, timeout time.Duration, task string) func() {
 	what := "waiting for an eligible task"
 	if task != "" {
 		what = "waiting for task " + task + " to change state"
@@ -390,7 +331,9 @@ func (s *server) notifyProgress(ctx context.Context, req *call, timeout time.Dur
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := req.notifyProgress(time.Since(start).Round(time.Second).Seconds(), timeout.Seconds(), what); err != nil && ctx.Err() == nil {
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok,
+					Progress: time.Since(start).Round(time.Second).Seconds(), Total: timeout.Seconds(), Message: what})
+				if err != nil && ctx.Err() == nil {
 					s.warnf("wait: progress notification: %v", err)
 				}
 			}
@@ -399,7 +342,7 @@ func (s *server) notifyProgress(ctx context.Context, req *call, timeout time.Dur
 	return func() { cancel(); <-done }
 }
 
-func (s *server) files(ctx context.Context, _ *call, in filesIn) (any, error) {
+func (s *server) files(ctx context.Context, _ *mcp.CallToolRequest, in filesIn) (any, error) {
 	n := 0
 	for _, l := range [][]string{in.Lock, in.Unlock, in.Write} {
 		if len(l) > 0 {
@@ -485,7 +428,7 @@ func (s *server) repoPaths(ps []string) ([]string, error) {
 	return out, nil
 }
 
-func (s *server) log(ctx context.Context, _ *call, in logIn) (any, error) {
+func (s *server) log(ctx context.Context, _ *mcp.CallToolRequest, in logIn) (any, error) {
 	n := app.DefaultLogLines
 	if in.Lines != nil {
 		n = *in.Lines
@@ -516,7 +459,7 @@ func (s *server) log(ctx context.Context, _ *call, in logIn) (any, error) {
 
 // --- the rest (--tools all) ----------------------------------------------
 
-func (s *server) tasks(ctx context.Context, _ *call, in tasksIn) (any, error) {
+func (s *server) tasks(ctx context.Context, _ *mcp.CallToolRequest, in tasksIn) (any, error) {
 	var sts []coord.Status
 	for _, st := range coord.ParseCaps(in.Status) {
 		sts = append(sts, coord.Status(st))
@@ -528,7 +471,7 @@ func (s *server) tasks(ctx context.Context, _ *call, in tasksIn) (any, error) {
 	return map[string]any{"tasks": s.tasksJSON(ts)}, nil
 }
 
-func (s *server) review(ctx context.Context, _ *call, in reviewIn) (any, error) {
+func (s *server) review(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn) (any, error) {
 	if err := coord.ValidTaskID(in.Task); err != nil {
 		return nil, err
 	}
@@ -548,7 +491,7 @@ func (s *server) review(ctx context.Context, _ *call, in reviewIn) (any, error) 
 	return s.task(t), nil
 }
 
-func (s *server) act(ctx context.Context, _ *call, in actIn) (any, error) {
+func (s *server) act(ctx context.Context, _ *mcp.CallToolRequest, in actIn) (any, error) {
 	a := app.Act{By: s.opt.Agent.ID, TaskID: in.Task, Reason: in.Reason}
 	v := s.opt.Service.Supervisor()
 	var res app.ActResult
@@ -569,7 +512,7 @@ func (s *server) act(ctx context.Context, _ *call, in actIn) (any, error) {
 	return s.task(res.Task), nil
 }
 
-func (s *server) agents(ctx context.Context, _ *call, in agentsIn) (any, error) {
+func (s *server) agents(ctx context.Context, _ *mcp.CallToolRequest, in agentsIn) (any, error) {
 	timeout, err := duration("timeout", in.Timeout, 0)
 	if err != nil {
 		return nil, err
@@ -581,7 +524,7 @@ func (s *server) agents(ctx context.Context, _ *call, in agentsIn) (any, error) 
 	return map[string]any{"agents": rows}, nil
 }
 
-func (s *server) kv(ctx context.Context, _ *call, in kvIn) (any, error) {
+func (s *server) kv(ctx context.Context, _ *mcp.CallToolRequest, in kvIn) (any, error) {
 	svc := s.opt.Service
 	switch in.Op {
 	case "get":
@@ -622,7 +565,7 @@ func (s *server) kv(ctx context.Context, _ *call, in kvIn) (any, error) {
 	return nil, coord.Errorf(coord.CodeUsage, "kv: op must be get, set, del or ls, not %q", in.Op)
 }
 
-func (s *server) lease(ctx context.Context, _ *call, in leaseIn) (any, error) {
+func (s *server) lease(ctx context.Context, _ *mcp.CallToolRequest, in leaseIn) (any, error) {
 	svc := s.opt.Service
 	epoch := coord.NoEpoch
 	if err := coord.CheckEpoch(in.Epoch); err != nil {
@@ -658,7 +601,7 @@ func (s *server) lease(ctx context.Context, _ *call, in leaseIn) (any, error) {
 	return nil, coord.Errorf(coord.CodeUsage, "lease: op must be acquire, renew, release or list, not %q", in.Op)
 }
 
-func (s *server) doctor(ctx context.Context, _ *call, in doctorIn) (any, error) {
+func (s *server) doctor(ctx context.Context, _ *mcp.CallToolRequest, in doctorIn) (any, error) {
 	probs, err := s.opt.Service.Doctor(ctx, in.Repair)
 	if err != nil {
 		return nil, err

@@ -8,9 +8,11 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rotd/coordination/cmd/coord/internal/workspace"
 	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
 )
 
 // Agents are the agents setup knows.
@@ -38,9 +40,9 @@ func Files(agent string) []string {
 	return nil
 }
 
-// toolTimeoutSec is the MCP tool timeout setup gives Codex and Gemini: the
-// longest wait (10 minutes) and a minute to spare.
-const toolTimeoutSec = 660
+// toolTimeoutSec is the MCP tool timeout setup gives Codex and Gemini
+// (app.ToolTimeout: the longest wait and a minute to spare), in seconds.
+const toolTimeoutSec = int(app.ToolTimeout / time.Second)
 
 // Options say what setup does.
 type Options struct {

@@ -8,10 +8,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/coord/app"
 )
 
 func run(t *testing.T, dir, agent string, dry, remove bool) (string, error) {
@@ -505,5 +507,31 @@ func TestNextStep(t *testing.T) {
 		if out := mustRun(t, dir, agent, false, true); strings.Contains(out, "next:") {
 			t.Errorf("%s --remove: %q", agent, out)
 		}
+	}
+}
+
+// TestToolTimeoutCoversTheLongestWait: the tool timeout setup writes for
+// Codex and Gemini is computed from the MCP wait's bound
+// (app.MaxToolWait) and outlasts it, so a wait always ends with its own
+// answer; today 660 s.
+func TestToolTimeoutCoversTheLongestWait(t *testing.T) {
+	want := app.MaxToolWait + time.Minute
+	if got := time.Duration(toolTimeoutSec) * time.Second; got != want || got <= app.MaxToolWait {
+		t.Fatalf("tool timeout %v, want %v (the longest wait, %v, and a minute)", got, want, app.MaxToolWait)
+	}
+	dir := t.TempDir()
+	mustRun(t, dir, "codex", false, false)
+	var cfg map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, codexConfig))
+	if err := toml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg["mcp_servers"].(map[string]any)["coord"].(map[string]any)["tool_timeout_sec"]; got != int64(want/time.Second) {
+		t.Errorf("codex tool_timeout_sec %v, want %d", got, int64(want/time.Second))
+	}
+	mustRun(t, dir, "gemini", false, false)
+	srv := readJSON(t, dir, geminiSettings)["mcpServers"].(map[string]any)["coord"].(map[string]any)
+	if got := srv["timeout"]; got != float64(want/time.Millisecond) {
+		t.Errorf("gemini timeout %v, want %d ms", got, want/time.Millisecond)
 	}
 }
