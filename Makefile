@@ -10,7 +10,7 @@ BIN := bin
 FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run by `make test-long` (and on
 # their seed corpora by every `go test`).
-FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/internal/hooks:FuzzPatchFiles ./cmd/coord/internal/setup:FuzzReconcile ./cmd/coord/internal/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzToolArguments ./registry/format:FuzzSettingValue ./internal/gitrepo:FuzzParse ./internal/gitrepo:FuzzParseDiffs ./coord/plan:FuzzLoad ./internal/gitrepo:FuzzParseWorktrees ./internal/gitrepo:FuzzParseMergeTree
+FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/internal/hooks:FuzzPatchFiles ./cmd/coord/internal/setup:FuzzReconcile ./cmd/coord/internal/setup:FuzzCodexConfig ./cmd/coord/internal/mcpserver:FuzzToolArguments ./registry/format:FuzzSettingValue ./internal/gitrepo:FuzzParse ./internal/gitrepo:FuzzParseDiffs ./coord/plan:FuzzLoad ./internal/gitrepo:FuzzParseWorktrees ./internal/gitrepo:FuzzParseMergeTree
 
 .PHONY: build demo demo-hub demo-land test test-long test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/rotd/coordination/cmd/coord/mcpserver"
+	"github.com/rotd/coordination/cmd/coord/internal/mcpserver"
 	"github.com/rotd/coordination/coord"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/rotd/coordination/cmd/coord/mcpserver"
+	"github.com/rotd/coordination/cmd/coord/internal/mcpserver"
 	"github.com/rotd/coordination/registry/backend/backendtest"
 	"github.com/rotd/coordination/registry/nats/hubtest"
 )
