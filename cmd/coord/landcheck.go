@@ -1,13 +1,11 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"io"
 	"os/exec"
-	"strconv"
-	"strings"
 
-	"github.com/rotd/coordination/internal/gitrepo"
+	"github.com/rotd/coordination/internal/check"
 )
 
 // The lander's check runs under coord's run supervisor (supervise.go),
@@ -18,8 +16,8 @@ import (
 // killed lander's check never runs on (its side effects included) while
 // the next lander removes the worktree it runs in.
 
-// superviseCheck is the lander's gitrepo.Starter.
-func superviseCheck(dir string, argv, env []string, out io.Writer) (gitrepo.Proc, error) {
+// superviseCheck is the lander's check.Starter.
+func superviseCheck(dir string, argv, env []string, out io.Writer) (check.Proc, error) {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return nil, err
@@ -37,18 +35,12 @@ type supervisedCheck struct{ g *supervised }
 // Kill shuts the lifeline: the supervisor kills the check's group.
 func (c supervisedCheck) Kill() { c.g.kill() }
 
-// Wait returns the check's exit status from the supervisor's report:
-// its own, or -1 when a signal ended it; an error when it could not
-// start or the supervisor itself died.
-func (c supervisedCheck) Wait() (int, error) {
-	st := c.g.wait()
-	kind, arg, _ := strings.Cut(st, " ")
-	n, err := strconv.Atoi(arg)
-	switch {
-	case kind == "exit" && err == nil:
-		return n, nil
-	case kind == "signal" && err == nil:
-		return -1, nil
+// Wait returns how the check ended, from the supervisor's report; an
+// error when it could not start or the supervisor itself died.
+func (c supervisedCheck) Wait() (check.Status, error) {
+	st, text := check.ExitOf(c.g.wait())
+	if st.Exit == 127 && st.Signal == 0 && text != "" {
+		return st, errors.New(text)
 	}
-	return -1, fmt.Errorf("%s", exitReason(st))
+	return st, nil
 }

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
-	"golang.org/x/sys/unix"
 
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/internal/check"
 )
 
 func runCommand(e *env) *cli.Command {
@@ -538,19 +538,11 @@ func exitReason(status string) string {
 	case "exit":
 		return "exit status " + arg
 	case "signal":
-		return "killed by " + sigName(syscall.Signal(n))
+		return "killed by " + check.SignalName(syscall.Signal(n))
 	case "error":
 		return "could not start: " + arg
 	}
 	return status
-}
-
-// sigName names signal n for people: "SIGKILL (signal 9)".
-func sigName(n syscall.Signal) string {
-	if name := unix.SignalName(n); name != "" {
-		return fmt.Sprintf("%s (signal %d)", name, int(n))
-	}
-	return fmt.Sprintf("signal %d", int(n))
 }
 
 // blockAfterRun blocks the task CMD failed on and returns the conflict

@@ -9,14 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/internal/check"
 )
 
 func verifyCommand(e *env) *cli.Command {
@@ -91,7 +90,7 @@ func (e *env) verify(svc *app.Service, a coord.Agent, taskID string, argv []stri
 	if err != nil {
 		return nil, coord.Receipt{}, err
 	}
-	tail := &tailBuffer{max: coord.MaxNote}
+	tail := check.NewTail(coord.MaxNote)
 	r := &runner{e: e, svc: svc, argv: argv, path: path, grace: grace, every: e.cfg.BeatInterval, sigs: sigs,
 		dir: e.paths().WorkTop(), output: tail}
 	if sig := pendingSignal(e.ctx, sigs); sig != nil {
@@ -111,7 +110,8 @@ func (e *env) verify(svc *app.Service, a coord.Agent, taskID string, argv []stri
 	if out.sig != nil {
 		return nil, coord.Receipt{}, &coord.Error{Code: coord.CodeInterrupted, Msg: fmt.Sprintf("verify: interrupted by %s; %s was stopped and no receipt recorded", signalName(out.sig), argv[0])}
 	}
-	exit, text := exitOf(out.status)
+	st, text := check.ExitOf(out.status)
+	exit := st.Exit
 	if text != "" {
 		tail.Write([]byte("coord: " + text + "\n"))
 	}
@@ -135,22 +135,6 @@ func verdict(r coord.Receipt) string {
 	return "failed, exit " + strconv.Itoa(r.Exit)
 }
 
-// exitOf is the exit status a receipt records for the supervisor's
-// report: CMD's own, 128+N when signal N killed it, 127 when it could
-// not start (what a shell says), and a text for the tail when there is
-// more to say.
-func exitOf(status string) (int, string) {
-	kind, arg, _ := strings.Cut(status, " ")
-	n, err := strconv.Atoi(arg)
-	switch {
-	case kind == "exit" && err == nil && n >= 0 && n <= 255:
-		return n, ""
-	case kind == "signal" && err == nil && n > 0 && n < 128:
-		return 128 + n, "killed by " + sigName(syscall.Signal(n))
-	}
-	return 127, exitReason(status)
-}
-
 // commandLine is argv as one line for people, an argument quoted for a
 // shell when it needs it.
 func commandLine(argv []string) string {
@@ -165,40 +149,4 @@ func commandLine(argv []string) string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-	cut bool // bytes were dropped from the front
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 2*t.max { // trim now and then, not on every write
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-		t.cut = true
-	}
-	return len(p), nil
-}
-
-// String is the last max bytes, from the start of a line when bytes
-// were dropped and a line begins in them, as valid UTF-8.
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.b
-	if len(b) > t.max {
-		b = b[len(b)-t.max:]
-	}
-	if t.cut || len(b) < len(t.b) {
-		if i := strings.IndexByte(string(b), '\n'); i >= 0 && i < len(b)-1 {
-			b = b[i+1:]
-		}
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
 }

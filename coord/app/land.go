@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rotd/coordination/coord"
+	"github.com/rotd/coordination/internal/check"
 )
 
 // Landing (contract §10): finished work merged onto the target branch,
@@ -66,7 +67,7 @@ type Lander interface {
 	CleanCheckouts(ctx context.Context) (int, error)
 	// Check runs the shell command line cmd in dir with env added,
 	// bounded by timeout.
-	Check(ctx context.Context, dir, cmd string, env []string, timeout time.Duration) (CheckRun, error)
+	Check(ctx context.Context, dir, cmd string, env []string, timeout time.Duration) (check.Result, error)
 }
 
 // LandMerge is a merge of a task's work with the target.
@@ -74,14 +75,6 @@ type LandMerge struct {
 	Tree     string
 	Conflict bool
 	Files    []string
-}
-
-// CheckRun is what one run of the land check gave.
-type CheckRun struct {
-	Exit     int // -1: killed or timed out
-	TimedOut bool
-	Tail     string // the last lines of its output
-	Took     time.Duration
 }
 
 // ErrTargetMoved is what Lander.MoveTarget wraps when the target moved
@@ -602,7 +595,7 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 				cancel()
 				return res, err
 			}
-			if run.Exit != 0 {
+			if !run.Passed() {
 				return ln.sendBack(ctx, t, checkFailure(ln.check, run, target))
 			}
 		}
@@ -702,10 +695,10 @@ func (ln *lander) carriesClaims(ctx context.Context, t queued) (string, error) {
 
 // runCheck runs the check on cand in a temporary worktree, removed
 // after it (even when the lander is interrupted).
-func (ln *lander) runCheck(ctx context.Context, t queued, cand, tip string) (CheckRun, error) {
+func (ln *lander) runCheck(ctx context.Context, t queued, cand, tip string) (check.Result, error) {
 	dir, err := ln.l.Checkout(ctx, t.id, cand)
 	if err != nil {
-		return CheckRun{}, err
+		return check.Result{}, err
 	}
 	env := []string{coord.EnvTask + "=" + t.id, coord.EnvLandTarget + "=" + ln.s.conf().Target, coord.EnvLandCommit + "=" + cand,
 		coord.EnvLandHead + "=" + t.head, coord.EnvLandBase + "=" + tip}
@@ -719,13 +712,8 @@ func (ln *lander) runCheck(ctx context.Context, t queued, cand, tip string) (Che
 }
 
 // checkFailure is the send-back note of a failed check.
-func checkFailure(cmd string, run CheckRun, target string) string {
-	what := fmt.Sprintf("exited %d", run.Exit)
-	if run.TimedOut {
-		what = "ran out of time"
-	} else if run.Exit < 0 {
-		what = "was killed"
-	}
+func checkFailure(cmd string, run check.Result, target string) string {
+	what := run.How()
 	tail := run.Tail
 	if tail == "" {
 		tail = "(no output)"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
+	"github.com/rotd/coordination/internal/check"
 	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
@@ -114,14 +115,14 @@ func (f *fakeLander) Checkout(context.Context, string, string) (string, error) {
 func (f *fakeLander) RemoveCheckout(context.Context, string) error { return nil }
 func (f *fakeLander) CleanCheckouts(context.Context) (int, error)  { return 0, nil }
 
-func (f *fakeLander) Check(_ context.Context, dir, cmd string, env []string, timeout time.Duration) (app.CheckRun, error) {
+func (f *fakeLander) Check(_ context.Context, dir, cmd string, env []string, timeout time.Duration) (check.Result, error) {
 	f.checks++
 	for _, e := range env {
 		if h, ok := strings.CutPrefix(e, "COORD_LAND_HEAD="); ok && f.failCheck[h] {
-			return app.CheckRun{Exit: 1, Tail: "FAIL: TestX"}, nil
+			return check.Result{Exit: 1, Tail: "FAIL: TestX"}, nil
 		}
 	}
-	return app.CheckRun{}, nil
+	return check.Result{}, nil
 }
 
 // landProject is a project whose tasks are done by their owners with

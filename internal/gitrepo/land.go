@@ -1,22 +1,19 @@
 package gitrepo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/fsops"
+	"github.com/rotd/coordination/internal/check"
 )
 
 // Landing (contract §10, "Landing"): the git side of coord land. A
@@ -338,136 +335,26 @@ func safeName(s string) string {
 	return string(b)
 }
 
-// CheckRun is what one check gave.
-type CheckRun struct {
-	Exit     int           // its exit status (-1: killed, or timed out)
-	TimedOut bool          // it ran longer than its timeout
-	Tail     string        // the last lines of its output (stdout and stderr)
-	Took     time.Duration // how long it ran
-}
-
-// checkTail bounds the output a check keeps: its last lines, at most
-// this many bytes (a note's bound).
+// checkTail bounds the output a land check keeps: its last lines, at
+// most this many bytes (a note's bound).
 const checkTail = 2 << 10
 
-// Starter starts a check's process: argv in dir with env (the whole
-// environment), its standard output and error going to out (stdin
-// empty). A Starter that makes it die with its caller (coord's run
-// supervisor, which the lander uses: the check and everything it
-// started are killed when the lander dies, SIGKILL included) is what
-// keeps a killed lander's check from running on into the next
-// lander's landing.
-type Starter func(dir string, argv, env []string, out io.Writer) (Proc, error)
-
-// Proc is a check's process as its Starter started it.
-type Proc interface {
-	// Kill stops it and everything it started, at once.
-	Kill()
-	// Wait waits for it to end and returns its exit status (-1 when a
-	// signal ended it).
-	Wait() (int, error)
-}
-
 // RunCheck runs the shell command line cmd (sh -c) in dir with env added
-// to the environment, bounded by timeout (the whole process group is
-// killed at the end), and returns its exit status and the last lines of
-// its output. err is for a check that could not start. It starts the
-// check itself (a process group of its own, nothing more): a check
+// to the environment, as package check runs a check (its own process
+// group, killed whole at the timeout), keeping its last lines. A check
 // started so survives its caller's death; the lander starts its checks
 // through Landing.Start.
-func RunCheck(ctx context.Context, dir, cmd string, env []string, timeout time.Duration) (CheckRun, error) {
+func RunCheck(ctx context.Context, dir, cmd string, env []string, timeout time.Duration) (check.Result, error) {
 	return runCheck(ctx, nil, dir, cmd, env, timeout)
 }
 
-func runCheck(ctx context.Context, start Starter, dir, cmd string, env []string, timeout time.Duration) (CheckRun, error) {
-	if start == nil {
-		start = startGroup
+func runCheck(ctx context.Context, start check.Starter, dir, cmd string, env []string, timeout time.Duration) (check.Result, error) {
+	r, err := check.Run(ctx, start, dir, []string{"sh", "-c", cmd}, append(os.Environ(), env...), timeout, checkTail)
+	r.Tail = strings.TrimRight(r.Tail, "\n\r\t ")
+	if err != nil && ctx.Err() == nil {
+		return r, coord.Wrap(coord.CodeIO, err, "cannot run the land check %q", cmd)
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var out tailBuffer
-	begun := time.Now()
-	p, err := start(dir, []string{"sh", "-c", cmd}, append(os.Environ(), env...), &out)
-	if err != nil {
-		return CheckRun{}, coord.Wrap(coord.CodeIO, err, "cannot run the land check %q", cmd)
-	}
-	type ended struct {
-		exit int
-		err  error
-	}
-	done := make(chan ended, 1)
-	go func() { e, err := p.Wait(); done <- ended{e, err} }()
-	var end ended
-	select {
-	case end = <-done:
-	case <-cctx.Done():
-		p.Kill()
-		end = <-done
-	}
-	run := CheckRun{Exit: end.exit, Took: time.Since(begun), Tail: out.tail()}
-	if end.err != nil {
-		run.Exit = -1
-	}
-	if cctx.Err() != nil {
-		if ctx.Err() != nil {
-			return run, ctx.Err()
-		}
-		run.TimedOut, run.Exit = true, -1
-	}
-	return run, nil
-}
-
-// startGroup is the Starter RunCheck uses: argv in a process group of
-// its own, killed whole by Kill.
-func startGroup(dir string, argv, env []string, out io.Writer) (Proc, error) {
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Dir, c.Env = dir, env
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c.Stdout, c.Stderr = out, out
-	if err := c.Start(); err != nil {
-		return nil, err
-	}
-	return groupProc{c}, nil
-}
-
-type groupProc struct{ c *exec.Cmd }
-
-func (g groupProc) Kill() { syscall.Kill(-g.c.Process.Pid, syscall.SIGKILL) }
-
-func (g groupProc) Wait() (int, error) {
-	err := g.c.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &ee):
-		return ee.ExitCode(), nil // -1 when a signal ended it
-	}
-	return -1, err
-}
-
-// tailBuffer keeps the last checkTail*4 bytes written to it.
-type tailBuffer struct{ b []byte }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if over := len(t.b) - 4*checkTail; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-// tail is the last lines of what was written, at most checkTail bytes,
-// cut at a line start when it can be.
-func (t *tailBuffer) tail() string {
-	b := bytes.TrimRight(t.b, "\n\r\t ")
-	if len(b) > checkTail {
-		b = b[len(b)-checkTail:]
-		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
-			b = b[i+1:]
-		}
-	}
-	return strings.ToValidUTF8(string(b), "?")
+	return r, err
 }
 
 // Landing is a Repo as the application's lander asks for it
@@ -477,7 +364,7 @@ type Landing struct {
 	// Start starts the checks (nil: RunCheck's own start, which a
 	// check survives its lander by); the CLI gives coord's run
 	// supervisor, so a check dies with its lander.
-	Start Starter
+	Start check.Starter
 	// Warn receives what went wrong after the target moved (a checkout
 	// of it that could not be brought along); nil drops it.
 	Warn func(string)
@@ -663,7 +550,6 @@ func (l *Landing) CleanCheckouts(ctx context.Context) (int, error) {
 }
 
 // Check runs a check as RunCheck does, started by l.Start.
-func (l *Landing) Check(ctx context.Context, dir, cmd string, env []string, timeout time.Duration) (app.CheckRun, error) {
-	run, err := runCheck(ctx, l.Start, dir, cmd, env, timeout)
-	return app.CheckRun{Exit: run.Exit, TimedOut: run.TimedOut, Tail: run.Tail, Took: run.Took}, err
+func (l *Landing) Check(ctx context.Context, dir, cmd string, env []string, timeout time.Duration) (check.Result, error) {
+	return runCheck(ctx, l.Start, dir, cmd, env, timeout)
 }

@@ -120,7 +120,7 @@ func TestRunCheck(t *testing.T) {
 	}
 	pidfile := filepath.Join(dir, "child")
 	run, err = RunCheck(ctx, dir, `sh -c 'echo $$ > `+pidfile+`.tmp; mv `+pidfile+`.tmp `+pidfile+`; exec sleep 60' & while [ ! -f `+pidfile+` ]; do sleep 0.01; done; sleep 60`, nil, 500*time.Millisecond)
-	if err != nil || !run.TimedOut || run.Exit != -1 {
+	if err != nil || !run.TimedOut || run.Exit != 137 {
 		t.Fatalf("RunCheck over time = %+v, %v", run, err)
 	}
 	if run.Took > 30*time.Second { // its processes live 60 s unless killed
