@@ -8,7 +8,7 @@ import (
 	"github.com/rotd/coordination/internal/check"
 )
 
-// The lander's check runs under coord's run supervisor (supervise.go),
+// The lander's check runs under coord's run supervisor (lifeline.go),
 // as run's and verify's commands do: the supervisor starts the check in
 // a process group of its own and kills that group, and on Linux every
 // descendant that left it, when the lander's end of the lifeline closes.

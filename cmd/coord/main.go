@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) == 0 {
 		args = []string{"coord"}
 	}
-	if isSupervisor(args) { // coord run's helper process (supervise.go)
+	if isSupervisor(args) { // coord run's helper process (lifeline.go)
 		return runSupervisor(args, stdin, stdout, stderr)
 	}
 	// "rotd coord …" behaves exactly like "coord …".
