@@ -304,33 +304,26 @@ func checkRun(t *testing.T, where, cmd string, funcs map[string][]string, script
 			}
 		}
 	}
-	for _, name := range nameInRun.FindAllString(re, -1) {
-		found := false
-		for _, file := range funcs[name] {
-			for _, d := range dirs {
-				dir := path.Dir(file)
-				if base, ok := strings.CutSuffix(d, "/..."); ok && (dir == base || strings.HasPrefix(dir, base+"/")) || dir == d {
-					found = true
-				}
-			}
-		}
-		if !found && !prefixOfSome(name, dirs, funcs) {
-			t.Errorf("%s: %q: no test %s in %s", where, cmd, name, strings.Join(dirs, " "))
+	for _, pattern := range nameInRun.FindAllString(re, -1) {
+		if !runsSome(pattern, dirs, funcs) {
+			t.Errorf("%s: %q: no test %s in %s", where, cmd, pattern, strings.Join(dirs, " "))
 		}
 	}
 }
 
-// prefixOfSome reports whether pattern, taken as a prefix (as -run reads
-// an unanchored name such as TestCrash), matches a test of the packages.
-func prefixOfSome(pattern string, dirs []string, funcs map[string][]string) bool {
+// runsSome reports whether a test whose name starts with pattern (as -run
+// reads an unanchored name such as TestCrash) is defined in one of the
+// package directories (dir/... counting every package under dir).
+func runsSome(pattern string, dirs []string, funcs map[string][]string) bool {
 	for name, files := range funcs {
 		if !strings.HasPrefix(name, pattern) {
 			continue
 		}
 		for _, file := range files {
+			dir := path.Dir(file)
 			for _, d := range dirs {
-				dir := path.Dir(file)
-				if base, ok := strings.CutSuffix(d, "/..."); ok && (dir == base || strings.HasPrefix(dir, base+"/")) || dir == d {
+				base, tree := strings.CutSuffix(d, "/...")
+				if dir == base || tree && strings.HasPrefix(dir, base+"/") {
 					return true
 				}
 			}
