@@ -1,11 +1,13 @@
 package rotdtemplate
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,14 +25,19 @@ var (
 	mdHeading = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *#*$`)
 )
 
-// docFiles are the documents checked: README.md and docs/*.md.
+// docFiles are the documents checked: README.md, docs/*.md and
+// docs/decisions/*.md.
 func docFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append([]string{"README.md"}, files...)
+	decisions, err := filepath.Glob(filepath.Join("docs", "decisions", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(append([]string{"README.md"}, files...), decisions...)
 }
 
 // prose is md without fenced code blocks and inline code spans, so a link
@@ -170,4 +177,157 @@ func TestAnchors(t *testing.T) {
 	if got["not-a-heading"] {
 		t.Errorf("a line in a code block was taken for a heading")
 	}
+}
+
+var (
+	testName  = regexp.MustCompile(`^(Test|Fuzz|Benchmark)[A-Za-z0-9_]+`)
+	testFunc  = regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark)[A-Za-z0-9_]+)\(`)
+	runFlag   = regexp.MustCompile(`-(?:run|bench) '([^']*)'`)
+	nameInRun = regexp.MustCompile(`(?:Test|Fuzz|Benchmark)[A-Za-z0-9_]+`)
+)
+
+// testFuncs maps each Test, Fuzz and Benchmark function of the
+// repository to the _test.go files (slash paths) that define it.
+func testFuncs(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range testFunc.FindAllStringSubmatch(string(b), -1) {
+			out[m[1]] = append(out[m[1]], filepath.ToSlash(p))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestDocReliabilityNamesExist holds docs/RELIABILITY.md to the code: every
+// test it names is defined (in the _test.go file named before it in the
+// same table cell, when one is), every script it names is in
+// testdata/script, and every `go test -run` it gives names tests of the
+// packages it runs.
+func TestDocReliabilityNamesExist(t *testing.T) {
+	const doc = "docs/RELIABILITY.md"
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs := testFuncs(t)
+	script := func(name string) bool {
+		_, err := os.Stat(filepath.Join("testdata", "script", name+".txtar"))
+		return err == nil
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		where := fmt.Sprintf("%s:%d", doc, i+1)
+		for _, cell := range strings.Split(strings.ReplaceAll(line, `\|`, "\x00"), "|") {
+			cell = strings.ReplaceAll(cell, "\x00", "|")
+			file := ""
+			for _, span := range codeSpan.FindAllString(cell, -1) {
+				span = strings.Trim(span, "`")
+				switch {
+				case strings.HasPrefix(span, "go test "):
+					checkRun(t, where, span, funcs, script)
+				case strings.HasSuffix(span, "_test.go") || strings.HasSuffix(span, ".txtar"):
+					if _, err := os.Stat(filepath.FromSlash(span)); err != nil {
+						t.Errorf("%s: %v", where, err)
+					}
+					file = span
+				case strings.HasPrefix(span, "TestScript/"):
+					if name := strings.TrimPrefix(span, "TestScript/"); !script(name) {
+						t.Errorf("%s: no script testdata/script/%s.txtar", where, name)
+					}
+				case testName.MatchString(span):
+					name := testName.FindString(span)
+					files := funcs[name]
+					if len(files) == 0 {
+						t.Errorf("%s: no test named %s", where, name)
+					} else if strings.HasSuffix(file, "_test.go") && !slices.Contains(files, file) {
+						t.Errorf("%s: %s is not in %s (it is in %s)", where, name, file, strings.Join(files, ", "))
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkRun checks a `go test -run 'RE' PKG…` command: each test name in
+// RE is defined in one of the packages (a ./dir/... pattern counts every
+// package under dir), and each TestScript/ alternative is a script.
+func checkRun(t *testing.T, where, cmd string, funcs map[string][]string, script func(string) bool) {
+	t.Helper()
+	var dirs []string
+	for _, f := range strings.Fields(cmd) {
+		if strings.HasPrefix(f, "./") {
+			dirs = append(dirs, strings.TrimPrefix(f, "./"))
+		}
+	}
+	m := runFlag.FindStringSubmatch(cmd)
+	if m == nil {
+		t.Errorf("%s: %q has no -run or -bench pattern", where, cmd)
+		return
+	}
+	re := m[1]
+	if _, err := regexp.Compile(re); err != nil {
+		t.Errorf("%s: %q: %v", where, cmd, err)
+	}
+	if _, rest, ok := strings.Cut(re, "TestScript/"); ok {
+		rest = strings.TrimPrefix(rest, "^")
+		if strings.HasPrefix(rest, "(") {
+			rest = rest[1:strings.Index(rest, ")")]
+		} else {
+			rest, _, _ = strings.Cut(rest, "$")
+		}
+		for _, alt := range strings.Split(rest, "|") {
+			if alt == "" {
+				continue
+			}
+			if !script(alt) {
+				// a pattern such as write_claims(_hub)?: its stem must exist
+				if stem, _, _ := strings.Cut(alt, "("); !script(stem) {
+					t.Errorf("%s: no script testdata/script/%s.txtar for %q", where, alt, cmd)
+				}
+			}
+		}
+	}
+	for _, pattern := range nameInRun.FindAllString(re, -1) {
+		if !runsSome(pattern, dirs, funcs) {
+			t.Errorf("%s: %q: no test %s in %s", where, cmd, pattern, strings.Join(dirs, " "))
+		}
+	}
+}
+
+// runsSome reports whether a test whose name starts with pattern (as -run
+// reads an unanchored name such as TestCrash) is defined in one of the
+// package directories (dir/... counting every package under dir).
+func runsSome(pattern string, dirs []string, funcs map[string][]string) bool {
+	for name, files := range funcs {
+		if !strings.HasPrefix(name, pattern) {
+			continue
+		}
+		for _, file := range files {
+			dir := path.Dir(file)
+			for _, d := range dirs {
+				base, tree := strings.CutSuffix(d, "/...")
+				if dir == base || tree && strings.HasPrefix(dir, base+"/") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
