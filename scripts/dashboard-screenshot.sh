@@ -8,11 +8,15 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/docs/img/dashboard.png}
+case $out in /*) ;; *) out=$PWD/$out ;; esac
 COORD=${COORD:-$top/bin/coord}
 [ -x "$COORD" ] || { echo "screenshot: $COORD not built; run 'make build'" >&2; exit 1; }
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 [ -n "$browser" ] || { echo "screenshot: no chromium on PATH" >&2; exit 1; }
-base=$(mktemp -d "${TMPDIR:-/tmp}/coord-shot.XXXXXX")
+# A fixed, plain directory, so the page's header reads like a project's
+# (a temporary name would show in the picture); refused if it exists.
+base=${SHOT_DIR:-/tmp/demo}
+mkdir "$base" || { echo "screenshot: $base exists; remove it or set SHOT_DIR" >&2; exit 1; }
 repo=$base/shop-api
 pid=
 cleanup() { [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$base"; }
@@ -59,6 +63,6 @@ addr=127.0.0.1:$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1"
 "$COORD" dashboard --addr "$addr" --doctor-every 0 >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 100); do curl -fsS "http://$addr/api/state.json" >/dev/null 2>&1 && break; sleep 0.1; done
-"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,1200 \
-	--virtual-time-budget=3000 --screenshot="$out" "http://$addr/" >/dev/null 2>&1
+timeout 60 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,1200 \
+	--timeout=5000 --screenshot="$out" "http://$addr/" >/dev/null 2>&1 || true
 echo "screenshot: $out"
