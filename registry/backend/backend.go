@@ -48,7 +48,7 @@ type Options struct {
 }
 
 // Open opens the backend o names: o.URL, else the tree at o.Root, or
-// the backend that tree's config.json names under "backend" (contract §5:
+// the backend that tree's config.json names under "backend" (docs/MANY-MACHINES.md:
 // flag over environment over config; the caller passes the first two as
 // o.URL).
 func Open(ctx context.Context, o Options) (coord.Backend, error) {

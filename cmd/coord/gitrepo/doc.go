@@ -1,5 +1,5 @@
 // Package gitrepo runs the git operations coord needs on the caller's
-// repository for work in flight (contract §10): the branch checked out
+// repository for work in flight (docs/GIT.md): the branch checked out
 // and the commits it and the target name, merge bases and ancestry, the
 // paths a range of commits changed, linked worktrees (add, list,
 // remove), what a worktree holds that no commit does (Dirty), the tree

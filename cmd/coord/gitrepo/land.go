@@ -19,7 +19,7 @@ import (
 	"github.com/rotd/coordination/fsops"
 )
 
-// Landing (contract §10, "Landing"): the git side of coord land. A
+// Landing (docs/GIT.md, "Landing"): the git side of coord land. A
 // merge is computed in the object database (merge-tree --write-tree), a
 // merge commit made without any worktree (commit-tree), the target moved
 // by a compare-and-swap of its ref (update-ref NEW OLD), and the check

@@ -63,7 +63,7 @@
 // no agent sends them). A client that closes its input ends
 // the session and the calls still in flight are cancelled unanswered.
 // Tools publish no output schema. The structured results carry
-// the registry's own task encoding, unknown fields included (contract §2
+// the registry's own task encoding, unknown fields included (docs/FORMATS.md
 // keeps them), which a closed inferred schema would refuse, and every
 // byte of tools/list is read by every agent on every session (the
 // default set stays under 6,000 bytes). The shapes are documented in

@@ -89,8 +89,8 @@ func newServer(opt Options) (*server, error) {
 	}
 	s := &server{opt: opt, epochs: map[string]int64{}}
 	// While the session holds a task it claimed, its claim is kept alive
-	// in the background and fenced when it can no longer be (contract
-	// §4a "Self-fencing"): every later call on the task answers code 6
+	// in the background and fenced when it can no longer be (docs/CHOICES.md,
+	// "Self-fencing"): every later call on the task answers code 6
 	// until the session claims it again.
 	s.keep = opt.Service.Keep(opt.Agent, app.KeepOptions{Verify: true, OnLost: func(ref app.TaskRef, why string) {
 		s.warnf("task %s: %s; calls on it answer code 6 (lost) until it is claimed again", ref.TaskID, why)
@@ -154,7 +154,7 @@ func (s *server) warnf(format string, args ...any) {
 // --- refusals -----------------------------------------------------------
 
 // Refusal is the structured content of a tool error: the exit code and
-// its name from contract §3, the one-line message, and the holder when the
+// its name from docs/COMMANDS.md, the one-line message, and the holder when the
 // refusal names one.
 type Refusal struct {
 	Code    int    `json:"code"`

@@ -273,7 +273,7 @@ func TestFilesWrite(t *testing.T) {
 }
 
 // TestFilesThroughSymlink: a symlinked folder names its target's files
-// (contract 4a): a lock through the link is the target's, and another
+// (docs/CHOICES.md, "Paths are the files they name"): a lock through the link is the target's, and another
 // session's lock through either spelling is a conflict.
 func TestFilesThroughSymlink(t *testing.T) {
 	p := seeded(t, "")
@@ -316,7 +316,7 @@ func TestRefusals(t *testing.T) {
 	check("release by a non-holder", b.call(t, "release", map[string]any{"task": "t1"}), 6, "lost", "a")
 	check("progress out of range", a.call(t, "progress", map[string]any{"task": "t1", "percent": 101}), 1, "usage", "")
 
-	// 1: text over its bound (contract §4a), and nothing written: the task
+	// 1: text over its bound (docs/CHOICES.md), and nothing written: the task
 	// stays as it was and the log gets no line.
 	long := strings.Repeat("r", coord.MaxNote+1)
 	before, lines := p.registryTask(t, "t1"), logLines(t, p)
@@ -634,8 +634,8 @@ func TestEveryCallBeats(t *testing.T) {
 	}
 }
 
-// TestRefusedCallLeavesNoTrace: a refused call does not beat (contract
-// §4a): the agent of a session whose only calls were refused is nowhere.
+// TestRefusedCallLeavesNoTrace: a refused call does not beat
+// (docs/COMMANDS.md): the agent of a session whose only calls were refused is nowhere.
 func TestRefusedCallLeavesNoTrace(t *testing.T) {
 	p := seeded(t, tasks(1))
 	s := connect(t, Options{Service: p.Service, Agent: agentAt("ghost")}, nil)

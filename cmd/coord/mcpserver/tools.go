@@ -11,7 +11,7 @@ import (
 	"github.com/rotd/coordination/coord/app"
 )
 
-// DefaultTools are the tools every session gets (contract §6); AllTools
+// DefaultTools are the tools every session gets (docs/AGENTS.md); AllTools
 // adds the rest with coord mcp --tools all.
 var (
 	DefaultTools = []string{"status", "ready", "claim", "release", "progress", "block", "wait", "files", "log"}
@@ -126,7 +126,7 @@ func (s *server) addTools() {
 // fit it are a usage refusal before the handler runs. A handler's error
 // becomes a refusal. Every call that succeeds beats for the agent:
 // calling a tool is a sign of life, and a refused call leaves no trace
-// (contract §4a).
+// (docs/CHOICES.md).
 func add[In any](s *server, name, desc string, h func(context.Context, *call, In) (any, error)) {
 	sch := schemaOf[In]()
 	s.tools = append(s.tools, &tool{Name: name, Description: desc, InputSchema: sch,
