@@ -103,7 +103,7 @@ func Wrap(code Code, err error, format string, args ...any) *Error {
 }
 
 // ErrUnreadable marks a write refused because coord could not read back
-// what it would write (docs/CHOICES.md: no commit ever writes a file coord
+// what it would write (docs/FORMATS.md#reading-strictly: no commit ever writes a file coord
 // cannot read back).
 var ErrUnreadable = errors.New("refused: coord could not read it back; nothing was written")
 

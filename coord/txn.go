@@ -863,7 +863,7 @@ func (tx *Txn) blockAtMax(t *Task, max int) {
 }
 
 // maxBlockedReason bounds the reason Reject writes (a reason is at most
-// 4 KiB, docs/CHOICES.md; the count in front must not push it over).
+// 4 KiB, docs/COMMANDS.md; the count in front must not push it over).
 const maxBlockedReason = 4 << 10
 
 // clipText cuts s to at most n bytes at a rune boundary, marking the cut

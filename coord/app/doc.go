@@ -34,7 +34,7 @@
 // A front end that must not reach every write is given a narrow part of
 // the Service instead: a Reader (reads only: the dashboard without a
 // token) or a Supervisor (the acts on work the caller does not hold,
-// docs/COMMANDS.md#supervising: requeue, assign, unblock, approve and reject as a
+// see docs/COMMANDS.md#supervising: requeue, assign, unblock, approve and reject as a
 // person), each act checked against the project's supervisors.
 //
 // Three pieces hold state across calls: a Worker (what an agent looping

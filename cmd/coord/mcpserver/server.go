@@ -154,7 +154,7 @@ func (s *server) warnf(format string, args ...any) {
 // --- refusals -----------------------------------------------------------
 
 // Refusal is the structured content of a tool error: the exit code and
-// its name from docs/COMMANDS.md, the one-line message, and the holder when the
+// its name (docs/COMMANDS.md), the one-line message, and the holder when the
 // refusal names one.
 type Refusal struct {
 	Code    int    `json:"code"`

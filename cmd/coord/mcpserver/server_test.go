@@ -316,7 +316,7 @@ func TestRefusals(t *testing.T) {
 	check("release by a non-holder", b.call(t, "release", map[string]any{"task": "t1"}), 6, "lost", "a")
 	check("progress out of range", a.call(t, "progress", map[string]any{"task": "t1", "percent": 101}), 1, "usage", "")
 
-	// 1: text over its bound (docs/CHOICES.md), and nothing written: the task
+	// 1: text over its bound (docs/COMMANDS.md), and nothing written: the task
 	// stays as it was and the log gets no line.
 	long := strings.Repeat("r", coord.MaxNote+1)
 	before, lines := p.registryTask(t, "t1"), logLines(t, p)
