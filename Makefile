@@ -127,8 +127,8 @@ bench-tools:
 
 # The edit hook an agent runs before every write, and a fresh claim at
 # 1,000 tasks (tmpfs and disk), each against its floor program,
-# interleaved in one run, as ratios (issue 23's targets: the hook at most
-# 2.5 times a minimal Go program's start, the claim at most the floor
+# interleaved in one run, as ratios (the targets: the hook at most 2.5
+# times a minimal Go program's start, the claim at most the floor
 # claim's). 5 rounds of 20 runs of each, under 10 s; `make bench` runs
 # 10 rounds of 30.
 bench-hook: build bench-tools
@@ -178,7 +178,7 @@ bench-plan:
 	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
 	$(BIN)/coordbench -plan "$(PLAN_DATA)" -plan-repos "$(PLAN_REPOS)"
 
-# Write claims (issue 24) measured on the same histories: the newest 200
+# Write claims (docs/GIT.md) measured on the same histories: the newest 200
 # commits of each replayed as work for 4 and 8 agents, first come, first
 # served, without claims, with claims recorded only (warn) and enforced
 # (exclusive): merge conflicts, refused edits, waits, makespan. Seconds.
@@ -190,9 +190,10 @@ bench-claims:
 # run by run on one machine (scripts/bench-compare.sh, coordbench
 # -compare): process start, claim at 1k/10k/100k tasks, ls and ready at
 # 1k, the 8- and 16-process drains, with ratios to the first revision.
-# BENCH_REVS defaults to the last main commit before the seam of issue 12
-# (5aa3d5f) twice (an A/A column: the noise floor) and the seam's last
-# commit before issues 14 and 16 (dc4b142). Not part of `make bench`: it
+# BENCH_REVS defaults to the last main commit before the storage
+# engines went behind an interface (5aa3d5f) twice (an A/A column: the
+# noise floor) and the last commit of that change before NATS and push
+# scheduling (dc4b142). Not part of `make bench`: it
 # builds old trees and takes 6 minutes on a quiet
 # 2-core machine, 20 under load.
 BENCH_REVS ?= 5aa3d5f 5aa3d5f dc4b142

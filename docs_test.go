@@ -1,9 +1,12 @@
 package rotdtemplate
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -330,4 +333,82 @@ func runsSome(pattern string, dirs []string, funcs map[string][]string) bool {
 		}
 	}
 	return false
+}
+
+// The project's contract and its issue tracker are not in the
+// repository, so nothing in it may send a reader there: a contract
+// section (the section sign, or the word contract, before a number) or an
+// issue number (the word issue before a number, with or without a hash).
+// A comment says the behaviour in its own words or names the document
+// that explains it. Another project's issue named with its repository
+// ("golang/go#75804") is a reference a reader can follow, and a '#'
+// followed by digits elsewhere (a colour, a pull request in a commit
+// message a test parses) is not a citation.
+var citation = []*regexp.Regexp{
+	regexp.MustCompile(`§\s*\d+[a-z]?`),
+	regexp.MustCompile(`(?i)\bcontract\s+§?\s*\d+[a-z]?\b`),
+	regexp.MustCompile(`(?i)\bissues?\s+(?:no\.?\s*)?#?\d+\b`),
+	regexp.MustCompile(`(?i)\bissues?\b[^\n]{0,30}?(?:^|[^\w/.-])#\d+\b`),
+}
+
+// citations returns the citations in text, one per line that has any,
+// as "line: text".
+func citations(text string) []string {
+	var out []string
+	for i, l := range strings.Split(text, "\n") {
+		for _, re := range citation {
+			if m := re.FindString(l); m != "" {
+				out = append(out, strconv.Itoa(i+1)+": "+m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestNoCitations fails on a contract section or an issue number in any
+// file git tracks.
+func TestNoCitations(t *testing.T) {
+	ls, err := exec.Command("git", "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v (not a git checkout)", err)
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(ls), "\x00"), "\x00") {
+		b, err := os.ReadFile(filepath.FromSlash(name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the work tree, not yet in the index
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.IndexByte(b, 0) >= 0 {
+			continue // binary
+		}
+		for _, c := range citations(string(b)) {
+			t.Errorf("%s:%s: cites a contract section or an issue number; say it in words or name the doc", name, c)
+		}
+	}
+}
+
+func TestCitations(t *testing.T) {
+	is := "iss" + "ue" // not spelled out, so this file passes
+	for _, s := range []string{
+		"(contract §" + "10)", "§" + "4a", "contract " + "4a", "(" + is + " 23)",
+		is + "s 14 and 16", is + " #23", "Is" + "sue 7's targets", "see " + is + " no. 12",
+		"the " + is + " (#" + "36)",
+	} {
+		if len(citations(s)) == 0 {
+			t.Errorf("%q: no citation found", s)
+		}
+	}
+	for _, s := range []string{
+		"golang/go#75804, unfixed", "Go's fuzz coordinator (" + is + " golang/go#75804)",
+		"--ok: #15803d;", "Merge pull request #12 from x/y", "FormatS.md#the-agent-loop",
+		"the epoch " + is + "d 23 times", "a counter coord " + is + "s", "# 1. register",
+		"echo $# args",
+	} {
+		if c := citations(s); len(c) != 0 {
+			t.Errorf("%q: taken for a citation: %v", s, c)
+		}
+	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Write claims (contract §10): the edit hooks take a path for the
+// Write claims (docs/GIT.md): the edit hooks take a path for the
 // caller's task at its first write (Txn.WriteClaim), recorded in the
 // task's touched files, which are its claims while it is in flight
 // (Task.WriteClaims). Another task's agent meets them at every door:

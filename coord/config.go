@@ -15,8 +15,8 @@ type Config struct {
 	OnStale      StalePolicy   // on_stale: what the sweep does with a dead agent's task
 	Quota        QuotaLimits   // quota_daily_tokens, quota_daily_requests
 	// RequireVerified makes release refuse a task whose newest receipt
-	// did not pass on the tree being released (require_verified; contract
-	// §10, Txn.CheckVerified).
+	// did not pass on the tree being released (require_verified;
+	// docs/GIT.md, Txn.CheckVerified).
 	RequireVerified bool
 	// ArchiveAfter, when set, makes maintenance archive done tasks
 	// completed longer ago than this (archive_after).
@@ -30,11 +30,11 @@ type Config struct {
 	SweepOnClaim bool
 	// Scheduling is "pull" (default: claim takes the best eligible task) or
 	// "push" (claim without a task takes from the caller's inbox, which a
-	// scheduler fills: contract §8).
+	// scheduler fills: docs/SCHEDULING.md).
 	Scheduling Scheduling
 	// Backend, in a project's local config.json, names where the project's
-	// state lives when neither --backend nor COORD_BACKEND does (contract
-	// §5); "" is the local tree itself.
+	// state lives when neither --backend nor COORD_BACKEND does
+	// (docs/MANY-MACHINES.md); "" is the local tree itself.
 	Backend string
 	// LeaseTTL is the lifetime of a lease acquired without one
 	// (lease_ttl, default DefaultLeaseTTL); COORD_LEASE_TTL overrides it.
@@ -62,7 +62,7 @@ type Config struct {
 	// Supervisors, when set, are the only agents that may act on work
 	// they do not hold (supervisors: requeue, assign, unblock another's
 	// task, approve for a human, decide a review routed to another
-	// reviewer; contract §11). Unset, any agent may: the acts are logged
+	// reviewer; docs/COMMANDS.md#supervising). Unset, any agent may: the acts are logged
 	// with who asked, and a project that wants them kept to people says
 	// so.
 	Supervisors []string

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Conflicts found while work is in flight (contract §10): a trial merge
+// Conflicts found while work is in flight (docs/GIT.md): a trial merge
 // of each in-flight task's work with the target branch and with every
 // other in-flight task's says which would conflict, and in which files.
 // The merging is git's business and the caller's (its repository); what

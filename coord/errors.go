@@ -9,7 +9,7 @@ import (
 // never renumbered.
 type Code int
 
-// The documented exit codes (contract §3).
+// The documented exit codes (docs/COMMANDS.md).
 const (
 	CodeOK          Code = 0
 	CodeUsage       Code = 1
@@ -103,7 +103,7 @@ func Wrap(code Code, err error, format string, args ...any) *Error {
 }
 
 // ErrUnreadable marks a write refused because coord could not read back
-// what it would write (contract §4a: no commit ever writes a file coord
+// what it would write (docs/FORMATS.md#reading-strictly: no commit ever writes a file coord
 // cannot read back).
 var ErrUnreadable = errors.New("refused: coord could not read it back; nothing was written")
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Landing (contract §10): finished work merged onto the target branch
+// Landing (docs/GIT.md): finished work merged onto the target branch
 // by one lander at a time. The rules here say which tasks may land, in
 // which order, and record what the lander is doing; the lander itself
 // (git, the check, the lease) is the application's.

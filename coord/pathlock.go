@@ -188,7 +188,7 @@ type GuardHit struct {
 	// LockTask is the task the holder held when it took Lock ("" : none).
 	LockTask string `json:"lock_task,omitempty"`
 	// Claimed is the path of task TaskID's write claim that meets Path
-	// (contract §10), "" when the hit is not a write claim; Status is
+	// (docs/GIT.md), "" when the hit is not a write claim; Status is
 	// that task's status.
 	Claimed string `json:"claimed,omitempty"`
 	Status  Status `json:"status,omitempty"`

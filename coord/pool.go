@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The pool: agents that volunteered for pushed work (contract §8). It
+// The pool: agents that volunteered for pushed work (docs/SCHEDULING.md). It
 // lives in the registry document beside the tasks, so one transaction
 // sees tasks, claims, assignments and the pool together, and a scheduling
 // round is one commit whatever the engine.
@@ -110,8 +110,8 @@ func (tx *Txn) Member(id string) *PoolAgent {
 	return nil
 }
 
-// IDInUse is the name a refusal of a taken agent id carries (contract
-// §4a "One agent, one id").
+// IDInUse is the name a refusal of a taken agent id carries
+// (docs/SCHEDULING.md, "One agent, one id").
 const IDInUse = "ID_IN_USE"
 
 // Register adds p to the pool, or replaces the caller's own record (an

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Proof of checks (contract §10): a receipt says a check (coord verify
+// Proof of checks (docs/GIT.md): a receipt says a check (coord verify
 // CMD) ran on a task's work, on which tree, and how it ended; with
 // require_verified a release needs the newest receipt to have passed on
 // exactly the tree being released.

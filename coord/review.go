@@ -2,7 +2,7 @@ package coord
 
 import "fmt"
 
-// A review is pinned to a commit (contract §10): a task in review was
+// A review is pinned to a commit (docs/GIT.md): a task in review was
 // released at its head, an approved one was approved at its
 // reviewed_commit. When the task's branch moves past that commit before
 // the work lands, the review no longer covers the work: it is void, and

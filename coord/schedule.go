@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Push scheduling (contract §8): a scheduler assigns ready tasks to
+// Push scheduling (docs/SCHEDULING.md): a scheduler assigns ready tasks to
 // registered live agents, which take them from their inboxes. Every rule
 // here is a pure function over a Txn; a round is one transaction, hence
 // one commit, so two schedulers running by mistake serialise like any two

@@ -13,7 +13,7 @@ type SeedLine struct {
 	Task *Task
 }
 
-// The fields of a task, as a seed line sees them (contract §2, §4a). A
+// The fields of a task, as a seed line sees them (docs/FORMATS.md, "Seed input"). A
 // seed line defines a task: it may carry SeedFields, and status only as
 // "unclaimed". What coord records about a task's life (OwnedFields) is
 // coord's to write: a seed line carrying it is refused, so no seed can

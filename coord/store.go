@@ -18,7 +18,7 @@ import (
 // commit already under way finishes first.
 
 // TreeDir is where a project keeps its coordination tree, relative to
-// the project root (contract §1): the file engine keeps its state there,
+// the project root (docs/FORMATS.md): the file engine keeps its state there,
 // and a caller finds its project by it.
 const TreeDir = ".rotd/coordination"
 
@@ -208,7 +208,7 @@ type ArtifactStore interface {
 }
 
 // Porter is an optional engine capability: a whole project read out and
-// written in, for 'coord backend copy' (contract §5). Heartbeats are not
+// written in, for 'coord backend copy' (docs/MANY-MACHINES.md). Heartbeats are not
 // part of a project's state to move: agents beat again on the new
 // backend.
 type Porter interface {

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The supervisor's acts (contract §11): what a person, or an agent that
+// The supervisor's acts (docs/COMMANDS.md#supervising): what a person, or an agent that
 // coordinates others, does to work it does not hold. Requeue takes a task
 // from its holder, Assign pushes one to an agent, UnblockFor lets a
 // blocked task's owner resume. Each is logged under the name of who asked,

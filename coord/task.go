@@ -9,7 +9,7 @@ import (
 // Status is a task's coordination state.
 type Status string
 
-// The task states (contract §2).
+// The task states (docs/FORMATS.md).
 const (
 	Unclaimed Status = "unclaimed"
 	Claimed   Status = "claimed"
@@ -100,7 +100,7 @@ func (l SkillLevel) Rank() int {
 type Task struct {
 	ID    string
 	Title string
-	// Description is the task's longer text (contract §2; "" when it has
+	// Description is the task's longer text (docs/FORMATS.md; "" when it has
 	// none).
 	Description   string
 	Status        Status

@@ -154,7 +154,7 @@ func MessageText(s string) string {
 	return s
 }
 
-// Bounds on free text (contract §4a "Bounded text"). Every front end
+// Bounds on free text (docs/COMMANDS.md, "Text is bounded"). Every front end
 // reaches coord through coord/app, which checks them before any store is
 // touched; the operations of Txn check them again, so no path writes an
 // unbounded text into the registry or the log. A kv value keeps its own

@@ -800,7 +800,7 @@ func (tx *Txn) Reject(reviewer, id, reason string, max int) (*Task, error) {
 
 // SendBack returns finished work that cannot go on — a landing that
 // conflicts or fails its check, a review made void by a later commit
-// (contract §10) — to its owner as claimed, with why as its review notes,
+// (docs/GIT.md) — to its owner as claimed, with why as its review notes,
 // counted as a rejection (max as in Reject: the send-back that reaches
 // it blocks the task instead). by is who decided (the lander, the
 // coordinator). The task must be in review or done and not landed, and
@@ -863,7 +863,7 @@ func (tx *Txn) blockAtMax(t *Task, max int) {
 }
 
 // maxBlockedReason bounds the reason Reject writes (a reason is at most
-// 4 KiB, contract §4a; the count in front must not push it over).
+// 4 KiB, docs/COMMANDS.md; the count in front must not push it over).
 const maxBlockedReason = 4 << 10
 
 // clipText cuts s to at most n bytes at a rune boundary, marking the cut

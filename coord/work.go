@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Where a task's work lives and when it is finished with (contract §10).
+// Where a task's work lives and when it is finished with (docs/GIT.md).
 // A task's work is in flight from its claim until it has landed on the
 // target branch: while it is, the paths it touched are its write claims,
 // which no other task's agent may write, lock or commit.

@@ -41,9 +41,8 @@ var exempt = map[string]string{
 		"a test's config.json in the tree it lays down under t.TempDir",
 }
 
-// Every file coord opens goes through fsops (issue 22, "Paths and stores
-// mean one thing"): the env file an agent names (CLAUDE_ENV_FILE) and a
-// seed file opened with os.OpenFile waited forever on a FIFO. This scans
+// Every file coord opens goes through fsops: the env file an agent names
+// (CLAUDE_ENV_FILE) and a seed file opened with os.OpenFile waited forever on a FIFO. This scans
 // the module's non-test Go files and fails on any call that opens,
 // reads, writes, walks or flocks a file by name outside fsops and the
 // exempt directories, naming the file, the line and the call.

@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// coord advise (contract §9): how many agents to run now, and the
+// coord advise (docs/PLANNING.md): how many agents to run now, and the
 // measured rates behind the number (app.Service.Advise).
 
 func adviseCommand(e *env) *cli.Command {

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// The project's settings (contract §4a "Settings on every backend"):
+// The project's settings (docs/FORMATS.md#configjson):
 // config.json on files, the namespace's config key on a hub. Reading
 // and validating them is the application's (app.Service.Settings,
 // SetConfigText, over registry/format); storing them the engine's.

@@ -12,7 +12,7 @@ import (
 	"github.com/rotd/coordination/internal/gitrepo"
 )
 
-// Conflicts found while work is in flight (contract §10): `coord
+// Conflicts found while work is in flight (docs/GIT.md): `coord
 // conflicts`, and the scans watch and schedule run as branches move. The
 // merging is package gitrepo's (git merge-tree, never a worktree), what
 // is recorded and told app.Service's.

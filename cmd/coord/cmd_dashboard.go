@@ -14,7 +14,7 @@ import (
 	"github.com/rotd/coordination/coord"
 )
 
-// dashboardCommand is `coord dashboard` (contract §7).
+// dashboardCommand is `coord dashboard` (docs/DASHBOARD.md).
 func dashboardCommand(e *env) *cli.Command {
 	return &cli.Command{Name: "dashboard", Usage: "serve a live web page of the project: agents, ready queue, blocked, review, locks, log, throughput, alerts; with a token, its actions",
 		Flags: []cli.Flag{

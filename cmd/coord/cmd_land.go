@@ -12,7 +12,7 @@ import (
 	"github.com/rotd/coordination/internal/gitrepo"
 )
 
-// Landing (contract §10): `coord land`. The landing is app.Service's
+// Landing (docs/GIT.md): `coord land`. The landing is app.Service's
 // (Land), the git side package gitrepo's (Landing); this parses, wires
 // and prints.
 

@@ -9,7 +9,7 @@ import (
 	"github.com/rotd/coordination/coord/app"
 )
 
-// The supervisor's commands (contract §11): acts on work the caller does
+// The supervisor's commands (docs/COMMANDS.md#supervising): acts on work the caller does
 // not hold. The rules are app.Supervisor's; these parse and print.
 
 func requeueCommand(e *env) *cli.Command {

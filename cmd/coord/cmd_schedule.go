@@ -11,7 +11,7 @@ import (
 	"github.com/rotd/coordination/coord/app"
 )
 
-// Push scheduling (contract §8): the scheduler. The pool is agents.go
+// Push scheduling (docs/SCHEDULING.md): the scheduler. The pool is agents.go
 // (agents register/deregister), the inbox inbox.go. Flag parsing and
 // output only; the rules are coord's, the order of things app.Service's.
 

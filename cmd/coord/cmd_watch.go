@@ -114,7 +114,7 @@ func (e *env) cmdWatch(_ context.Context, c *cli.Command) error {
 			}
 		}
 		// Once app.ReplanAfter tasks landed since the unclaimed tasks
-		// were planned, plan them again (contract §9; one read of the
+		// were planned, plan them again (docs/PLANNING.md; one read of the
 		// registry until then).
 		if did, pr, perr := s.Replan(e.ctx); perr != nil && e.ctx.Err() == nil {
 			e.logf("replanning after a landing failed: %s", coord.OneLine(perr.Error()))

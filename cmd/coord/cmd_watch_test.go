@@ -138,8 +138,8 @@ func drain(lines <-chan string) []string {
 
 // TestWatchFreesDeadAgentsPathLocks: the watcher runs the same
 // maintenance step as clean-stale (app.Service.Maintain), so a dead
-// agent's path locks go with its task (issue 12: the copy in watch.go
-// once kept them).
+// agent's path locks go with its task (the maintenance step is one
+// rule, shared by both).
 func TestWatchFreesDeadAgentsPathLocks(t *testing.T) {
 	root := seedTree(t, []string{`{"id":"w1","title":"x"}`})
 	_, lines := startWatch(t, root, "--timeout", "1s", "--interval", "1h")

@@ -14,7 +14,7 @@ import (
 	"github.com/rotd/coordination/coord/app"
 )
 
-// Worktrees for agents (contract §10): the application does the work
+// Worktrees for agents (docs/GIT.md): the application does the work
 // (app.Service.AddWorktree, ListWorktrees, RemoveWorktree) in the
 // caller's repository.
 

@@ -206,7 +206,7 @@ func (e *env) caller(c *cli.Command) (coord.Agent, error) {
 }
 
 // caps is this agent's capabilities: --capability, else COORD_AGENT_CAPS,
-// else ROTD_AGENT_CAPS (ROTD's spelling, contract §1).
+// else ROTD_AGENT_CAPS (ROTD's spelling, docs/FORMATS.md).
 func (e *env) caps(c *cli.Command) []string {
 	if c.IsSet("capability") {
 		return coord.ParseCaps(c.String("capability"))
@@ -237,7 +237,7 @@ func (e *env) close() {
 }
 
 // useProjectDir takes the working directory the agent names for its
-// session, when it names one (contract §6; workspace.ProjectDir).
+// session, when it names one (docs/AGENTS.md; workspace.ProjectDir).
 func (e *env) useProjectDir() {
 	if d := workspace.ProjectDir("", os.Getenv); d != "" {
 		e.cwd = d

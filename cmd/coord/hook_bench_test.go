@@ -53,7 +53,7 @@ func BenchmarkProcessStart(b *testing.B) {
 }
 
 // BenchmarkHookEditNothingHeld: the pre-edit hook when no agent holds
-// anything (the common case the issue asks to be a few ms).
+// anything (the common case; a few ms).
 func BenchmarkHookEditNothingHeld(b *testing.B) {
 	root := benchProject(b, false)
 	benchExec(b, root, editPayload(root, "src/editor/modal.ts"), 0, "hook", "claude", "PreToolUse")

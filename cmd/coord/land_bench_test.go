@@ -2,7 +2,7 @@
 
 package main
 
-// Landing figures (issue "land"): throughput of coord land with a
+// Landing figures (docs/GIT.md, "Landing"): throughput of coord land with a
 // trivial check, and the time from release to landed with eight agents
 // finishing at once under a watching lander. Real coord and git
 // processes; run with COORD_BENCH=1 (make bench-land):

@@ -2,7 +2,7 @@
 
 package main
 
-// The lander killed at any instant (contract §10, "a crash at any
+// The lander killed at any instant (docs/GIT.md, "a crash at any
 // instant leaves the target either before or after one whole landing"):
 // real coord processes on a real repository, SIGKILLed at random delays
 // and at known stages (while the check of the k-th task runs), then run

@@ -13,8 +13,8 @@ import (
 
 // opener is the one storage package a front end may name: it opens a
 // backend (and a hub) by URL and hands over the formats the application
-// reads (issue 23: "cmd/coord names no storage package but the backend
-// opener").
+// reads (docs/ARCHITECTURE.md: cmd/coord names no storage package but
+// the backend opener).
 const opener = "github.com/rotd/coordination/registry/backend"
 
 // TestFrontEndNamesOnlyTheOpener scans the non-test Go files of

@@ -141,7 +141,7 @@ const completionFlag = "--generate-shell-completion"
 
 // newApp is the command tree. urfave/cli v3 reads every command's flags
 // after its name, before and after positional arguments, and the global
-// flags in every command (contract §4); hoistFlags moves the flags that
+// flags in every command (docs/COMMANDS.md); hoistFlags moves the flags that
 // stand before their command's name.
 func newApp(e *env) *cli.Command {
 	app := &cli.Command{

@@ -26,7 +26,7 @@ func (e *env) args(c *cli.Command, names ...string) ([]string, error) {
 	return a, nil
 }
 
-// guardArgs makes every argument data (contract §1) and checks how many
+// guardArgs makes every argument data (docs/COMMANDS.md) and checks how many
 // positionals each command takes, for c and all its subcommands. It is
 // applied to every command of the app, so a new command is covered
 // without doing anything:

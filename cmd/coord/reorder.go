@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// hoistFlags is what urfave/cli v3 does not do of contract §4 ("every
+// hoistFlags is what urfave/cli v3 does not do of coord's conventions ("every
 // flag may stand before or after the command name and before or after
 // positional arguments"): v3 reads a command's flags after its name,
 // before and after positionals, and the global flags in every command,

@@ -19,7 +19,7 @@ import (
 	"github.com/rotd/coordination/registry/file"
 )
 
-// Special files (issue 11, class 2): a FIFO, socket, device or directory
+// Special files (docs/CHOICES.md, "Files on disk"): a FIFO, socket, device or directory
 // where coord expects a regular file made coord block forever in open(2)
 // (ignoring signals) while it held the registry lock. Every command that
 // reads or writes a name is run as a separate process with a bound: it

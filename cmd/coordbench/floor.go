@@ -46,7 +46,7 @@ type floorBench struct {
 // fileCopies is how many copies of each program's file a run uses.
 const fileCopies = 3
 
-// Targets of issue 23: the edit hook at most 2.5 times a minimal Go
+// The targets: the edit hook at most 2.5 times a minimal Go
 // program's start, a claim at 1,000 tasks at most the floor claim's.
 const (
 	hookTarget  = 2.5

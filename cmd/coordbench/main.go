@@ -60,7 +60,7 @@ func main() {
 	flag.BoolVar(&pf.contents, "plan-contents", true, "with -plan-self: look the identifiers the tasks name up in the repository's files as they were before the first task, as coord plan does")
 	flag.StringVar(&pf.agents, "plan-agents", "", "with -plan: numbers of agents (comma-separated; default 4,8)")
 	flag.StringVar(&pf.repos, "plan-repos", "", "with -plan: also replay these git repositories' histories (NAME=DIR,…; bare copies will do), read at run time")
-	claimsDir := flag.String("replay-claims", "", "instead: replay the histories in this directory as work for 4 and 8 agents with and without write claims (issue 24; make bench-claims)")
+	claimsDir := flag.String("replay-claims", "", "instead: replay the histories in this directory as work for 4 and 8 agents with and without write claims (make bench-claims)")
 	floor := flag.Bool("floor", false, "instead: the edit hook and a claim at 1,000 tasks against the floor programs of cmd/coordbench/floor, interleaved, as ratios (-only hook or claim)")
 	hello := flag.String("hello", "", "with -floor: the floor of a process start (default: floor-hello beside coordbench)")
 	floorClaim := flag.String("floor-claim", "", "with -floor: the floor of a claim (default: floor-claim beside coordbench)")

@@ -252,7 +252,7 @@ func abs(p string) string {
 }
 
 // runClaims replays the histories in dir as work under write claims
-// (issue 24) and prints the figures; like runPlan it reports a skip when
+// (docs/GIT.md) and prints the figures; like runPlan it reports a skip when
 // the data is absent. -plan-only and -plan-agents choose histories and
 // numbers of agents.
 func runClaims(dir string, pf planFlags) error {

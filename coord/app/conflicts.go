@@ -10,7 +10,7 @@ import (
 	"github.com/rotd/coordination/coord"
 )
 
-// Conflicts found while work is in flight (contract §10): each in-flight
+// Conflicts found while work is in flight (docs/GIT.md): each in-flight
 // task's work is merged, without touching any worktree, with the target
 // branch and with every other in-flight task's, in the caller's
 // repository; the pairs that would conflict are recorded on the tasks

@@ -17,7 +17,7 @@ type CopyResult struct {
 	Archived int    `json:"archived"`
 }
 
-// Copy moves a whole project from one backend to another (contract §5):
+// Copy moves a whole project from one backend to another (docs/MANY-MACHINES.md):
 // tasks, the dependency map, claims with their epochs, path locks,
 // leases, kv, quota, the log and the archive, so that both read the same.
 // The destination must be empty of tasks, leases and keys (CodeConflict,

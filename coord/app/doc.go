@@ -7,7 +7,7 @@
 // (those are coord's) and never the storage (the engine's). Front ends
 // parse their input, call a Service method, and format the result; they
 // hold no rule and name no storage package. Input in one of the formats
-// of contract §2 (a seed batch, a setting as a person types it, a task as
+// of docs/FORMATS.md (a seed batch, a setting as a person types it, a task as
 // the registry holds it) is read through Options.Formats, which the
 // storage layer provides (registry/backend.Formats): front ends pass the
 // bytes.
@@ -20,7 +20,7 @@
 // before any store is touched; every wait honours its context and returns
 // an error matching coord.ErrInterrupted when it ends by cancellation.
 //
-// Git-aware operations (contract §10: where a task's work lives, write
+// Git-aware operations (docs/GIT.md: where a task's work lives, write
 // claims that hold until its work has landed, agents' worktrees) ask the
 // caller's repository through Options.Repo (Repo), which the front end
 // wires; the application never runs git itself and never holds the
@@ -34,7 +34,7 @@
 // A front end that must not reach every write is given a narrow part of
 // the Service instead: a Reader (reads only: the dashboard without a
 // token) or a Supervisor (the acts on work the caller does not hold,
-// contract §11: requeue, assign, unblock, approve and reject as a
+// see docs/COMMANDS.md#supervising: requeue, assign, unblock, approve and reject as a
 // person), each act checked against the project's supervisors.
 //
 // Three pieces hold state across calls: a Worker (what an agent looping
@@ -46,10 +46,10 @@
 //
 // Git is the front end's: conflict scans (Conflicts) merge through the
 // Merger they are given, the lander (Land) through the Lander it is
-// given, planning (Plan, Replan: contract §9) learns from the History of
+// given, planning (Plan, Replan: docs/PLANNING.md) learns from the History of
 // Options.History, and the application never runs git itself.
 //
-// Landing (Land, contract §10) is one task at a time under the
+// Landing (Land, docs/GIT.md) is one task at a time under the
 // coord-land lease: a landing is recorded only after the target's ref
 // moved by compare-and-swap, and work the target already holds is
 // recorded, never merged again, so a lander killed at any instant leaves

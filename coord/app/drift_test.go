@@ -12,7 +12,7 @@ import (
 	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
-// The rules that once lived in several drifting copies (issue 12), tested
+// The rules that once lived in several drifting copies, tested
 // through the Service over the file engine: wait, claim and ready make
 // one best-task choice; the sweep's dry run says what the sweep does;
 // maintenance frees a dead agent's path locks.

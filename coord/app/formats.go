@@ -12,7 +12,7 @@ import (
 // Formats reads and writes what front ends are handed as bytes: seed
 // batches (coord's JSON Lines, ROTD's planner tasks), a task as the
 // registry holds it, the project's settings, strict JSON. The storage
-// layer implements it over the file formats of contract §2
+// layer implements it over the file formats of docs/FORMATS.md
 // (registry/backend.Formats); the application calls it, so that a front
 // end passes bytes and names no format package, and each format keeps
 // one home.
@@ -46,7 +46,7 @@ type Formats interface {
 var errNoFormats = coord.Errorf(coord.CodeUsage, "app: this Service reads no formats (Options.Formats is nil)")
 
 // ParseSeed reads a seed batch from r in dialect ("" or "coord", "rotd";
-// contract §2 and §4a), named name in errors, for Seed. It writes
+// docs/FORMATS.md, "Seed input"), named name in errors, for Seed. It writes
 // nothing; a dialect that refers to the registry (ROTD's phases) reads it.
 func (s *Service) ParseSeed(ctx context.Context, dialect, name string, r io.Reader) ([]coord.SeedLine, error) {
 	if s.formats == nil {

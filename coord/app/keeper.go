@@ -10,7 +10,7 @@ import (
 )
 
 // Keeper keeps alive the claims an agent is working on, and stops
-// trusting them before they can go stale: self-fencing (contract §4a),
+// trusting them before they can go stale: self-fencing (docs/CHOICES.md),
 // the pattern of etcd's session and of restic's lock refresh, where a
 // holder gives its lock up before the lock can expire under it.
 //

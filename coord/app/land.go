@@ -14,7 +14,7 @@ import (
 	"github.com/rotd/coordination/internal/check"
 )
 
-// Landing (contract §10): finished work merged onto the target branch,
+// Landing (docs/GIT.md): finished work merged onto the target branch,
 // one task at a time, by one lander at a time (the coord-land lease).
 // For each landable task (coord.Txn.LandQueue: dependencies first, then
 // by completion): work the target already holds is recorded landed (the

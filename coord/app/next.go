@@ -9,7 +9,7 @@ import (
 	"github.com/rotd/coordination/coord"
 )
 
-// The agent loop (contract §4a): coord run takes the agent's next task,
+// The agent loop (docs/COMMANDS.md#the-agent-loop): coord run takes the agent's next task,
 // waiting while nothing is eligible but work remains, and run --loop does
 // so one task after another. What to take next, and when to wait, is
 // decided here; the front end runs each task's command.

@@ -8,7 +8,7 @@ import (
 )
 
 // Repo is the caller's git repository, as the application needs it for
-// work in flight (contract §10): where a task's work lives, what it
+// work in flight (docs/GIT.md): where a task's work lives, what it
 // changed, whether it landed, and linked worktrees. The application never
 // runs git itself: the front end passes one (Options.Repo), made from the
 // directory the caller stands in. Paths it returns are the project's
@@ -78,7 +78,7 @@ type Repo interface {
 	// WorktreeTree is the git tree id of the caller's worktree as it
 	// stands, uncommitted changes and untracked files included (ignored
 	// files not), computed without touching its index or files: what a
-	// receipt and require_verified compare (contract §10).
+	// receipt and require_verified compare (docs/GIT.md).
 	WorktreeTree(ctx context.Context) (string, error)
 }
 

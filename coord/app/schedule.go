@@ -9,7 +9,7 @@ import (
 	"github.com/rotd/coordination/coord"
 )
 
-// Push scheduling (contract §8): the pool, the scheduler's round, the
+// Push scheduling (docs/SCHEDULING.md): the pool, the scheduler's round, the
 // inbox. Everything lives in the registry document and the beat store, so
 // it works on every engine.
 

@@ -11,7 +11,7 @@ import (
 )
 
 // Supervisor is the part of the application that acts on work the caller
-// does not hold (contract §11): take a task from its holder (Requeue),
+// does not hold (docs/COMMANDS.md#supervising): take a task from its holder (Requeue),
 // push one to an agent (Assign), let a blocked task's owner resume
 // (Unblock), decide a review as a human (Approve, Reject). It is what a
 // front end for people is given (the dashboard, with a token): it can

@@ -10,7 +10,7 @@ import (
 	"github.com/rotd/coordination/coord"
 )
 
-// Proof of checks and reviews pinned to a commit (contract §10). A check
+// Proof of checks and reviews pinned to a commit (docs/GIT.md). A check
 // runs in the caller's worktree, run by the front end (coord verify);
 // the application says which task it is for and on which tree it runs
 // (StartVerify), and records how it ended (RecordReceipt). With

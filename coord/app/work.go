@@ -8,7 +8,7 @@ import (
 	"github.com/rotd/coordination/coord"
 )
 
-// Where a task's work lives and when it has landed (contract §10). The
+// Where a task's work lives and when it has landed (docs/GIT.md). The
 // caller's repository (Options.Repo) is asked before a commit, never
 // inside one: git's answers are facts about the caller's checkout, and
 // the registry's exclusion is not held while a process runs. Everything

@@ -9,7 +9,7 @@ import (
 	"github.com/rotd/coordination/coord"
 )
 
-// Worktrees for agents (contract §10): `coord worktree add` gives an
+// Worktrees for agents (docs/GIT.md): `coord worktree add` gives an
 // agent a linked worktree on a branch of its own, started from the
 // target, and records it as the agent's worktree and branch in the pool
 // (the orchestrator's map of agent, worktree, branch and task); `remove`

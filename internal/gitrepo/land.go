@@ -16,7 +16,7 @@ import (
 	"github.com/rotd/coordination/internal/check"
 )
 
-// Landing (contract §10, "Landing"): the git side of coord land. A
+// Landing (docs/GIT.md, "Landing"): the git side of coord land. A
 // merge is computed in the object database (merge-tree --write-tree), a
 // merge commit made without any worktree (commit-tree), the target moved
 // by a compare-and-swap of its ref (update-ref NEW OLD), and the check

@@ -16,7 +16,7 @@ import (
 	"github.com/rotd/coordination/coord"
 )
 
-// Trial merges (contract §10, "conflicts found while work is in
+// Trial merges (docs/GIT.md, "conflicts found while work is in
 // flight"): two commits are merged with `git merge-tree --write-tree`
 // (git 2.38 or later), which computes the merge in the object database
 // only: nothing is checked out, no index and no worktree is read or

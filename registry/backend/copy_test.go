@@ -17,7 +17,7 @@ import (
 	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
-// views is what contract §5 says reads the same on both sides of a copy,
+// views is what docs/MANY-MACHINES.md says reads the same on both sides of a copy,
 // as JSON.
 func views(t *testing.T, s *app.Service) map[string]string {
 	t.Helper()

@@ -1,6 +1,6 @@
 // Package backend is the one place that opens a storage engine: it maps a
 // backend URL (the --backend flag, COORD_BACKEND, config.json's
-// "backend"; contract §5) to an implementation of coord.Backend. It is the
+// "backend"; docs/MANY-MACHINES.md) to an implementation of coord.Backend. It is the
 // only package that names engines; front ends and the application know
 // only the interfaces of package coord.
 //
@@ -15,7 +15,7 @@
 // StartHub runs the NATS server that keeps projects shared across
 // machines (coord hub), ValidNamespace checks a project namespace, and
 // Formats hands the application (app.Options.Formats) the file formats of
-// contract §2: seed batches in coord's and ROTD's dialects, a task as the
+// docs/FORMATS.md: seed batches in coord's and ROTD's dialects, a task as the
 // registry holds it, the settings of config.json. So front ends pass
 // bytes and name no storage package but this one.
 //

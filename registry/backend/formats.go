@@ -10,7 +10,7 @@ import (
 	"github.com/rotd/coordination/registry/rotd"
 )
 
-// Formats is the file formats of contract §2 as the application reads
+// Formats is the file formats of docs/FORMATS.md as the application reads
 // them (app.Formats): registry/format's strict readers and writers, and
 // registry/rotd's importer of ROTD's planner tasks. Front ends give it to
 // app.New (app.Options.Formats) and pass the application bytes.

@@ -15,7 +15,7 @@ import (
 	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
-// checkWriteClaims: write claims (contract §10) are all or nothing; a
+// checkWriteClaims: write claims (docs/GIT.md) are all or nothing; a
 // write to paths the task already holds commits nothing; another agent's
 // write, lock or claim of a task that meets them is refused naming the
 // holder; they hold while the task is in flight (claimed, blocked with

@@ -14,8 +14,8 @@ import (
 	"github.com/rotd/coordination/registry/format"
 )
 
-// checkReadBack: no commit writes what coord cannot read back (contract
-// §4a). A change whose result the engine's strict reader would refuse is
+// checkReadBack: no commit writes what coord cannot read back
+// (docs/FORMATS.md, "Reading strictly"). A change whose result the engine's strict reader would refuse is
 // refused with code 1 (coord.ErrUnreadable) before anything is written,
 // and the project reads as before: a log line longer than any reader
 // takes (by the log store and inside a registry commit), a kv value the

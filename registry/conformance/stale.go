@@ -288,7 +288,7 @@ func checkLiveness(t *testing.T, e *env) {
 // its inbox) beats inside the commit, before it is written, so a sweep
 // racing it never judges the new claim by the heartbeat the agent had
 // before; and a refused claim or registration does not beat at all
-// (contract §4a: a refused command leaves no trace). A sweep runs in the
+// (docs/CHOICES.md: a refused command leaves no trace). A sweep runs in the
 // window just before each beat: with the beat after the commit, it frees
 // the fresh claim of an agent whose old heartbeat is stale.
 func checkBeatInCommit(t *testing.T, e *env) {

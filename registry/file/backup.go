@@ -11,7 +11,7 @@ import (
 	"github.com/rotd/coordination/registry/format"
 )
 
-// Backups of the registry (contract §4a). Every commit keeps, in
+// Backups of the registry (docs/FORMATS.md#backups). Every commit keeps, in
 // .backup/, a copy of the registry it writes as
 // active_work_registry.json.0 and the ones it replaced as .1, .2 and .3
 // (writeRegistry, fsops.WriteFileFromKeeping). No backup shares the

@@ -1,5 +1,5 @@
 // Package file is coord's file-system engine: one coordination tree
-// (<root>/.rotd/coordination, contract §1) behind the interfaces of
+// (<root>/.rotd/coordination, docs/FORMATS.md) behind the interfaces of
 // package coord. Open returns a *Backend, which implements coord.Backend;
 // package registry/backend is the one place that opens it from a URL.
 //

@@ -119,7 +119,7 @@ func write(t *testing.T, path, data string) {
 // (doctor is clean afterwards, each fix logged) and leaves the others
 // reported, their files byte for byte as they were.
 //
-// Broken build this fails against: the doctor before issue 11 (it said
+// Broken build this fails against: the doctor before it checked every file (it said
 // "ok" on every cycle, corrupt kv, leases and quota file and special file
 // here, and blocked on the FIFOs).
 func TestDoctorFindsEverything(t *testing.T) {

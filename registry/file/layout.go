@@ -9,7 +9,7 @@ import (
 	"github.com/rotd/coordination/heartbeat"
 )
 
-// Names inside the coordination directory (contract §1), defined here
+// Names inside the coordination directory (docs/FORMATS.md), defined here
 // once.
 const (
 	RegistryFile = "active_work_registry.json"

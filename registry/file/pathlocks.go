@@ -18,7 +18,7 @@ import (
 
 // Path locks live in the registry's "path_locks" member, so a task and
 // the path locks taken for it are released in one commit (coord.Txn). The
-// files file_locks/<sha1 of the path>.lock (contract §1) are their mirror,
+// files file_locks/<sha1 of the path>.lock (docs/FORMATS.md) are their mirror,
 // for tools that read the tree: written and removed after the registry
 // commit, and reconciled like the task locks (a mirror file the registry
 // does not back is removed, a missing one recreated). A power loss or a

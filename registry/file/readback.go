@@ -10,7 +10,7 @@ import (
 	"github.com/rotd/coordination/registry/format"
 )
 
-// No commit ever writes a file coord cannot read back (contract §4a).
+// No commit ever writes a file coord cannot read back (docs/FORMATS.md#reading-strictly).
 // Every write of a data file goes through writeRegistry or writeDoc,
 // which hold it to the file's reader before anything is written: the
 // bound the reader reads it with (readLimit, the one table both sides

@@ -1,4 +1,4 @@
-// Package format is the file formats of contract §2 and their strict
+// Package format is the file formats of docs/FORMATS.md and their strict
 // reading: the registry document (active_work_registry.json), seed lines,
 // config.json, the dependency map, lock file content and path locks. It
 // does no I/O: callers hand it bytes and a name for errors, and get bytes

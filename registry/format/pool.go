@@ -7,7 +7,7 @@ import (
 )
 
 // The pool of registered agents is the registry's top-level "agents"
-// member (contract §8), one object per agent:
+// member (docs/SCHEDULING.md), one object per agent:
 //
 //	{"id":"agent-a","role":"implementer","capabilities":["go"],
 //	 "skill_level":"<=expert","worktree":"/src/wt-a","branch":"wt-a",

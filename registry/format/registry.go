@@ -55,7 +55,7 @@ type Registry struct {
 	// it is not empty or was present when read (HasPathLocks).
 	PathLocks []coord.PathLock
 	// Agents is the top-level "agents" member: the pool of registered
-	// agents (contract §8). It is written when it is not empty or was
+	// agents (docs/SCHEDULING.md). It is written when it is not empty or was
 	// present when read (HasAgents).
 	Agents []coord.PoolAgent
 

@@ -485,7 +485,7 @@ func TestEncodeReadsBack(t *testing.T) {
 	}
 }
 
-// The fields of where a task's work lives (contract §10) read and write
+// The fields of where a task's work lives (docs/GIT.md) read and write
 // back; touched_files is kept sorted, each path once, however a hand
 // wrote it; a registry without them reads as before.
 func TestWorkFields(t *testing.T) {
@@ -540,7 +540,7 @@ func TestWorkFields(t *testing.T) {
 	}
 }
 
-// Receipts and the reviewed commit (contract §10) read and write back,
+// Receipts and the reviewed commit (docs/GIT.md) read and write back,
 // unknown task fields kept beside them; a bad receipt is refused naming
 // the file.
 func TestReceiptFields(t *testing.T) {
@@ -593,7 +593,7 @@ func TestReceiptFields(t *testing.T) {
 	}
 }
 
-// predicted_files and predicted_at (contract §9) read and write back in
+// predicted_files and predicted_at (docs/PLANNING.md) read and write back in
 // their order (best first, not sorted), next to a field coord does not
 // know; bad ones are refused naming the file.
 func TestPredictedFields(t *testing.T) {

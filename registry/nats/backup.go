@@ -12,7 +12,7 @@ import (
 	"github.com/rotd/coordination/registry/format"
 )
 
-// Backups of the registry (contract §4a): the backup stream (init.go,
+// Backups of the registry (docs/FORMATS.md#backups): the backup stream (init.go,
 // makeBackupStream) sources the revisions of the registry's key from the
 // bucket and keeps the last Backups+1. The server copies each commit
 // there itself, shortly after it lands (no client sends a byte more; the

@@ -1,7 +1,7 @@
 // Package nats is coord's engine on NATS JetStream (server 2.12 or
 // later): every store of coord.Backend for one namespace of one server or
 // cluster, named by nats://[user:pass@]host:port[,host:port…][/NAMESPACE]
-// (contract §5).
+// (docs/MANY-MACHINES.md).
 //
 // What lives where (NS is the namespace):
 //

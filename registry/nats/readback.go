@@ -9,7 +9,7 @@ import (
 	"github.com/rotd/coordination/registry/format"
 )
 
-// No commit ever writes what coord cannot read back (contract §4a). The
+// No commit ever writes what coord cannot read back (docs/FORMATS.md#reading-strictly). The
 // documents go through commit (cas.go), the one commit path, which holds
 // each to its reader before anything is sent (checkKey): at most
 // maxDocument bytes (what docFrom decompresses), and for the documents a

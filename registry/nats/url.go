@@ -25,7 +25,7 @@ type URL struct {
 	raw       string
 }
 
-// ParseURL reads a NATS backend URL (contract §5). Anything it cannot
+// ParseURL reads a NATS backend URL (docs/MANY-MACHINES.md). Anything it cannot
 // read is a usage error (exit 1) naming the URL with its password masked.
 func ParseURL(raw string) (*URL, error) {
 	u := &URL{raw: raw}

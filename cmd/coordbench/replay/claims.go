@@ -8,7 +8,7 @@ import (
 	"github.com/rotd/coordination/coord"
 )
 
-// Write claims (issue 24) as agents meet them. An agent writes its
+// Write claims (docs/GIT.md) as agents meet them. An agent writes its
 // task's files one by one over the task's duration, in the order the
 // commit lists them: with n files, file k (from 0) when k/n of the work
 // is done. The first write of a path claims it for the task until the

@@ -51,7 +51,7 @@ func Works(cs []Commit) []Work {
 type Options struct {
 	Agents int
 	// WriteClaims models claims taken at an agent's first write of a
-	// file (issue 24; claims.go): an agent writes its task's files one
+	// file (claims.go): an agent writes its task's files one
 	// by one over the task's duration, and a write to a file another
 	// task in flight wrote is refused: the agent waits until that task
 	// lands, then goes on.

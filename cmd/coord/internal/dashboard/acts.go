@@ -14,7 +14,7 @@ import (
 	"github.com/rotd/coordination/coord/app"
 )
 
-// The page's writes (contract §11): POST /api/tasks/ID/ACTION with a JSON
+// The page's writes (docs/COMMANDS.md#supervising): POST /api/tasks/ID/ACTION with a JSON
 // body, as the dashboard's user. Each is let through only when all of
 // these hold, checked in this order, each with its own answer:
 //

@@ -17,7 +17,7 @@ import (
 	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
-// The page's writes (contract §11), over HTTP: what protects them
+// The page's writes (docs/COMMANDS.md#supervising), over HTTP: what protects them
 // (RELIABILITY: "dashboard write path"), what they do, and the task page.
 
 const token = "s3cret-token"

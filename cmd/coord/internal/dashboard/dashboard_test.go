@@ -245,7 +245,7 @@ func clip(s string) string {
 	return s
 }
 
-// The token rule (contract §7): with a token, every route but the static
+// The token rule (docs/DASHBOARD.md): with a token, every route but the static
 // files answers 401 unless the request carries it as a bearer token or
 // ?token=; without one, a request that names the server by anything but
 // a loopback host is refused (403: a page elsewhere cannot read the

@@ -1,7 +1,7 @@
 // Package dashboard is `coord dashboard`: a web page of one project for
-// the people overseeing its agents, served by the coord binary (contract
-// §7), read-only unless it has a token and something to act with
-// (contract §11).
+// the people overseeing its agents, served by the coord binary
+// (docs/DASHBOARD.md), read-only unless it has a token and something to act
+// with (docs/COMMANDS.md#supervising).
 //
 // It is a front end like the CLI: it holds no rule. Everything it shows
 // comes from app.Reader, the read-only part of the application; the only

@@ -28,7 +28,7 @@ type Options struct {
 	// files (Authorization: Bearer T, or ?token=T; a write takes it from
 	// the Authorization header only).
 	Token string
-	// Acts, with a Token, lets the page act on tasks (contract §11):
+	// Acts, with a Token, lets the page act on tasks (docs/COMMANDS.md#supervising):
 	// POST /api/tasks/ID/ACTION. Without either, every POST is 405 and
 	// the page shows no buttons.
 	Acts Actor

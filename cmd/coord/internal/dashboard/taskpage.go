@@ -201,7 +201,7 @@ func members(raw []byte) []member {
 	return out
 }
 
-// receipts reads the task's receipts (contract §10, "receipts" as the
+// receipts reads the task's receipts (docs/GIT.md, "receipts" as the
 // registry holds them; none before that feature), newest first.
 func receipts(raw []byte) []receiptRow {
 	var doc struct {

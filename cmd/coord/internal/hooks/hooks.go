@@ -384,7 +384,7 @@ func (h *hook) edit(ctx context.Context) (int, error) {
 	}
 	// What the writer is told, the edit going ahead: the holders
 	// write_claims: warn only names, and the tasks predicted to touch
-	// the files (a prediction never refuses a write, contract §9). An
+	// the files (a prediction never refuses a write, docs/PLANNING.md). An
 	// agent reads neither on stderr at exit 0: both go in added context.
 	var lines []string
 	for _, hit := range plan.Hits { // only warnings are left

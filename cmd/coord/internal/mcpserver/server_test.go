@@ -273,7 +273,7 @@ func TestFilesWrite(t *testing.T) {
 }
 
 // TestFilesThroughSymlink: a symlinked folder names its target's files
-// (contract 4a): a lock through the link is the target's, and another
+// (docs/COMMANDS.md, paths): a lock through the link is the target's, and another
 // session's lock through either spelling is a conflict.
 func TestFilesThroughSymlink(t *testing.T) {
 	p := seeded(t, "")

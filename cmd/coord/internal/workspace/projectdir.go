@@ -22,7 +22,7 @@ var projectDirVars = map[string][]string{
 // ProjectDir is the directory agent (claude, codex, gemini, or "" when
 // the caller does not know) names through getenv as where its session
 // stands, or "" when it names none: the one rule the hooks and the MCP
-// server resolve the working directory by (contract §6). Only an
+// server resolve the working directory by (docs/AGENTS.md). Only an
 // absolute path counts; an agent it does not know names none.
 func ProjectDir(agent string, getenv func(string) string) string {
 	for _, v := range projectDirVars[agent] {

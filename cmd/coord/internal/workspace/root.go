@@ -17,7 +17,7 @@ import (
 	"github.com/rotd/coordination/internal/gitrepo"
 )
 
-// FindRoot resolves the project root (contract §1): --root, else
+// FindRoot resolves the project root (docs/FORMATS.md): --root, else
 // COORD_ROOT, else the nearest ancestor of cwd holding .rotd/coordination.
 // Inside a linked git worktree the search starts from the same place in
 // the main worktree, so agents in separate worktrees share one registry.

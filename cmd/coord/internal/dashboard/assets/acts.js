@@ -1,4 +1,4 @@
-// coord dashboard: the page's actions (contract §11), on a page that may
+// coord dashboard: the page's actions (docs/COMMANDS.md#supervising), on a page that may
 // act (the server put its token in <meta name="coord-token"> and the
 // dialog in the page). A button names its action and task in data-*
 // attributes; the dialog asks what the action needs (the agent for
