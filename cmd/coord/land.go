@@ -146,6 +146,9 @@ func (e *env) lander() (app.Lander, error) {
 	l := gitrepo.NewLanding(gitrepo.New(dir), e.paths().FromGit)
 	l.Start = superviseCheck // the check dies with its lander (landcheck.go)
 	l.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
+	if e.cfg.Remote != "" {
+		return gitrepo.NewRemoteLanding(l, e.cfg.Remote), nil
+	}
 	return l, nil
 }
 

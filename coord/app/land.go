@@ -136,6 +136,10 @@ type LandRequest struct {
 	// certainly gone (nil: never known): a lander killed on this host
 	// does not hold the landing until its lease expires.
 	HolderGone func(meta map[string]string) bool
+	// OnRemote is told, once each time, that the remote stopped
+	// answering (err) and that it answers again (back) (nil: a warning
+	// line for the first).
+	OnRemote func(err error, back bool)
 }
 
 // The outcomes of a landing.
@@ -202,9 +206,12 @@ func (s *Service) Land(ctx context.Context, l Lander, req LandRequest) ([]LandRe
 			return nil, interrupted(ctx, err)
 		}
 	}
-	if _, err := l.Head(ctx, s.conf().TargetRef()); err != nil {
+	if _, err := l.Head(ctx, s.conf().TargetRef()); err != nil && !(req.Watch && errors.Is(err, ErrRemoteUnreachable)) {
 		if ctx.Err() != nil {
 			return nil, interrupted(ctx, err)
+		}
+		if errors.Is(err, ErrRemoteUnreachable) {
+			return nil, err
 		}
 		return nil, coord.Errorf(coord.CodeConflict, "the target branch %q is not in this repository: nothing can land", s.conf().Target).
 			WithHint("create it, or name the branch work lands on: coord config set target BRANCH")
@@ -237,6 +244,11 @@ func (s *Service) Land(ctx context.Context, l Lander, req LandRequest) ([]LandRe
 	for {
 		got, err := ln.pass(wctx)
 		all = append(all, got...)
+		if err != nil && req.Watch && errors.Is(err, ErrRemoteUnreachable) {
+			if err = ln.remoteDown(wctx, err); err == nil {
+				continue
+			}
+		}
 		if err != nil || !req.Watch {
 			return all, landErr(wctx, err)
 		}
@@ -390,6 +402,10 @@ type lander struct {
 	// the queue holds one it has not, such as work released while it
 	// checked another task, without waiting for another event.
 	seen map[queued]bool
+	// downSince is when the remote stopped answering (zero: it
+	// answers), pause the wait before the next try.
+	downSince time.Time
+	pause     time.Duration
 }
 
 // queued is a task as the lander takes it from the queue.
@@ -473,6 +489,10 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 	if _, err := ln.l.CleanCheckouts(ctx); err != nil {
 		return nil, err
 	}
+	if err := ln.fetchQueue(ctx); err != nil {
+		return nil, err
+	}
+	ln.remoteUp()
 	voided, err := ln.s.VoidMovedReviews(ctx)
 	if err != nil {
 		return nil, err
@@ -561,6 +581,10 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 			}
 		}
 		tip, err := ln.l.Head(ctx, coord.BranchRef(target))
+		if err != nil && errors.Is(err, ErrRemoteUnreachable) {
+			ln.unmark(context.WithoutCancel(ctx), t, started)
+			return res, err
+		}
 		if err != nil {
 			return res, coord.Wrap(coord.CodeConflict, err, "cannot read the target branch %s", target).
 				WithHint("config.json's \"target\" names the branch work lands on: create it, or set target")
