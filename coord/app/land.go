@@ -608,7 +608,7 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 		}
 		if m.Conflict {
 			return ln.sendBack(ctx, t, fmt.Sprintf("landing on %s conflicts in %s: merge %s into your branch, resolve, and release again",
-				target, coord.FilesPhrase(m.Files, 10), target))
+				target, coord.FilesPhrase(m.Files, 10), ln.s.targetToMerge()))
 		}
 		// A fast-forward only when the target's tip is on the head's
 		// first-parent chain (a branch that merged the target in is

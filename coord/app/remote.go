@@ -213,3 +213,12 @@ func (ln *lander) remoteUp() {
 // RemoteFetchEvery is how often a long-running scan (watch's conflict
 // scanner) fetches from the project's remote.
 const RemoteFetchEvery = 5 * time.Second
+
+// targetToMerge is what an owner merges into a branch sent back: the
+// target, or with a remote its remote-tracking branch (origin/main).
+func (s *Service) targetToMerge() string {
+	if r := s.conf().Remote; r != "" {
+		return r + "/" + s.conf().Target
+	}
+	return s.conf().Target
+}
