@@ -406,6 +406,8 @@ type lander struct {
 	// answers), pause the wait before the next try.
 	downSince time.Time
 	pause     time.Duration
+	// fetchedAbsent is when heads the clone lacked were last fetched.
+	fetchedAbsent time.Time
 }
 
 // queued is a task as the lander takes it from the queue.
@@ -454,6 +456,7 @@ func notLandable(t *coord.Task, gate bool) string {
 // arrived forgets the tried heads that were absent and are now in this
 // repository: the next pass tries them again.
 func (ln *lander) arrived(ctx context.Context) {
+	ln.fetchAbsent(ctx)
 	for id, head := range ln.absent {
 		if _, err := ln.l.Head(ctx, head); err == nil {
 			delete(ln.absent, id)
@@ -489,10 +492,6 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 	if _, err := ln.l.CleanCheckouts(ctx); err != nil {
 		return nil, err
 	}
-	if err := ln.fetchQueue(ctx); err != nil {
-		return nil, err
-	}
-	ln.remoteUp()
 	voided, err := ln.s.VoidMovedReviews(ctx)
 	if err != nil {
 		return nil, err
@@ -501,6 +500,12 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// With a remote, the heads of the queue read are fetched now: a
+	// release pushes before it records, so each is there.
+	if err := ln.fetchQueue(ctx); err != nil {
+		return nil, err
+	}
+	ln.remoteUp()
 	for _, t := range voided {
 		out = append(out, LandResult{Task: t.ID, Outcome: SentBack, Owner: t.ClaimedBy, Why: t.ReviewNotes})
 	}

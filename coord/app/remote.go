@@ -222,3 +222,13 @@ func (s *Service) targetToMerge() string {
 	}
 	return s.conf().Target
 }
+
+// fetchAbsent fetches again, at most every RemoteFetchEvery, while the
+// lander waits for heads its clone lacks.
+func (ln *lander) fetchAbsent(ctx context.Context) {
+	if len(ln.absent) == 0 || time.Since(ln.fetchedAbsent) < RemoteFetchEvery {
+		return
+	}
+	ln.fetchedAbsent = time.Now()
+	ln.fetchQueue(ctx)
+}
