@@ -11,7 +11,7 @@ FUZZTIME ?= 50000x
 # package:Target for every fuzz target, run briefly by `make test`.
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/hooks:FuzzPatchFiles ./cmd/coord/setup:FuzzReconcile ./cmd/coord/setup:FuzzCodexConfig ./cmd/coord/mcpserver:FuzzReadFrame ./cmd/coord/mcpserver:FuzzIDScanner ./cmd/coord/mcpserver:FuzzToolArguments ./cmd/coord/mcpserver:FuzzDecodeMessage ./registry/format:FuzzSettingValue ./cmd/coord/gitlog:FuzzParse ./cmd/coord/gitlog:FuzzParseDiffs ./coord/plan:FuzzLoad ./cmd/coord/gitrepo:FuzzParseWorktrees ./cmd/coord/gitrepo:FuzzParseMergeTree
 
-.PHONY: build demo demo-hub demo-land test test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
+.PHONY: build demo demo-hub demo-land demo-many test test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -o $(BIN)/coord ./cmd/coord
@@ -25,6 +25,12 @@ demo-hub: build
 
 demo-land: build
 	./scripts/demo-land.sh
+
+# Two clones as two machines, a hub for the claims, a git daemon serving
+# a bare repository as the shared remote; two agents per machine, one
+# lander, one conflict across machines sent back and fixed.
+demo-many: build
+	./scripts/demo-many.sh
 
 # The race pass, the many-process pass and the conformance suite run side
 # by side (they share nothing: each test makes its own temporary trees,
