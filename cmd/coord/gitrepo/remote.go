@@ -1,10 +1,13 @@
 package gitrepo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -70,7 +73,7 @@ func (r *Repo) unreachable(ctx context.Context, remote string, err error) error 
 		}
 	}
 	return coord.Wrap(coord.CodeIO, fmt.Errorf("%w: %s", app.ErrRemoteUnreachable, coord.OneLine(why)), "remote %s cannot be reached", where).
-		WithHint("check that it is up and that 'git fetch %s' works here; nothing was lost, and coord tries again by itself", remote)
+		WithHint("check that it is up and that 'git fetch %s' works here; nothing was lost (coord land --watch tries again by itself)", remote)
 }
 
 // remote runs git for a fetch or push with the remote settings and
@@ -81,7 +84,7 @@ func (r *Repo) remote(ctx context.Context, retry func(gitRun, error) bool, args 
 	args = append(append([]string{}, remoteConfig...), args...)
 	timeout := max(r.Timeout, RemoteTimeout)
 	for i := 0; ; i++ {
-		run, err := r.runInput(ctx, timeout, nil, args...)
+		run, err := r.runRemote(ctx, timeout, args...)
 		if err == nil && run.code == 0 {
 			return run, nil
 		}
@@ -96,12 +99,51 @@ func (r *Repo) remote(ctx context.Context, retry func(gitRun, error) bool, args 
 	}
 }
 
+// runRemote is runInput for a fetch or push, with its message made of
+// git's fatal lines joined (git names the host on one line and the
+// reason, "Connection refused", on the next).
+func (r *Repo) runRemote(ctx context.Context, timeout time.Duration, args ...string) (gitRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.dir, "-c", "core.quotePath=false", "--no-pager"}, args...)...)
+	cmd.Env = append(os.Environ(), gitEnv...)
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var msg []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if l = strings.TrimSpace(l); l != "" && len(msg) < 3 {
+			msg = append(msg, l)
+		}
+	}
+	run := gitRun{stdout: stdout.Bytes(), msg: strings.Join(msg, " ")}
+	if err == nil {
+		return run, nil
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return gitRun{}, errNoGit(err)
+	}
+	var ee *exec.ExitError
+	if ctx.Err() == nil && errors.As(err, &ee) && ee.ExitCode() >= 0 {
+		run.code = ee.ExitCode()
+		return run, nil
+	}
+	ge := &Error{Args: args, Dir: r.dir, Code: -1, Err: err, Stderr: run.msg}
+	if ctx.Err() == context.DeadlineExceeded {
+		ge.Err = fmt.Errorf("no answer within %v", timeout)
+	}
+	return gitRun{}, ge
+}
+
 // missingRef is the ref a fetch named and the remote lacks, from git's
 // "couldn't find remote ref REF" ("" for another failure).
 func missingRef(msg string) string {
 	const says = "couldn't find remote ref "
 	if i := strings.Index(msg, says); i >= 0 {
-		return strings.TrimSpace(msg[i+len(says):])
+		if f := strings.Fields(msg[i+len(says):]); len(f) > 0 {
+			return f[0]
+		}
 	}
 	return ""
 }
