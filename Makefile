@@ -12,7 +12,7 @@ FUZZTIME ?= 50000x
 # their seed corpora by every `go test`).
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/internal/hooks:FuzzPatchFiles ./cmd/coord/internal/setup:FuzzReconcile ./cmd/coord/internal/setup:FuzzCodexConfig ./cmd/coord/internal/mcpserver:FuzzToolArguments ./registry/format:FuzzSettingValue ./internal/gitrepo:FuzzParse ./internal/gitrepo:FuzzParseDiffs ./coord/plan:FuzzLoad ./internal/gitrepo:FuzzParseWorktrees ./internal/gitrepo:FuzzParseMergeTree
 
-.PHONY: build demo demo-hub demo-land test test-long test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
+.PHONY: build demo demo-hub demo-land demo-many test test-long test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -o $(BIN)/coord ./cmd/coord
@@ -26,6 +26,12 @@ demo-hub: build
 
 demo-land: build
 	./scripts/demo-land.sh
+
+# Two clones as two machines, a hub for the claims, a git daemon serving
+# a bare repository as the shared remote; two agents per machine, one
+# lander, one conflict across machines sent back and fixed.
+demo-many: build
+	./scripts/demo-many.sh
 
 # The default test loop: vet, gofmt, then two passes side by side (they
 # share nothing: each test makes its own temporary trees, hubs and

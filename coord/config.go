@@ -80,6 +80,11 @@ type Config struct {
 	// default DefaultTaskBranch; TaskBranchOff: coord never switches
 	// branches): taking a task in a linked worktree checks it out.
 	TaskBranch string
+	// Remote is the git remote that holds the target for many machines
+	// (remote, default none: one repository). With it the target is the
+	// remote's branch: task branches start from its tip, releases push
+	// their branch there, and the lander moves it by compare-and-swap.
+	Remote string
 }
 
 // DefaultMaxRejections is max_rejections when config.json does not say.

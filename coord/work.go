@@ -242,8 +242,15 @@ func CheckBranchName(name string) error {
 
 // TargetRef is the full ref name of the target branch (refs/heads/…):
 // what every git command coord runs is given, so that a tag or another
-// ref of the same short name never stands in for it.
-func (c Config) TargetRef() string { return BranchRef(c.Target) }
+// ref of the same short name never stands in for it. With a remote it
+// is the remote's branch as last fetched (refs/remotes/<remote>/…):
+// the work on the target is what the remote holds.
+func (c Config) TargetRef() string {
+	if c.Remote != "" {
+		return RemoteRef(c.Remote, c.Target)
+	}
+	return BranchRef(c.Target)
+}
 
 // DefaultTaskBranch is the pattern of a task's own branch when
 // config.json's "task_branch" names none: {id} stands for the task's id.

@@ -75,6 +75,13 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 		Meta:       landerMeta(),
 		HolderGone: landerGone,
 		OnMoved:    landMovedHook,
+		OnRemote: func(err error, back bool) {
+			if back {
+				fmt.Fprintf(e.stderr, "coord: land: the remote %s answers again: landing goes on\n", e.cfg.Remote)
+				return
+			}
+			fmt.Fprintf(e.stderr, "coord: land: landing stopped: %s\n", coord.OneLine(err.Error()))
+		},
 		OnWait: func(holder string) {
 			fmt.Fprintf(e.stderr, "coord: waiting for the lander %s to finish (lease %s)\n", coord.OneLine(holder), coord.LandLease)
 		},
@@ -145,6 +152,9 @@ func (e *env) lander() (app.Lander, error) {
 	l := gitrepo.NewLanding(gitrepo.New(dir), e.paths().FromGit)
 	l.Start = superviseCheck // the check dies with its lander (landcheck.go)
 	l.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
+	if e.cfg.Remote != "" {
+		return gitrepo.NewRemoteLanding(l, e.cfg.Remote), nil
+	}
 	return l, nil
 }
 

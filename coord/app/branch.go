@@ -66,7 +66,7 @@ func (s *Service) placeEarly(ctx context.Context) *placeReading {
 			return // no commit yet: nothing to branch from
 		}
 		if p.Linked && cfg.TaskBranch != coord.TaskBranchOff {
-			tip, err := s.repo.Head(ctx, coord.BranchRef(cfg.Target))
+			tip, err := s.targetTip(ctx)
 			if err != nil {
 				return // no target to start task branches from: nothing switched
 			}
@@ -77,7 +77,7 @@ func (s *Service) placeEarly(ctx context.Context) *placeReading {
 			r.switching, r.tip, r.dirty = true, tip, dirty
 			return
 		}
-		base, err := s.repo.MergeBase(ctx, "HEAD", coord.BranchRef(cfg.Target))
+		base, err := s.repo.MergeBase(ctx, "HEAD", cfg.TargetRef())
 		if err == nil && coord.ValidCommit(base) {
 			r.base = base
 		}
@@ -147,6 +147,7 @@ func (s *Service) enter(ctx context.Context, r *placeReading, t *coord.Task, und
 	if r == nil || t == nil || r.want == "" || r.want == r.p.Branch {
 		return nil
 	}
+	r.start = s.remoteStart(ctx, r.want, r.start)
 	err := s.repo.SwitchTo(ctx, r.want, r.start)
 	if err != nil {
 		if freed, ferr := s.freeBranch(ctx, r); ferr != nil {

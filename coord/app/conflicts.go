@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rotd/coordination/coord"
 )
@@ -74,6 +75,7 @@ type SkippedWork struct {
 // Conflicts scans the work in flight for conflicts in the caller's
 // repository m and records what it finds.
 func (s *Service) Conflicts(ctx context.Context, m Merger) (ConflictsResult, error) {
+	s.FetchInFlight(ctx)
 	res, _, err := s.scanConflicts(ctx, m, "")
 	return res, err
 }
@@ -88,6 +90,9 @@ type ConflictScanner struct {
 	s    *Service
 	m    Merger
 	last string
+	// fetched is when the scanner last fetched from the project's
+	// remote (it fetches at most every RemoteFetchEvery).
+	fetched time.Time
 }
 
 // ConflictScanner returns a scanner over the caller's repository m.
@@ -98,6 +103,10 @@ func (s *Service) ConflictScanner(m Merger) *ConflictScanner {
 // Scan is Conflicts, or a result with Unchanged set when nothing moved
 // since the last Scan that succeeded.
 func (c *ConflictScanner) Scan(ctx context.Context) (ConflictsResult, error) {
+	if r, _ := c.s.remote(); r != nil && time.Since(c.fetched) >= RemoteFetchEvery {
+		c.fetched = time.Now()
+		c.s.FetchInFlight(ctx)
+	}
 	res, sig, err := c.s.scanConflicts(ctx, c.m, c.last)
 	if err == nil {
 		c.last = sig
@@ -153,8 +162,8 @@ func (s *Service) judge(ctx context.Context, m Merger) (*judgement, error) {
 		return nil, interrupted(ctx, err)
 	}
 	var ok bool
-	if j.targetTip, ok = tips[coord.BranchRef(j.target)]; !ok {
-		if j.targetTip, err = m.Head(ctx, coord.BranchRef(j.target)); err != nil {
+	if j.targetTip, ok = tips[coord.BranchRef(j.target)]; !ok || s.conf().Remote != "" {
+		if j.targetTip, err = m.Head(ctx, s.conf().TargetRef()); err != nil {
 			return nil, coord.Errorf(coord.CodeConflict, "the target branch %q is not in this repository", j.target).
 				WithHint("set it: coord config set target BRANCH")
 		}

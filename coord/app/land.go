@@ -129,6 +129,10 @@ type LandRequest struct {
 	// certainly gone (nil: never known): a lander killed on this host
 	// does not hold the landing until its lease expires.
 	HolderGone func(meta map[string]string) bool
+	// OnRemote is told, once each time, that the remote stopped
+	// answering (err) and that it answers again (back) (nil: a warning
+	// line for the first).
+	OnRemote func(err error, back bool)
 }
 
 // The outcomes of a landing.
@@ -195,9 +199,12 @@ func (s *Service) Land(ctx context.Context, l Lander, req LandRequest) ([]LandRe
 			return nil, interrupted(ctx, err)
 		}
 	}
-	if _, err := l.Head(ctx, s.conf().TargetRef()); err != nil {
+	if _, err := l.Head(ctx, s.conf().TargetRef()); err != nil && !(req.Watch && errors.Is(err, ErrRemoteUnreachable)) {
 		if ctx.Err() != nil {
 			return nil, interrupted(ctx, err)
+		}
+		if errors.Is(err, ErrRemoteUnreachable) {
+			return nil, err
 		}
 		return nil, coord.Errorf(coord.CodeConflict, "the target branch %q is not in this repository: nothing can land", s.conf().Target).
 			WithHint("create it, or name the branch work lands on: coord config set target BRANCH")
@@ -230,6 +237,11 @@ func (s *Service) Land(ctx context.Context, l Lander, req LandRequest) ([]LandRe
 	for {
 		got, err := ln.pass(wctx)
 		all = append(all, got...)
+		if err != nil && req.Watch && errors.Is(err, ErrRemoteUnreachable) {
+			if err = ln.remoteDown(wctx, err); err == nil {
+				continue
+			}
+		}
 		if err != nil || !req.Watch {
 			return all, landErr(wctx, err)
 		}
@@ -383,6 +395,12 @@ type lander struct {
 	// the queue holds one it has not, such as work released while it
 	// checked another task, without waiting for another event.
 	seen map[queued]bool
+	// downSince is when the remote stopped answering (zero: it
+	// answers), pause the wait before the next try.
+	downSince time.Time
+	pause     time.Duration
+	// fetchedAbsent is when heads the clone lacked were last fetched.
+	fetchedAbsent time.Time
 }
 
 // queued is a task as the lander takes it from the queue.
@@ -418,6 +436,7 @@ func (ln *lander) queue(ctx context.Context) (q []queued, out []LandResult, err 
 // arrived forgets the tried heads that were absent and are now in this
 // repository: the next pass tries them again.
 func (ln *lander) arrived(ctx context.Context) {
+	ln.fetchAbsent(ctx)
 	for id, head := range ln.absent {
 		if _, err := ln.l.Head(ctx, head); err == nil {
 			delete(ln.absent, id)
@@ -461,6 +480,12 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// With a remote, the heads of the queue read are fetched now: a
+	// release pushes before it records, so each is there.
+	if err := ln.fetchQueue(ctx); err != nil {
+		return nil, err
+	}
+	ln.remoteUp()
 	for _, t := range voided {
 		out = append(out, LandResult{Task: t.ID, Outcome: SentBack, Owner: t.ClaimedBy, Why: t.ReviewNotes})
 	}
@@ -541,6 +566,10 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 			}
 		}
 		tip, err := ln.l.Head(ctx, coord.BranchRef(target))
+		if err != nil && errors.Is(err, ErrRemoteUnreachable) {
+			ln.unmark(context.WithoutCancel(ctx), t, started)
+			return res, err
+		}
 		if err != nil {
 			return res, coord.Wrap(coord.CodeConflict, err, "cannot read the target branch %s", target).
 				WithHint("config.json's \"target\" names the branch work lands on: create it, or set target")
@@ -564,7 +593,7 @@ func (ln *lander) land(ctx context.Context, t queued) (LandResult, error) {
 		}
 		if m.Conflict {
 			return ln.sendBack(ctx, t, fmt.Sprintf("landing on %s conflicts in %s: merge %s into your branch, resolve, and release again",
-				target, coord.FilesPhrase(m.Files, 10), target))
+				target, coord.FilesPhrase(m.Files, 10), ln.s.targetToMerge()))
 		}
 		// A fast-forward only when the target's tip is on the head's
 		// first-parent chain (a branch that merged the target in is

@@ -469,6 +469,9 @@ func (s *Service) Release(ctx context.Context, r TaskRef, summary string) (*coor
 		return nil, err
 	}
 	head, changed := work.head, work.changed
+	if err := s.pushWork(ctx, r.TaskID, head); err != nil {
+		return nil, err
+	}
 	if summary == "" {
 		summary = work.summary
 	}

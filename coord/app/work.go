@@ -48,7 +48,7 @@ func (s *Service) workDone(ctx context.Context, id string, wantSummary bool) (re
 	if err != nil || t.ID == "" {
 		return out, nil // the release itself will say what is wrong
 	}
-	target := coord.BranchRef(s.conf().Target)
+	target := s.conf().TargetRef()
 	ref := takeBranch(&t)
 	here, _ := s.repo.Place(ctx)
 	head, err := s.repo.Head(ctx, ref)

@@ -275,6 +275,7 @@ func (s *Service) RemoveWorktree(ctx context.Context, r RemoveRequest) (RemoveRe
 	}
 	var unmerged []string
 	if w.Branch != "" {
+		s.fetch(ctx) // with a remote, work pushed there and not landed is not on the target
 		if unmerged, err = s.repo.Unmerged(ctx, coord.BranchRef(w.Branch), s.conf().TargetRef(), 0); err != nil {
 			return res, coord.Wrap(coord.CodeIO, err, "worktree remove: cannot compare %s with %s", w.Branch, s.conf().Target)
 		}

@@ -108,6 +108,13 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 					err = d.errf(`"target" must name a branch: %v`, verr)
 				}
 			}
+		case "remote":
+			c.Remote, err = d.str(`"remote"`, true)
+			if err == nil && c.Remote != "" {
+				if verr := coord.CheckRemoteName(c.Remote); verr != nil {
+					err = d.errf(`"remote" must name a git remote, like "origin": %v`, verr)
+				}
+			}
 		case "task_branch":
 			c.TaskBranch, err = d.str(`"task_branch"`, false)
 			if err == nil {

@@ -23,7 +23,7 @@ var ConfigKeys = []string{
 	"on_stale", "sweep_on_claim", "scheduling", "archive_after", "lease_ttl", "lease_roster",
 	"quota_daily_tokens", "quota_daily_requests", "supervisors", "backend",
 	"target", "write_claims", "write_claims_untasked", "land_check",
-	"predicted_files", "predict_floor", "plan", "task_branch",
+	"predicted_files", "predict_floor", "plan", "task_branch", "remote",
 }
 
 // SettingKey checks that key is a setting (CodeUsage naming the nearest
@@ -245,7 +245,7 @@ func defaultSettings() map[string]json.RawMessage {
 		"target":      str(c.Target), "write_claims": str(string(c.WriteClaims)), "write_claims_untasked": str(string(c.WriteClaimsUntasked)),
 		"land_check":      str(c.LandCheck),
 		"predicted_files": str(string(c.PredictedFiles)), "predict_floor": js(c.PredictFloor), "plan": str(string(c.Plan)),
-		"task_branch": str(c.TaskBranch),
+		"task_branch": str(c.TaskBranch), "remote": str(c.Remote),
 	}
 }
 
