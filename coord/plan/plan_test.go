@@ -198,47 +198,6 @@ func TestPredict_Conversion(t *testing.T) {
 	}
 }
 
-// TestPredict_ConversionInSteps: a conversion split over two commits
-// near each other (CHANGES.md added, then CHANGES.rst deleted, or the
-// other way round) keeps the history too; a deletion far from the
-// addition of a file of its stem is no conversion.
-func TestPredict_ConversionInSteps(t *testing.T) {
-	notes := func(n int) [][]string {
-		var e [][]string
-		for i := range n {
-			e = append(e, []string{fmt.Sprintf("news: entry %d", i), "CHANGES.rst", fmt.Sprintf("src/f%d.py", i)})
-		}
-		return e
-	}
-	filler := func(n int) [][]string {
-		var e [][]string
-		for i := range n {
-			e = append(e, []string{fmt.Sprintf("build: bump %d", i), "setup.cfg"})
-		}
-		return e
-	}
-	for _, tc := range []struct {
-		name  string
-		steps [][]string
-		kept  bool
-	}{
-		{"AddedFirst", append([][]string{{"Move headings", "A:CHANGES.md"}}, append(filler(3), []string{"Convert changes", "D:CHANGES.rst"})...), true},
-		{"DeletedFirst", append([][]string{{"Convert changes", "D:CHANGES.rst"}}, append(filler(3), []string{"Move headings", "A:CHANGES.md"})...), true},
-		{"FarApart", append([][]string{{"Convert changes", "D:CHANGES.rst"}}, append(filler(40), []string{"Move headings", "A:CHANGES.md"})...), false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cs := history(append(notes(20), tc.steps...)...)
-			m := NewModel(Input{Commits: cs, Tree: tree(cs)}, testParams())
-			got := m.Predict(Task{ID: "1", Title: "news: entry 99"})
-			p := find(got, "CHANGES.md")
-			kept := p != nil && slices.ContainsFunc(p.Why, func(s string) bool { return strings.Contains(s, `prefixed "news:"`) })
-			if kept != tc.kept {
-				t.Fatalf("CHANGES.md predicted: %v, want %v: %+v", kept, tc.kept, got.Paths)
-			}
-		})
-	}
-}
-
 func TestPredict_OnlyTreeOrDeclared(t *testing.T) {
 	cs := history(
 		[]string{"cache: evict", "cache.go", "cache_old.go"},

@@ -18,11 +18,6 @@ import (
 // git's rename detection misses, its contents being new), is read as a
 // rename too: the new file continues the old one's history.
 //
-// The same conversion split over two commits near each other (one
-// deletes CHANGES.rst, the other, at most ConvertSpan commits away, adds
-// CHANGES.md: a branch that converted in steps) is read the same way,
-// when the added file is the only candidate.
-//
 // out[i] lists the tree ids of commit i's files (no duplicates; a rename
 // counts once, under the file's current name).
 func resolve(commits []Commit, tree map[string]int) [][]int {
@@ -30,8 +25,6 @@ func resolve(commits []Commit, tree map[string]int) [][]int {
 	for p, id := range tree {
 		cur[p] = id
 	}
-	adds := addsByStem(commits)
-	addedID := map[addedAt]int{} // an addition -> the file of the tree it made
 	out := make([][]int, len(commits))
 	for i := len(commits) - 1; i >= 0; i-- {
 		c := &commits[i]
@@ -60,18 +53,7 @@ func resolve(commits []Commit, tree map[string]int) [][]int {
 				if from, is := conv[ch.Path]; is {
 					renames = append(renames, moved{from, id, ok})
 				}
-				if ok {
-					addedID[addedAt{i, ch.Path}] = id
-				}
-			case 'D':
-				delete(cur, ch.Path)
-				if converted(conv, ch.Path) {
-					break
-				}
-				if id, ok := convertedLater(adds, addedID, cur, ch.Path, i); ok {
-					renames = append(renames, moved{ch.Path, id, true})
-				}
-			case 'C':
+			case 'C', 'D':
 				delete(cur, ch.Path)
 			case 'R':
 				id, ok := cur[ch.Path]
@@ -90,76 +72,6 @@ func resolve(commits []Commit, tree map[string]int) [][]int {
 		}
 	}
 	return out
-}
-
-// ConvertSpan is how many commits apart a deletion and an addition may
-// be to be read as one conversion (CHANGES.rst deleted, CHANGES.md
-// added).
-const ConvertSpan = 20
-
-// An addedAt is a commit (by index) adding a path.
-type addedAt struct {
-	i    int
-	path string
-}
-
-// stemOf is a path without its extension: the key of a conversion.
-func stemOf(p string) string { return strings.TrimSuffix(p, path.Ext(p)) }
-
-// addsByStem indexes the additions of the history by stem.
-func addsByStem(commits []Commit) map[string][]addedAt {
-	out := map[string][]addedAt{}
-	for i := range commits {
-		for _, ch := range commits[i].Changes {
-			if ch.Status == 'A' && path.Ext(ch.Path) != "" {
-				out[stemOf(ch.Path)] = append(out[stemOf(ch.Path)], addedAt{i, ch.Path})
-			}
-		}
-	}
-	return out
-}
-
-// converted reports whether the one-commit conversions convert p.
-func converted(conv map[string]string, p string) bool {
-	for _, from := range conv {
-		if from == p {
-			return true
-		}
-	}
-	return false
-}
-
-// convertedLater finds the file a deletion of p at commit i was
-// converted to in another commit: the only path of p's stem but another
-// extension added at most ConvertSpan commits from i, which still names
-// a file of the tree (cur, for an addition before i; the file the
-// addition made, recorded in addedID as the walk passed it, for one
-// after).
-func convertedLater(adds map[string][]addedAt, addedID map[addedAt]int, cur map[string]int, p string, i int) (int, bool) {
-	if path.Ext(p) == "" {
-		return 0, false
-	}
-	found, id := "", 0
-	for _, a := range adds[stemOf(p)] {
-		if a.path == p || a.i == i || a.i < i-ConvertSpan || a.i > i+ConvertSpan {
-			continue
-		}
-		var x int
-		var ok bool
-		if a.i > i {
-			x, ok = addedID[a]
-		} else {
-			x, ok = cur[a.path]
-		}
-		if !ok {
-			continue
-		}
-		if found != "" && found != a.path {
-			return 0, false // two candidates: neither is sure
-		}
-		found, id = a.path, x
-	}
-	return id, found != ""
 }
 
 // conversions maps, in one commit's changes, each added path to the
