@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -25,6 +26,7 @@ func landCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "check", Usage: "shell command line run (sh -c) on each merge in a temporary worktree; exit 0 passes (default: config land_check; none: no check)"},
 			&cli.StringFlag{Name: "timeout", Usage: "the longest one run of the check may take before it is killed and fails (default 30m)"},
 			&cli.BoolFlag{Name: "watch", Usage: "keep landing as tasks become landable (waits for another lander's lease)"},
+			&cli.IntFlag{Name: "parallel", Usage: "check up to N candidates at once, each on the target merged with those ahead of it, landed in order (default: config land_parallel, 1)"},
 		}, Action: e.cmdLand}
 }
 
@@ -49,6 +51,14 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	parallel := 0
+	if c.IsSet("parallel") {
+		if n := c.Int("parallel"); n < 1 || n > coord.MaxLandParallel {
+			return coord.Errorf(coord.CodeUsage, "--parallel must be a whole number from 1 to %d, found %d", coord.MaxLandParallel, n)
+		} else {
+			parallel = int(n)
+		}
+	}
 	s, err := e.open()
 	if err != nil {
 		return err
@@ -66,7 +76,7 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 	}
 	failed := 0
 	res, err := s.Land(e.ctx, l, app.LandRequest{
-		Agent: agent, Tasks: ids, Check: check, CheckTimeout: timeout, Watch: c.Bool("watch"),
+		Agent: agent, Tasks: ids, Check: check, CheckTimeout: timeout, Watch: c.Bool("watch"), Parallel: parallel,
 		OnResult: func(r app.LandResult) {
 			if r.Outcome == app.SentBack || r.Outcome == app.Skipped && len(ids) > 0 {
 				failed++
@@ -116,6 +126,9 @@ func (e *env) printLand(r app.LandResult) {
 		how := r.How
 		if how == "found" {
 			how = "already on " + e.cfg.Target
+		}
+		if len(r.On) > 0 {
+			how += ", checked on top of " + strings.Join(r.On, ", ")
 		}
 		e.printf("landed %s on %s at %s (%s)\n", r.Task, e.cfg.Target, shortCommit(r.Commit), how)
 		if r.Why != "" {

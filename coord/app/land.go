@@ -113,6 +113,12 @@ type LandRequest struct {
 	Check string
 	// CheckTimeout bounds one run of the check (0: DefaultLandTimeout).
 	CheckTimeout time.Duration
+	// Parallel is how many candidates are checked at once (0: the
+	// config's land_parallel): more than one makes a train (train.go).
+	Parallel int
+	// SameOrder keeps the queue's order in a train after a failure (for
+	// measuring what reordering by shared files saves).
+	SameOrder bool
 	// Watch keeps landing as tasks become landable, until ctx ends; it
 	// waits for the lease when another lander holds it.
 	Watch bool
@@ -157,6 +163,9 @@ type LandResult struct {
 	Owner string `json:"owner,omitempty"`
 	// Why is the reason it was sent back or skipped.
 	Why string `json:"why,omitempty"`
+	// On are the tasks ahead of it in a train whose work its check
+	// included (landed; they landed just before it).
+	On []string `json:"on,omitempty"`
 
 	unmergeable bool // skipped: its head cannot be merged here
 }
@@ -490,6 +499,14 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 	ln.seen = make(map[queued]bool, len(q))
 	for _, t := range q {
 		ln.seen[t] = true
+	}
+	if n := ln.parallel(); n > 1 && ln.check != "" {
+		got, err := ln.train(ctx, q, n)
+		out = append(out, got...)
+		if err == nil {
+			ln.replan(ctx, out)
+		}
+		return out, err
 	}
 	for _, t := range q {
 		r, err := ln.land(ctx, t)
