@@ -178,7 +178,7 @@ func landState(s string) string {
 // that starts to wait, is being checked, or went back to its owner
 // (with why), each once per change of its state.
 type landingWatch struct {
-	seen map[string]string // task -> state said
+	seen map[string]string // task -> state (and what it is checked on) said
 }
 
 func (w *landingWatch) say(ctx context.Context, s *app.Service, say func(format string, args ...any)) {
@@ -188,14 +188,19 @@ func (w *landingWatch) say(ctx context.Context, s *app.Service, say func(format 
 	}
 	now := map[string]string{}
 	for _, r := range rows {
-		now[r.Task] = r.State
-		if w.seen[r.Task] == r.State {
+		key := r.State + " " + strings.Join(r.On, " ") // restacked in a train: said again
+		now[r.Task] = key
+		if w.seen[r.Task] == key {
 			continue
 		}
 		switch r.State {
 		case coord.LandWaiting:
 			say("to land: task %s (%s) waits for the lander", r.Task, dash(r.Owner))
 		case coord.LandChecking:
+			if len(r.On) > 0 {
+				say("landing: checking task %s (%s) on top of %s", r.Task, dash(r.Owner), strings.Join(r.On, ", "))
+				break
+			}
 			say("landing: checking task %s (%s)", r.Task, dash(r.Owner))
 		case coord.LandSentBack:
 			say("sent back: task %s to %s: %s", r.Task, dash(r.Owner), r.Why)
