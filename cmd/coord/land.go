@@ -76,7 +76,7 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 	}
 	failed := 0
 	res, err := s.Land(e.ctx, l, app.LandRequest{
-		Agent: agent, Tasks: ids, Check: check, CheckTimeout: timeout, Watch: c.Bool("watch"), Parallel: parallel,
+		Agent: agent, Tasks: ids, Check: check, CheckTimeout: timeout, Watch: c.Bool("watch"), Parallel: parallel, SameOrder: landSameOrder,
 		OnResult: func(r app.LandResult) {
 			if r.Outcome == app.SentBack || r.Outcome == app.Skipped && len(ids) > 0 {
 				failed++
@@ -161,6 +161,11 @@ func (e *env) lander() (app.Lander, error) {
 	l.Warn = func(msg string) { fmt.Fprintf(e.stderr, "coord: warning: %s\n", coord.OneLine(msg)) }
 	return l, nil
 }
+
+// landSameOrder, when set (by the test wrapper only), keeps the queue's
+// order in a train after a failure: the figures compare it with the
+// order by shared files.
+var landSameOrder bool
 
 // landMovedHook, when set (by the test wrapper only), is called after
 // the lander moved the target and before it records the landing.

@@ -23,12 +23,19 @@ import (
 // trainCheck is the land check of these tests: it takes a moment,
 // fails on a tree holding a file that says BROKEN, and leaves the id of
 // each tree it passed on in $MARKS/passed (outside the worktree).
-const trainCheck = `sleep "$CHECK_SECONDS"; if grep -rqs BROKEN --include='*.txt' .; then echo broken; exit 1; fi; git rev-parse 'HEAD^{tree}' >> "$MARKS/passed"`
+const trainCheck = `echo "$COORD_TASK" >> "$MARKS/runs"; sleep "$CHECK_SECONDS"; if grep -rqs BROKEN --include='*.txt' .; then echo broken; exit 1; fi; git rev-parse 'HEAD^{tree}' >> "$MARKS/passed"`
 
 // newTrainProject is a project whose n tasks t0… are released, each
 // with one commit of its own writing f<i>.txt (one that says BROKEN for
 // the tasks in broken).
 func newTrainProject(t *testing.T, n int, broken map[int]bool) *landProject {
+	return newSharedProject(t, n, 0, broken)
+}
+
+// newSharedProject is newTrainProject where task i also changes its
+// own line of m<i%groups>.txt (groups > 0): the tasks of a group share
+// that file without conflicting; a broken task writes BROKEN there.
+func newSharedProject(t *testing.T, n, groups int, broken map[int]bool) *landProject {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -39,9 +46,17 @@ func newTrainProject(t *testing.T, n int, broken map[int]bool) *landProject {
 	os.MkdirAll(p.dir, 0o755)
 	p.git("init", "-q", "-b", "main")
 	p.write("README", "x\n")
+	lines := make([]string, 3*n+1)
+	for i := range lines {
+		lines[i] = fmt.Sprint("line ", i)
+	}
+	for g := range groups {
+		p.write(fmt.Sprintf("m%d.txt", g), strings.Join(lines, "\n")+"\n")
+	}
 	p.git("add", ".")
 	p.git("commit", "-q", "-m", "init")
 	p.coord("init")
+	p.coord("config", "set", "write_claims", "warn")
 	var seed strings.Builder
 	for i := range n {
 		fmt.Fprintf(&seed, "{\"id\":\"t%d\",\"title\":\"task %d\"}\n", i, i)
@@ -54,8 +69,16 @@ func newTrainProject(t *testing.T, n int, broken map[int]bool) *landProject {
 		p.git("checkout", "-q", "-b", "coord/"+agent, "main")
 		p.coord("--agent", agent, "claim", "--task", fmt.Sprintf("t%d", i))
 		text := "work\n"
-		if broken[i] {
+		if broken[i] && groups == 0 {
 			text = "BROKEN\n"
+		}
+		if groups > 0 {
+			mine := slices.Clone(lines)
+			mine[3*i+1] = fmt.Sprint("task ", i)
+			if broken[i] {
+				mine[3*i+1] = "BROKEN"
+			}
+			p.write(fmt.Sprintf("m%d.txt", i%groups), strings.Join(mine, "\n")+"\n")
 		}
 		p.write(fmt.Sprintf("f%d.txt", i), text)
 		p.git("add", ".")
@@ -105,12 +128,14 @@ func (p *landProject) checkTrain(start string) []string {
 		if exec.Command("git", "-C", p.dir, "grep", "-q", "BROKEN", c, "--", "*.txt").Run() == nil {
 			p.t.Fatalf("main's commit %.12s holds BROKEN work", c)
 		}
-		// one task per landing: its own file, and only it, is new
+		// one task per landing: its own file (and its line of a shared
+		// file) is new, nothing else
 		files := strings.Fields(p.git("diff-tree", "--no-commit-id", "--name-only", "-r", c+"^1", c))
-		if len(files) != 1 || !strings.HasPrefix(files[0], "f") {
+		own := slices.DeleteFunc(slices.Clone(files), func(f string) bool { return !strings.HasPrefix(f, "f") })
+		if len(own) != 1 || len(files) > 2 {
 			p.t.Fatalf("main's commit %.12s is not one task's landing: it changes %v", c, files)
 		}
-		tasks = append(tasks, "t"+strings.TrimSuffix(strings.TrimPrefix(files[0], "f"), ".txt"))
+		tasks = append(tasks, "t"+strings.TrimSuffix(strings.TrimPrefix(own[0], "f"), ".txt"))
 	}
 	if wl := p.git("worktree", "list", "--porcelain"); strings.Contains(wl, "coord-land") {
 		p.t.Fatalf("a temporary worktree is left:\n%s", wl)
@@ -176,8 +201,48 @@ func TestLandTrainFigures(t *testing.T) {
 			if len(failing) > 0 {
 				what = "1 in 10 failing"
 			}
-			t.Logf("train %-15s N=%d: %2d landed in %5.1f s: %5.1f landings/min, %.2f per check time (%.2f x N)",
-				what, par, landed, took.Seconds(), float64(landed)/took.Minutes(), perCheck, perCheck/float64(par))
+			t.Logf("train %-15s N=%d: %2d landed in %5.1f s: %5.1f landings/min, %.2f per check time (%.2f x N), %d checks run",
+				what, par, landed, took.Seconds(), float64(landed)/took.Minutes(), perCheck, perCheck/float64(par), p.checksRun())
 		}
+	}
+	// Failures that share a file: tasks 4, 9 and 14 of 20 break the file
+	// of their group (m4.txt, which task 19 shares too), N = 4, with the
+	// order by shared files and with the queue's order kept.
+	for _, same := range []bool{false, true} {
+		p := newSharedProject(t, n, 5, map[int]bool{4: true, 9: true, 14: true})
+		if same {
+			p.env = append(p.env, "COORD_TEST_LAND_SAME_ORDER=1")
+		}
+		start := p.git("rev-parse", "main")
+		out, took := p.landTrain(4, fmt.Sprint(check))
+		if landed := len(p.checkTrain(start)); landed != n-3 {
+			t.Fatalf("landed %d of %d\n%s", landed, n-3, out)
+		}
+		what := "failures ordered by shared files"
+		if same {
+			what = "failures in the queue's order"
+		}
+		t.Logf("train %-32s N=4: %d landed in %5.1f s, %d checks run", what, n-3, took.Seconds(), p.checksRun())
+	}
+}
+
+// checksRun is how many checks the land check started.
+func (p *landProject) checksRun() int {
+	b, _ := os.ReadFile(filepath.Join(filepath.Dir(p.dir), "marks", "runs"))
+	return len(strings.Fields(string(b)))
+}
+
+// TestLandTrainSharedFiles: ten tasks sharing five files, two of them
+// (t4, t9, sharing m4.txt) failing, four checks at once: both go back,
+// every other lands on a tree the check passed on, also when the train
+// reorders the tasks that share the failed files.
+func TestLandTrainSharedFiles(t *testing.T) {
+	p := newSharedProject(t, 10, 5, map[int]bool{4: true, 9: true})
+	start := p.git("rev-parse", "main")
+	out, _ := p.landTrain(4, "0.2")
+	got := p.checkTrain(start)
+	want := []string{"t0", "t1", "t2", "t3", "t5", "t6", "t7", "t8"}
+	if slices.Sort(got); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("landed %v, want %v\n%s", got, want, out)
 	}
 }
