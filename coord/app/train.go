@@ -669,11 +669,18 @@ func (tr *train) halt(ctx context.Context) {
 		<-tr.results
 		tr.live--
 	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	// A check stopped while its worktree was being made leaves that
+	// half made: no check of this lander runs now, so all go.
+	if tr.gen > 0 {
+		if _, err := tr.ln.l.CleanCheckouts(uctx); err != nil {
+			tr.ln.s.warnf(fmt.Errorf("cannot remove the land checks' worktrees (the next lander does): %w", err))
+		}
+	}
 	if len(marked) == 0 {
 		return
 	}
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
 	tr.ln.s.tasks().Update(uctx, func(tx *coord.Txn) error {
 		for _, t := range marked {
 			if cur := tx.Task(t.id); cur != nil && cur.LandingAt != "" {
