@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rotd/coordination/coord"
@@ -111,6 +112,10 @@ type train struct {
 	sunk    map[string]bool // the files of candidates whose check failed
 	moved   int
 	refresh time.Time // when the queue was last read for new work
+	// worktrees is held while a check's worktree is made or removed:
+	// git worktree add reads the other worktrees' records and fails on
+	// one half made beside it.
+	worktrees sync.Mutex
 }
 
 // train lands q with up to n checks at once (see above).
@@ -423,7 +428,7 @@ func (tr *train) start(ctx context.Context) error {
 		running++
 		tr.live++
 		go func(c *car, gen int, name, cand, base string) {
-			run, err := tr.ln.checkOn(cctx, name, c.t, cand, base)
+			run, err := tr.ln.checkOn(cctx, &tr.worktrees, name, c.t, cand, base)
 			tr.results <- checked{c, gen, run, err}
 		}(c, c.gen, fmt.Sprintf("%s.%d", c.t.id, c.gen), c.cand, c.base)
 	}
@@ -692,19 +697,38 @@ func (tr *train) halt(ctx context.Context) {
 }
 
 // checkOn runs the check on cand in a temporary worktree named name,
-// removed after it (even when the check is stopped).
-func (ln *lander) checkOn(ctx context.Context, name string, t queued, cand, base string) (CheckRun, error) {
-	dir, err := ln.l.Checkout(ctx, name, cand)
+// removed after it (even when the check is stopped). The worktree is
+// made and removed under mu, whole: a check stopped meanwhile stops
+// after (a git worktree add killed halfway leaves a record that breaks
+// the next).
+func (ln *lander) checkOn(ctx context.Context, mu *sync.Mutex, name string, t queued, cand, base string) (CheckRun, error) {
+	mu.Lock()
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	dir, err := ln.l.Checkout(actx, name, cand)
+	acancel()
+	mu.Unlock()
 	if err != nil {
 		return CheckRun{}, err
+	}
+	if ctx.Err() != nil {
+		ln.removeCheckout(ctx, mu, dir)
+		return CheckRun{}, ctx.Err()
 	}
 	env := []string{"COORD_TASK=" + t.id, "COORD_LAND_TARGET=" + ln.s.conf().Target, "COORD_LAND_COMMIT=" + cand,
 		"COORD_LAND_HEAD=" + t.head, "COORD_LAND_BASE=" + base}
 	run, err := ln.l.Check(ctx, dir, ln.check, env, ln.req.CheckTimeout)
+	ln.removeCheckout(ctx, mu, dir)
+	return run, err
+}
+
+// removeCheckout removes a check's worktree under mu (a failure is
+// warned of: the next lander removes it).
+func (ln *lander) removeCheckout(ctx context.Context, mu *sync.Mutex, dir string) {
+	mu.Lock()
+	defer mu.Unlock()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if rerr := ln.l.RemoveCheckout(rctx, dir); rerr != nil && err == nil {
-		ln.s.warnf(fmt.Errorf("cannot remove the land check's worktree %s (the next lander does): %w", dir, rerr))
+	if err := ln.l.RemoveCheckout(rctx, dir); err != nil {
+		ln.s.warnf(fmt.Errorf("cannot remove the land check's worktree %s (the next lander does): %w", dir, err))
 	}
-	return run, err
 }
