@@ -148,6 +148,8 @@ bench: build bench-tools
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'SIGKILLStorm' ./cmd/coord | grep -E 'throughput|^(ok|FAIL|--- FAIL)'
 	@echo "--- landing: coord land throughput (check true) and release-to-landed with 8 agents at once"
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestLandFigures' ./cmd/coord | grep -E 'throughput|agents releasing|^(ok|FAIL|--- FAIL)'
+	@echo "--- landing in parallel: landings per minute with a 3 s check, N = 1, 2, 4, 8, all passing and 1 in 10 failing"
+	COORD_BENCH=1 $(GO) test -count=1 -timeout 30m -v -run 'TestLandTrainFigures' ./cmd/coord | grep -E 'train|^(ok|FAIL|--- FAIL)'
 	@echo "--- dashboard: Chromium loading the page of a 10,000-task project (a figure; skipped without chromium)"
 	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestBrowserLoad10k' ./cmd/coord/internal/dashboard | grep -E '10,000 tasks|skipped|^(ok|FAIL|--- FAIL)'
 	@echo "--- multi-process suite: coord against the naive reference, same run"

@@ -287,7 +287,7 @@ func (tx *Txn) Landed(id, head, at, target string) bool {
 	}
 	t.LandedAt = FormatTime(tx.Now)
 	t.LandedCommit = at
-	t.LandingAt = ""
+	t.LandingAt, t.LandingOn = "", nil
 	// What the work was told when it went back is answered: only a
 	// landing clears it.
 	t.ReviewNotes, t.Rejections = "", 0

@@ -52,6 +52,10 @@ type Config struct {
 	// each candidate merge before it moves the target (land_check; ""
 	// none): exit 0 passes.
 	LandCheck string
+	// LandParallel is how many candidates coord land checks at once
+	// (land_parallel, 1..MaxLandParallel, default 1): each on the target
+	// merged with the candidates ahead of it, landed in order.
+	LandParallel int
 	// WriteClaims is what the edit hooks do at a task's first write to a
 	// path (write_claims: exclusive, warn, off; default exclusive).
 	WriteClaims ClaimMode
@@ -90,6 +94,10 @@ type Config struct {
 // DefaultMaxRejections is max_rejections when config.json does not say.
 const DefaultMaxRejections = 3
 
+// MaxLandParallel bounds land_parallel and land --parallel: more checks
+// at once than this is a mistake, not a machine.
+const MaxLandParallel = 64
+
 // Scheduling is how agents get work.
 type Scheduling string
 
@@ -116,6 +124,7 @@ func DefaultConfig() Config {
 		MaxRejections: DefaultMaxRejections,
 
 		Target:              DefaultTarget,
+		LandParallel:        1,
 		WriteClaims:         ClaimsExclusive,
 		WriteClaimsUntasked: UntaskedGuard,
 

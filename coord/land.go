@@ -121,8 +121,8 @@ func (tx *Txn) StartLanding(id, head string, reviewGate bool) bool {
 func (tx *Txn) ClearLanding() int {
 	n := 0
 	for _, t := range tx.Tasks {
-		if t.LandingAt != "" {
-			t.LandingAt = ""
+		if t.LandingAt != "" || t.LandingOn != nil {
+			t.LandingAt, t.LandingOn = "", nil
 			t.Dirty = true
 			n++
 		}
@@ -147,9 +147,13 @@ type LandingRow struct {
 	// Since is when it started being checked (checking), or was
 	// finished (waiting).
 	Since string `json:"since,omitempty"`
-	// Why is what it waits for (waiting), or why it went back
-	// (sent_back: its review notes).
+	// Why is what it waits for (waiting), what it is checked on top of
+	// (checking, in a train), or why it went back (sent_back: its
+	// review notes).
 	Why string `json:"why,omitempty"`
+	// On are the tasks ahead of it whose work its check includes
+	// (checking, in a train of candidates; none: on the target alone).
+	On []string `json:"on,omitempty"`
 }
 
 // LandingQueue is the landing queue: the task being checked, then the
@@ -160,7 +164,11 @@ func (tx *Txn) LandingQueue(reviewGate bool) []LandingRow {
 	var out, back []LandingRow
 	for _, t := range tx.Tasks {
 		if t.LandingAt != "" && t.Landable(reviewGate) {
-			out = append(out, LandingRow{Task: t.ID, State: LandChecking, Owner: t.ClaimedBy, Since: t.LandingAt})
+			r := LandingRow{Task: t.ID, State: LandChecking, Owner: t.ClaimedBy, Since: t.LandingAt, On: t.LandingOn}
+			if len(t.LandingOn) > 0 {
+				r.Why = "on top of " + strings.Join(t.LandingOn, ", ")
+			}
+			out = append(out, r)
 		}
 		if t.Status == Claimed && t.ReviewNotes != "" && t.Rejections > 0 {
 			back = append(back, LandingRow{Task: t.ID, State: LandSentBack, Owner: t.ClaimedBy, Why: t.ReviewNotes})

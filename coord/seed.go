@@ -35,12 +35,12 @@ var (
 	// planning and landing (predicted_files, predicted_at,
 	// predicted_confidence, touched_files,
 	// branch, base, head, conflicts, receipts, reviewed_commit, landed_commit,
-	// landed_at, landing_at).
+	// landed_at, landing_at, landing_on).
 	OwnedFields = []string{"claimed_by", "claimed_at", "completed_at", "epoch", "progress",
 		"blocked_reason", "blocked_at", "reviewer_id", "reviewer_kind", "reject_reason",
 		"review_notes", "rejections", "review_started_at", "review_alert_at",
 		"assigned_to", "assigned_at", "predicted_files", "predicted_at", "predicted_confidence", "touched_files", "owner", "fenced",
-		"branch", "base", "head", "conflicts", "receipts", "reviewed_commit", "landed_commit", "landed_at", "landing_at"}
+		"branch", "base", "head", "conflicts", "receipts", "reviewed_commit", "landed_commit", "landed_at", "landing_at", "landing_on"}
 )
 
 // IsOwnedField reports whether name is one of OwnedFields.

@@ -189,6 +189,11 @@ type Task struct {
 	// (RFC 3339 UTC; "" when it is not being landed): what the displays
 	// show as being checked. Cleared when it lands or goes back.
 	LandingAt string
+	// LandingOn are the tasks whose work the candidate being checked
+	// holds besides its own, in landing order: the candidates ahead of
+	// it in the lander's train (nil: on the target alone). Set and
+	// cleared with LandingAt.
+	LandingOn []string
 	// Conflicts are the in-flight conflicts last found for the task
 	// (coord conflicts, watch, schedule).
 	Conflicts []Conflict

@@ -830,7 +830,7 @@ func (tx *Txn) SendBack(by, id, why string, max int) (*Task, error) {
 		return nil, Errorf(CodeConflict, "task %q has no owner to send it back to", id)
 	}
 	tx.backToOwner(t, why, max)
-	t.Head, t.LandingAt = "", ""
+	t.Head, t.LandingAt, t.LandingOn = "", "", nil
 	t.ReviewerID, t.ReviewerKind = "", ""
 	tx.Log(by, "sent task %s back to %s: %s", id, t.ClaimedBy, t.ReviewNotes)
 	tx.blockAtMax(t, max)

@@ -55,7 +55,7 @@ func (t *Task) WriteClaims() []string {
 // touched files, its head and its conflicts (the task was handed back or
 // swept; where its work stood stays in branch and base).
 func (t *Task) freeClaims() {
-	t.TouchedFiles, t.Head, t.Conflicts, t.LandingAt = nil, "", nil, ""
+	t.TouchedFiles, t.Head, t.Conflicts, t.LandingAt, t.LandingOn = nil, "", nil, "", nil
 }
 
 // startWork starts a new claim's record of the work: nothing held, not
@@ -65,7 +65,7 @@ func (t *Task) startWork() {
 	if t.Owner == "" {
 		t.freeClaims()
 	}
-	t.Head, t.Conflicts, t.LandingAt = "", nil, ""
+	t.Head, t.Conflicts, t.LandingAt, t.LandingOn = "", nil, "", nil
 	t.LandedCommit, t.LandedAt = "", ""
 }
 

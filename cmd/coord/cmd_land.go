@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -24,6 +25,7 @@ func landCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "check", Usage: "shell command line run (sh -c) on each merge in a temporary worktree; exit 0 passes (default: config land_check; none: no check)"},
 			&cli.StringFlag{Name: "timeout", Usage: "the longest one run of the check may take before it is killed and fails (default 30m)"},
 			&cli.BoolFlag{Name: "watch", Usage: "keep landing as tasks become landable (waits for another lander's lease)"},
+			&cli.IntFlag{Name: "parallel", Usage: "check up to N candidates at once, each on the target merged with those ahead of it, landed in order (default: config land_parallel, 1)"},
 		}, Action: e.cmdLand}
 }
 
@@ -48,6 +50,14 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	parallel := 0
+	if c.IsSet("parallel") {
+		if n := c.Int("parallel"); n < 1 || n > coord.MaxLandParallel {
+			return coord.Errorf(coord.CodeUsage, "--parallel must be a whole number from 1 to %d, found %d", coord.MaxLandParallel, n)
+		} else {
+			parallel = int(n)
+		}
+	}
 	s, err := e.open()
 	if err != nil {
 		return err
@@ -65,7 +75,7 @@ func (e *env) cmdLand(_ context.Context, c *cli.Command) error {
 	}
 	failed := 0
 	res, err := s.Land(e.ctx, l, app.LandRequest{
-		Agent: agent, Tasks: ids, Check: check, CheckTimeout: timeout, Watch: c.Bool("watch"),
+		Agent: agent, Tasks: ids, Check: check, CheckTimeout: timeout, Watch: c.Bool("watch"), Parallel: parallel, SameOrder: landSameOrder,
 		OnResult: func(r app.LandResult) {
 			if r.Outcome == app.SentBack || r.Outcome == app.Skipped && len(ids) > 0 {
 				failed++
@@ -123,6 +133,9 @@ func (e *env) printLand(r app.LandResult) {
 		if how == "found" {
 			how = "already on " + e.cfg.Target
 		}
+		if len(r.On) > 0 {
+			how += ", checked on top of " + strings.Join(r.On, ", ")
+		}
 		e.printf("landed %s on %s at %s (%s)\n", r.Task, e.cfg.Target, shortCommit(r.Commit), how)
 		if r.Why != "" {
 			fmt.Fprintf(e.stderr, "coord: warning: task %s: %s\n", r.Task, r.Why)
@@ -158,6 +171,11 @@ func (e *env) lander() (app.Lander, error) {
 	return l, nil
 }
 
+// landSameOrder, when set (by the test wrapper only), keeps the queue's
+// order in a train after a failure: the figures compare it with the
+// order by shared files.
+var landSameOrder bool
+
 // landMovedHook, when set (by the test wrapper only), is called after
 // the lander moved the target and before it records the landing.
 var landMovedHook func(task string)
@@ -174,7 +192,7 @@ func landState(s string) string {
 // that starts to wait, is being checked, or went back to its owner
 // (with why), each once per change of its state.
 type landingWatch struct {
-	seen map[string]string // task -> state said
+	seen map[string]string // task -> state (and what it is checked on) said
 }
 
 func (w *landingWatch) say(ctx context.Context, s *app.Service, say func(format string, args ...any)) {
@@ -184,14 +202,19 @@ func (w *landingWatch) say(ctx context.Context, s *app.Service, say func(format 
 	}
 	now := map[string]string{}
 	for _, r := range rows {
-		now[r.Task] = r.State
-		if w.seen[r.Task] == r.State {
+		key := r.State + " " + strings.Join(r.On, " ") // restacked in a train: said again
+		now[r.Task] = key
+		if w.seen[r.Task] == key {
 			continue
 		}
 		switch r.State {
 		case coord.LandWaiting:
 			say("to land: task %s (%s) waits for the lander", r.Task, dash(r.Owner))
 		case coord.LandChecking:
+			if len(r.On) > 0 {
+				say("landing: checking task %s (%s) on top of %s", r.Task, dash(r.Owner), strings.Join(r.On, ", "))
+				break
+			}
 			say("landing: checking task %s (%s)", r.Task, dash(r.Owner))
 		case coord.LandSentBack:
 			say("sent back: task %s to %s: %s", r.Task, dash(r.Owner), r.Why)

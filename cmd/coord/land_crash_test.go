@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,8 +41,14 @@ import (
 // ref moves (a recorded task not on the target), landing without the
 // ancestry check first (a head merged twice), and no clean-up of the
 // temporary worktrees at start.
-func TestLandCrash(t *testing.T) {
-	t.Parallel()
+func TestLandCrash(t *testing.T) { t.Parallel(); landCrash(t, 1) }
+
+// TestLandCrashParallel is TestLandCrash with a train of four checks at
+// once (land --parallel 4); after each kill, also: no check the killed
+// lander started still runs.
+func TestLandCrashParallel(t *testing.T) { t.Parallel(); landCrash(t, 4) }
+
+func landCrash(t *testing.T, parallel int) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
@@ -134,7 +141,7 @@ func TestLandCrash(t *testing.T) {
 		}
 		os.RemoveAll(marks)
 		os.MkdirAll(marks, 0o755)
-		cmd := exec.Command("coord", "--agent", "lander", "land", "--check", check)
+		cmd := exec.Command("coord", "--agent", "lander", "land", "--check", check, "--parallel", fmt.Sprint(parallel))
 		cmd.Dir = dir
 		cmd.Env = append(env, "MARKS="+marks, "COORD_TEST_LAND_MOVED="+filepath.Join(marks, "moved"))
 		if r%3 == 2 {
@@ -189,6 +196,9 @@ func TestLandCrash(t *testing.T) {
 			kills++
 		}
 		label := fmt.Sprintf("run %d (killed %s)", r, how)
+		if killed {
+			checksEnd(t, label, marks)
+		}
 		checkLanding(t, label+", after the kill", dir, git, coordIn, start, heads, false, "")
 
 		// The next lander finishes the work.
@@ -216,6 +226,30 @@ func TestLandCrash(t *testing.T) {
 		os.RemoveAll(dir)
 	}
 	t.Logf("%d runs, %d killed mid-landing (a whole landing took %v)", runs, kills, est)
+}
+
+// checksEnd waits (generously) until no check a killed lander started
+// runs: each check's shell left its pid in its mark.
+func checksEnd(t *testing.T, label, marks string) {
+	t.Helper()
+	ms, _ := filepath.Glob(filepath.Join(marks, "t*.*"))
+	end := time.Now().Add(30 * time.Second)
+	for _, m := range ms {
+		pid, err := strconv.Atoi(m[strings.LastIndexByte(m, '.')+1:])
+		if err != nil {
+			continue
+		}
+		for {
+			state, _ := procStat(pid)
+			if syscall.Kill(pid, 0) == syscall.ESRCH || state == "Z" || state == "X" {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("%s: the check %s (pid %d) still runs after its lander was killed", label, filepath.Base(m), pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
 
 // checkLanding checks the landing invariants of the repository in dir

@@ -45,6 +45,9 @@ func installTestHooks() {
 		}
 		return func() { os.WriteFile(name, nil, 0o644) }
 	}
+	// COORD_TEST_LAND_SAME_ORDER=1: a train keeps the queue's order
+	// after a failure (the figures' baseline).
+	landSameOrder = os.Getenv("COORD_TEST_LAND_SAME_ORDER") != ""
 	if name := os.Getenv("COORD_TEST_LAND_MOVED"); name != "" {
 		// FILE.<task> once the target moved to the task's landing; the
 		// task COORD_TEST_LAND_HOLD names then waits there to be killed.

@@ -106,6 +106,12 @@ type LandRequest struct {
 	Check string
 	// CheckTimeout bounds one run of the check (0: DefaultLandTimeout).
 	CheckTimeout time.Duration
+	// Parallel is how many candidates are checked at once (0: the
+	// config's land_parallel): more than one makes a train (train.go).
+	Parallel int
+	// SameOrder keeps the queue's order in a train after a failure (for
+	// measuring what reordering by shared files saves).
+	SameOrder bool
 	// Watch keeps landing as tasks become landable, until ctx ends; it
 	// waits for the lease when another lander holds it.
 	Watch bool
@@ -154,6 +160,9 @@ type LandResult struct {
 	Owner string `json:"owner,omitempty"`
 	// Why is the reason it was sent back or skipped.
 	Why string `json:"why,omitempty"`
+	// On are the tasks ahead of it in a train whose work its check
+	// included (landed; they landed just before it).
+	On []string `json:"on,omitempty"`
 
 	unmergeable bool // skipped: its head cannot be merged here
 }
@@ -496,6 +505,14 @@ func (ln *lander) pass(ctx context.Context) ([]LandResult, error) {
 	for _, t := range q {
 		ln.seen[t] = true
 	}
+	if n := ln.parallel(); n > 1 && ln.check != "" {
+		got, err := ln.train(ctx, q, n)
+		out = append(out, got...)
+		if err == nil {
+			ln.replan(ctx, out)
+		}
+		return out, err
+	}
 	for _, t := range q {
 		r, err := ln.land(ctx, t)
 		if err != nil {
@@ -729,8 +746,7 @@ func (ln *lander) runCheck(ctx context.Context, t queued, cand, tip string) (che
 	if err != nil {
 		return check.Result{}, err
 	}
-	env := []string{coord.EnvTask + "=" + t.id, coord.EnvLandTarget + "=" + ln.s.conf().Target, coord.EnvLandCommit + "=" + cand,
-		coord.EnvLandHead + "=" + t.head, coord.EnvLandBase + "=" + tip}
+	env := ln.checkEnv(t, cand, tip)
 	run, err := ln.l.Check(ctx, dir, ln.check, env, ln.req.CheckTimeout)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -738,6 +754,14 @@ func (ln *lander) runCheck(ctx context.Context, t queued, cand, tip string) (che
 		ln.s.warnf(fmt.Errorf("cannot remove the land check's worktree %s (the next lander does): %w", dir, rerr))
 	}
 	return run, err
+}
+
+// checkEnv is the land check's environment: the task, the target, the
+// candidate commit checked, the task's head and the commit it was
+// merged on (the target's tip, or the candidate ahead of it in a train).
+func (ln *lander) checkEnv(t queued, cand, base string) []string {
+	return []string{coord.EnvTask + "=" + t.id, coord.EnvLandTarget + "=" + ln.s.conf().Target, coord.EnvLandCommit + "=" + cand,
+		coord.EnvLandHead + "=" + t.head, coord.EnvLandBase + "=" + base}
 }
 
 // checkFailure is the send-back note of a failed check.

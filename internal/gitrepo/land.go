@@ -247,7 +247,7 @@ func (r *Repo) RemoveCheckout(ctx context.Context, path string) error {
 		}
 		err = nil
 	}
-	if _, perr := r.pruneLandRecords(ctx); perr != nil && err == nil {
+	if _, perr := r.pruneLandRecords(ctx, false); perr != nil && err == nil {
 		err = perr
 	}
 	return err
@@ -257,7 +257,9 @@ func (r *Repo) RemoveCheckout(ctx context.Context, path string) error {
 // worktrees whose directories are gone (what git worktree prune does,
 // kept to <common git dir>/coord-land/: a person's worktree on a disk
 // not mounted now keeps its record). It returns how many it dropped.
-func (r *Repo) pruneLandRecords(ctx context.Context) (int, error) {
+// Unless all, a record git still locks is kept: another check's
+// worktree being made beside this one.
+func (r *Repo) pruneLandRecords(ctx context.Context, all bool) (int, error) {
 	common, err := r.CommonDir(ctx)
 	if err != nil {
 		return 0, err
@@ -280,6 +282,9 @@ func (r *Repo) pruneLandRecords(ctx context.Context) (int, error) {
 		}
 		if _, err := os.Stat(wt); err == nil {
 			continue // still there: git worktree remove is for it
+		}
+		if _, err := os.Stat(filepath.Join(rec, "locked")); err == nil && !all {
+			continue // being made (git locks it until it is): a check beside this one
 		}
 		if err := os.RemoveAll(rec); err != nil {
 			return n, coord.Wrap(coord.CodeIO, err, "cannot remove git's record %s", rec)
@@ -318,7 +323,7 @@ func (r *Repo) CleanCheckouts(ctx context.Context) (int, error) {
 		}
 		n++
 	}
-	if _, err := r.pruneLandRecords(ctx); err != nil {
+	if _, err := r.pruneLandRecords(ctx, true); err != nil {
 		return n, err
 	}
 	return n, nil

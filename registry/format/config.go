@@ -129,6 +129,13 @@ func parseConfig(file string, data []byte, strict bool) (coord.Config, error) {
 					err = d.errf(`"land_check" must be a shell command line, like "go test ./...": %v`, verr)
 				}
 			}
+		case "land_parallel":
+			var n int64
+			n, err = d.integer(`"land_parallel"`, false)
+			if err == nil && (n < 1 || n > coord.MaxLandParallel) {
+				err = d.errf(`"land_parallel" must be a whole number from 1 (one check at a time) to %d, found %d`, coord.MaxLandParallel, n)
+			}
+			c.LandParallel = int(n)
 		case "write_claims":
 			var s string
 			s, err = d.str(`"write_claims"`, false)

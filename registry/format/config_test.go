@@ -14,7 +14,7 @@ func TestParseConfig(t *testing.T) {
 	c, err := ParseConfig("config.json", []byte(`{"stale_after":"90","beat_interval":"30s","lock_wait":"5s","review_gate":true,
 		"on_stale":"block-if-progress","quota_daily_tokens":100,"quota_daily_requests":7,"archive_after":"24h",
 		"lease_roster":{"daily":["a","b"]},"sweep_on_claim":false,"scheduling":"push","max_rejections":5,"lease_ttl":"30m","supervisors":["alice","lead-1"],"a later feature":{"x":[1]},
-		"target":"trunk","write_claims":"warn","write_claims_untasked":"off","require_verified":true,"land_check":"go test ./...","predicted_files":"warn","predict_floor":0.3,"plan":"manual","task_branch":"work/{id}","remote":"origin"}`))
+		"target":"trunk","write_claims":"warn","write_claims_untasked":"off","require_verified":true,"land_check":"go test ./...","land_parallel":4,"predicted_files":"warn","predict_floor":0.3,"plan":"manual","task_branch":"work/{id}","remote":"origin"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestParseConfig(t *testing.T) {
 		OnStale: coord.BlockIfProgress, Quota: coord.QuotaLimits{Tokens: 100, Requests: 7}, ArchiveAfter: 24 * time.Hour,
 		Roster: map[string][]string{"daily": {"a", "b"}}, SweepOnClaim: false, Scheduling: coord.Push, MaxRejections: 5, LeaseTTL: 30 * time.Minute,
 		Supervisors: []string{"alice", "lead-1"}, Target: "trunk", WriteClaims: coord.WarnClaims, WriteClaimsUntasked: coord.UntaskedOff, RequireVerified: true,
-		LandCheck: "go test ./...", PredictedFiles: coord.PredictWarn, PredictFloor: 0.3, Plan: coord.PlanManual, TaskBranch: "work/{id}", Remote: "origin"}
+		LandCheck: "go test ./...", LandParallel: 4, PredictedFiles: coord.PredictWarn, PredictFloor: 0.3, Plan: coord.PlanManual, TaskBranch: "work/{id}", Remote: "origin"}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("config %+v\nwant   %+v", c, want)
 	}
@@ -36,6 +36,7 @@ func TestParseConfig(t *testing.T) {
 		`{"supervisors":[]}`, `{"supervisors":"alice"}`, `{"supervisors":["bad id"]}`, `{"supervisors":["coordinator"]}`, `{"supervisors":[1]}`,
 		`{"target":""}`, `{"target":"a..b"}`, `{"target":"-x"}`, `{"target":"x.lock"}`, `{"target":null}`, `{"target":"a b"}`,
 		`{"write_claims":"Exclusive"}`, `{"write_claims":true}`, `{"write_claims_untasked":"exclusive"}`, `{"write_claims_untasked":null}`,
+		`{"land_parallel":0}`, `{"land_parallel":65}`, `{"land_parallel":1.5}`, `{"land_parallel":"2"}`, `{"land_parallel":null}`,
 		`{"require_verified":"yes"}`, `{"require_verified":null}`, `{"require_verified":1}`,
 		`{"task_branch":"task"}`, `{"task_branch":"refs/heads/t/{id}"}`, `{"task_branch":"a..{id}"}`, `{"task_branch":""}`, `{"task_branch":null}`,
 		`{"land_check":"make\ntest"}`, `{"land_check":true}`, `{"land_check":"` + strings.Repeat("x", coord.MaxNote+1) + `"}`,

@@ -73,7 +73,7 @@ var taskFieldOrder = []string{
 	"blocked_at", "description", "rejections", "review_alert_at",
 	"branch", "base", "touched_files", "head", "landed_commit", "landed_at", "conflicts",
 	"receipts", "reviewed_commit", "landing_at",
-	"predicted_files", "predicted_at", "predicted_confidence", "owner", "fenced",
+	"predicted_files", "predicted_at", "predicted_confidence", "owner", "fenced", "landing_on",
 }
 
 // legacyRejectReason is what coord called review_notes before: read as
@@ -441,6 +441,8 @@ func decodeTaskField(s *scanner, t *coord.Task, k int, name string) error {
 		t.ReviewedCommit, err = s.strVal(name, true)
 	case fLandingAt:
 		t.LandingAt, err = s.strVal(name, true)
+	case fLandingOn:
+		t.LandingOn, err = s.strsVal(name)
 	case fPredictedFiles:
 		t.PredictedFiles, err = s.strsVal(name)
 	case fPredictedAt:
@@ -502,6 +504,7 @@ const (
 	fPredictedConfidence
 	fOwner
 	fFenced
+	fLandingOn
 	fLegacyRejectReason // in taskFieldsRead only
 )
 
@@ -586,6 +589,8 @@ func taskFieldIndex(name string) int {
 		return fOwner
 	case "fenced":
 		return fFenced
+	case "landing_on":
+		return fLandingOn
 	case "predicted_confidence":
 		return fPredictedConfidence
 	case legacyRejectReason:
@@ -1011,6 +1016,8 @@ func wantField(t *coord.Task, name string) bool {
 		return t.ReviewedCommit != ""
 	case "landing_at":
 		return t.LandingAt != ""
+	case "landing_on":
+		return len(t.LandingOn) > 0
 	case "predicted_files":
 		return len(t.PredictedFiles) > 0
 	case "predicted_at":
@@ -1107,6 +1114,8 @@ func appendField(b []byte, t *coord.Task, name string, present bool) []byte {
 		return nullable(t.ReviewedCommit)
 	case "landing_at":
 		return nullable(t.LandingAt)
+	case "landing_on":
+		return appendStrings(b, t.LandingOn)
 	case "predicted_files":
 		return appendStrings(b, t.PredictedFiles)
 	case "predicted_at":

@@ -22,7 +22,7 @@ var ConfigKeys = []string{
 	"stale_after", "beat_interval", "lock_wait", "review_gate", "require_verified", "max_rejections",
 	"on_stale", "sweep_on_claim", "scheduling", "archive_after", "lease_ttl", "lease_roster",
 	"quota_daily_tokens", "quota_daily_requests", "supervisors", "backend",
-	"target", "write_claims", "write_claims_untasked", "land_check",
+	"target", "write_claims", "write_claims_untasked", "land_check", "land_parallel",
 	"predicted_files", "predict_floor", "plan", "task_branch", "remote",
 }
 
@@ -243,7 +243,7 @@ func defaultSettings() map[string]json.RawMessage {
 		"quota_daily_tokens": num(c.Quota.Tokens), "quota_daily_requests": num(c.Quota.Requests), "backend": str(c.Backend),
 		"supervisors": json.RawMessage("null"),
 		"target":      str(c.Target), "write_claims": str(string(c.WriteClaims)), "write_claims_untasked": str(string(c.WriteClaimsUntasked)),
-		"land_check":      str(c.LandCheck),
+		"land_check": str(c.LandCheck), "land_parallel": num(int64(c.LandParallel)),
 		"predicted_files": str(string(c.PredictedFiles)), "predict_floor": js(c.PredictFloor), "plan": str(string(c.Plan)),
 		"task_branch": str(c.TaskBranch), "remote": str(c.Remote),
 	}
