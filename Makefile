@@ -38,7 +38,8 @@ demo-many: build
 # ports, and no test asserts on timing). Both run with -short: the load,
 # storm and crash scenarios at their quick size (the same claims on
 # fewer rounds), the 3-node cluster and fuzzing left to `make test-long`.
-# About two minutes on two cores beside a busy process (docs/TESTING.md).
+# Its budget is two minutes on two cores beside a busy process; it takes
+# longer today (docs/TESTING.md says how long and why).
 test: vet fmt-check
 	@$(MAKE) --no-print-directory -j2 unit procs
 
