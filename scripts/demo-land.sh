@@ -48,6 +48,11 @@ cat <<'EOF' | c seed-tasks --stdin
 {"id":"4","title":"Add a changelog","capability":"bob"}
 EOF
 c config set land_check 'sleep 1; test -s config.txt && grep -q farewell config.txt'
+# Tasks 1 and 2 both change config.txt. Under the default (exclusive
+# write claims) the second release would be refused at once, naming the
+# first; this demo shows the other net, the landing: claims only warn,
+# and the lander finds the conflict and sends the task back.
+c config set write_claims warn
 
 say "a worktree per agent (coord worktree add: the worktree is the agent)"
 for a in alice bob carol; do c worktree add "$a"; done
