@@ -393,7 +393,7 @@ func TestNoCitations(t *testing.T) {
 func TestCitations(t *testing.T) {
 	is := "iss" + "ue" // not spelled out, so this file passes
 	for _, s := range []string{
-		"(contract §" + "10)", "§" + "4a", "contract " + "4a", "(" + is + " 23)",
+		"(contract " + "§" + "10)", "§" + "4a", "contract " + "4a", "(" + is + " 23)",
 		is + "s 14 and 16", is + " #23", "Is" + "sue 7's targets", "see " + is + " no. 12",
 		"the " + is + " (#" + "36)",
 	} {
