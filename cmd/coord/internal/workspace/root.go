@@ -182,7 +182,7 @@ func SetAgentFile(top, id string) error {
 	dir := filepath.Join(top, ".rotd")
 	path := filepath.Join(dir, "agent_id")
 	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
-		return coord.Errorf(coord.CodeIO, "%s is %s, not a folder", dir, fileKind(fi.Mode()))
+		return coord.Errorf(coord.CodeIO, "%s is %s, not a folder", dir, fsops.Kind(fi.Mode()))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return agentFileError(path, err)
@@ -213,11 +213,7 @@ func readAgentFile(path string) (string, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", err
 	case errors.As(err, &ke):
-		kind := ke.Is
-		if fi, err := os.Lstat(path); err == nil {
-			kind = fileKind(fi.Mode())
-		}
-		return "", coord.Errorf(coord.CodeIO, "%s is %s, not a file holding this agent's id", path, kind).
+		return "", coord.Errorf(coord.CodeIO, "%s is %s, not a file holding this agent's id", path, ke.Is).
 			WithHint("remove it (rm -r %s) to get a new id, or pass --agent ID", ShellQuote(path))
 	case errors.Is(err, fsops.ErrTooLarge):
 		return "", coord.Errorf(coord.CodeUsage, "%s: longer than %d bytes, not an agent id", path, maxAgentFile).
@@ -248,25 +244,6 @@ func agentFileError(path string, err error) error {
 		err = pe.Err
 	}
 	return coord.Errorf(coord.CodeIO, "%s: %v", path, err).WithHint("fix the file or its directory, or pass --agent ID")
-}
-
-// fileKind names a file type for a message.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	}
-	return "not a regular file"
 }
 
 func newUUID() string {
