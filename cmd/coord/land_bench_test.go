@@ -33,7 +33,9 @@ type landProject struct {
 	env []string
 }
 
-func newLandProject(t *testing.T, n int, release bool) *landProject {
+// newGitProject is a landing test's repository, not yet committed: git
+// on main with a README, coord run with the test's clean environment.
+func newGitProject(t *testing.T) *landProject {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -44,9 +46,11 @@ func newLandProject(t *testing.T, n int, release bool) *landProject {
 	os.MkdirAll(p.dir, 0o755)
 	p.git("init", "-q", "-b", "main")
 	p.write("README", "x\n")
-	p.git("add", ".")
-	p.git("commit", "-q", "-m", "init")
-	p.coord("init")
+	return p
+}
+
+// seed seeds tasks t0..t(n-1).
+func (p *landProject) seed(n int) {
 	var seed strings.Builder
 	for i := range n {
 		fmt.Fprintf(&seed, "{\"id\":\"t%d\",\"title\":\"task %d\"}\n", i, i)
@@ -54,6 +58,15 @@ func newLandProject(t *testing.T, n int, release bool) *landProject {
 	p.write(".seed.jsonl", seed.String())
 	p.coord("seed-tasks", filepath.Join(p.dir, ".seed.jsonl"))
 	os.Remove(filepath.Join(p.dir, ".seed.jsonl"))
+}
+
+func newLandProject(t *testing.T, n int, release bool) *landProject {
+	t.Helper()
+	p := newGitProject(t)
+	p.git("add", ".")
+	p.git("commit", "-q", "-m", "init")
+	p.coord("init")
+	p.seed(n)
 	for i := range n {
 		agent := fmt.Sprintf("a%d", i)
 		p.git("checkout", "-q", "-b", "coord/"+agent, "main")

@@ -16,8 +16,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // trainCheck is the land check of these tests: it takes a moment,
@@ -37,15 +35,7 @@ func newTrainProject(t *testing.T, n int, broken map[int]bool) *landProject {
 // that file without conflicting; a broken task writes BROKEN there.
 func newSharedProject(t *testing.T, n, groups int, broken map[int]bool) *landProject {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	base := t.TempDir()
-	p := &landProject{t: t, dir: filepath.Join(base, "repo"),
-		env: append(append(cleanEnv(), backendtest.GitEnv...), "HOME="+base)}
-	os.MkdirAll(p.dir, 0o755)
-	p.git("init", "-q", "-b", "main")
-	p.write("README", "x\n")
+	p := newGitProject(t)
 	lines := make([]string, 3*n+1)
 	for i := range lines {
 		lines[i] = fmt.Sprint("line ", i)
@@ -57,13 +47,7 @@ func newSharedProject(t *testing.T, n, groups int, broken map[int]bool) *landPro
 	p.git("commit", "-q", "-m", "init")
 	p.coord("init")
 	p.coord("config", "set", "write_claims", "warn")
-	var seed strings.Builder
-	for i := range n {
-		fmt.Fprintf(&seed, "{\"id\":\"t%d\",\"title\":\"task %d\"}\n", i, i)
-	}
-	p.write(".seed.jsonl", seed.String())
-	p.coord("seed-tasks", filepath.Join(p.dir, ".seed.jsonl"))
-	os.Remove(filepath.Join(p.dir, ".seed.jsonl"))
+	p.seed(n)
 	for i := range n {
 		agent := fmt.Sprintf("a%d", i)
 		p.git("checkout", "-q", "-b", "coord/"+agent, "main")
