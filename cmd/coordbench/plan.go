@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/rotd/coordination/cmd/coordbench/replay"
@@ -28,12 +29,25 @@ type planFlags struct {
 	self     bool   // also replay the repository coordbench runs in
 	contents bool   // and look identifiers up in its files
 	repos    string // more git repositories to replay: NAME=DIR,…
+
+	cpuprofile string // write a CPU profile of the run here
 }
 
 // runPlan replays the histories as work and prints the
 // figures. It reports a skip, not an error, when the data is absent (a
 // user's clone has none).
 func runPlan(pf planFlags) error {
+	if pf.cpuprofile != "" {
+		f, err := os.Create(pf.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	p := plan.DefaultParams
 	if pf.params != "" {
 		dec := json.NewDecoder(strings.NewReader(pf.params))
