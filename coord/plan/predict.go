@@ -95,12 +95,13 @@ func (m *Model) Predict(t Task) Prediction { return m.Plan([]Task{t})[0] }
 // It is deterministic.
 func (m *Model) Plan(tasks []Task) []Prediction {
 	ev := make([]map[int]*evidence, len(tasks))
+	sc := m.newScratch()
 	for i, t := range tasks {
 		if len(t.Files) > 0 {
 			ev[i] = map[int]*evidence{}
 			continue
 		}
-		ev[i] = m.gather(t)
+		ev[i] = m.gather(t, sc)
 	}
 	if m.p.PairSim > 0 && len(tasks) > 1 {
 		m.pairUp(tasks, ev)
@@ -116,22 +117,22 @@ func (m *Model) Plan(tasks []Task) []Prediction {
 		out[i] = m.choose(t, ev[i])
 	}
 	if m.p.WNew > 0 {
-		m.newFiles(tasks, out)
+		m.newFiles(tasks, out, sc)
 	}
 	return out
 }
 
 // gather collects the evidence for every file that anything speaks for.
-func (m *Model) gather(t Task) map[int]*evidence {
+func (m *Model) gather(t Task, sc *simScratch) map[int]*evidence {
 	p := m.p
 	ev := map[int]*evidence{}
 	get := getter(ev)
-	_, sc := scopes(t.Title)
+	_, scs := scopes(t.Title)
 	if p.WText > 0 {
-		m.textVote(m.query(t), -1, get)
+		m.textVote(m.query(t), -1, sc, get)
 	}
 	if p.WScope > 0 {
-		m.scopeVote(sc, -1, get)
+		m.scopeVote(scs, -1, get)
 	}
 	if p.WName > 0 {
 		m.nameVote(t, get)
@@ -152,17 +153,17 @@ func (m *Model) gather(t Task) map[int]*evidence {
 }
 
 // gatherHistory is gather's history part for the doc vector q with
-// scopes sc, doc exclude left out of the history: what calibration
+// scopes scs, doc exclude left out of the history: what calibration
 // measures.
-func (m *Model) gatherHistory(q []term, sc []string, exclude int) map[int]*evidence {
+func (m *Model) gatherHistory(q []term, scs []string, exclude int, sc *simScratch) map[int]*evidence {
 	p := m.p
 	ev := map[int]*evidence{}
 	get := getter(ev)
 	if p.WText > 0 {
-		m.textVote(q, exclude, get)
+		m.textVote(q, exclude, sc, get)
 	}
 	if p.WScope > 0 {
-		m.scopeVote(sc, exclude, get)
+		m.scopeVote(scs, exclude, get)
 	}
 	for _, e := range ev {
 		e.base = 1 - (1-p.WText*e.text)*(1-p.WScope*e.scope)
@@ -359,38 +360,11 @@ func (m *Model) query(t Task) []term {
 // (a task's text, or a change's own when calibrating, with that change
 // excluded) vote for the files they touched, each by its similarity and
 // recency, a change of many files less for each.
-func (m *Model) textVote(q []term, exclude int, get func(int) *evidence) {
+func (m *Model) textVote(q []term, exclude int, sc *simScratch, get func(int) *evidence) {
 	if len(q) == 0 {
 		return
 	}
-	sim := map[int]float64{}
-	for _, x := range q {
-		for _, pst := range m.post[x.w] {
-			sim[pst.doc] += x.v * pst.v
-		}
-	}
-	type ds struct {
-		d int
-		s float64
-	}
-	var top []ds
-	for d, s := range sim {
-		if len(m.docs[d].files) > 0 && d != exclude {
-			top = append(top, ds{d, s})
-		}
-	}
-	slices.SortFunc(top, func(a, b ds) int {
-		if a.s != b.s {
-			if a.s > b.s {
-				return -1
-			}
-			return 1
-		}
-		return b.d - a.d // the newer first
-	})
-	if len(top) > m.p.Neighbours {
-		top = top[:m.p.Neighbours]
-	}
+	top := m.similar(q, sc, m.p.Neighbours, func(d int) bool { return len(m.docs[d].files) > 0 && d != exclude })
 	total := m.p.TextPrior
 	for _, x := range top {
 		total += x.s * m.docs[x.d].weight
