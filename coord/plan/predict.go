@@ -59,8 +59,18 @@ func (p Prediction) Files() []string {
 type evidence struct {
 	text, scope, name, ident, co float64
 	base, score                  float64
-	textWhy, scopeWhy, nameWhy   string
-	identWhy, coWhy              string
+	nameWhy, identWhy            string
+	// What the reasons of the history's signals are made of, put in
+	// words only for the paths chosen (why): the most similar change
+	// (textDoc) of textN that touched the file; scopeN of scopeOf
+	// changes prefixed scopeName; changed together with coFile in coPct%
+	// of its changes (coSet).
+	textN, textDoc  int
+	scopeN, scopeOf int
+	scopeName       string
+	coFile          int
+	coPct           float64
+	coSet           bool
 	// paired: chosen because a task of the batch with a nearly
 	// identical text has it (pairWhy says which).
 	paired  bool
@@ -272,7 +282,7 @@ func (m *Model) choose(t Task, ev map[int]*evidence) Prediction {
 	}
 	for _, f := range cand {
 		e := ev[f]
-		out.Paths = append(out.Paths, Path{Path: m.paths[f], Score: round3(e.score), P: round2(e.p), Why: e.why()})
+		out.Paths = append(out.Paths, Path{Path: m.paths[f], Score: round3(e.score), P: round2(e.p), Why: e.why(m)})
 	}
 	return out
 }
@@ -281,7 +291,7 @@ func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-func (e *evidence) why() []string {
+func (e *evidence) why(m *Model) []string {
 	type r struct {
 		v float64
 		s string
@@ -290,7 +300,20 @@ func (e *evidence) why() []string {
 	if e.paired {
 		rs = append(rs, r{1.5, e.pairWhy})
 	}
-	for _, x := range []r{{e.name, e.nameWhy}, {e.ident, e.identWhy}, {e.scope, e.scopeWhy}, {e.text, e.textWhy}, {e.co, e.coWhy}, {e.kind, e.kindWhy}} {
+	var textWhy, scopeWhy, coWhy string
+	switch {
+	case e.textN == 1:
+		textWhy = fmt.Sprintf("a change like %s touched it", quote(m.docs[e.textDoc].subject))
+	case e.textN > 1:
+		textWhy = fmt.Sprintf("%d changes like %s touched it", e.textN, quote(m.docs[e.textDoc].subject))
+	}
+	if e.scopeN > 0 {
+		scopeWhy = fmt.Sprintf("%d of %d changes prefixed %q touched it", e.scopeN, e.scopeOf, e.scopeName+":")
+	}
+	if e.coSet {
+		coWhy = fmt.Sprintf("changed together with %s in %.0f%% of its changes", m.paths[e.coFile], e.coPct)
+	}
+	for _, x := range []r{{e.name, e.nameWhy}, {e.ident, e.identWhy}, {e.scope, scopeWhy}, {e.text, textWhy}, {e.co, coWhy}, {e.kind, e.kindWhy}} {
 		if x.v > 0 && x.s != "" {
 			rs = append(rs, x)
 		}
@@ -391,12 +414,7 @@ func (m *Model) textVote(q []term, exclude int, sc *simScratch, get func(int) *e
 	for f, v := range votes {
 		e := get(f)
 		e.text = v.v / total
-		like := quote(m.docs[v.best].subject)
-		if v.n == 1 {
-			e.textWhy = fmt.Sprintf("a change like %s touched it", like)
-		} else {
-			e.textWhy = fmt.Sprintf("%d changes like %s touched it", v.n, like)
-		}
+		e.textN, e.textDoc = v.n, v.best
 	}
 }
 
@@ -427,7 +445,7 @@ func (m *Model) scopeVote(sc []string, exclude int, get func(int) *evidence) {
 			v := c / total
 			if v > e.scope {
 				e.scope = v
-				e.scopeWhy = fmt.Sprintf("%d of %d changes prefixed %q touched it", n[f], len(docs), s+":")
+				e.scopeN, e.scopeOf, e.scopeName = n[f], len(docs), s
 			}
 		}
 	}
@@ -535,7 +553,7 @@ func (m *Model) coVote(ev map[int]*evidence, get func(int) *evidence, exclude in
 			// the seeds go best first, so an equal vote keeps the first
 			if v > e.co {
 				e.co = v
-				e.coWhy = fmt.Sprintf("changed together with %s in %.0f%% of its changes", m.paths[f], 100*c/fw)
+				e.coFile, e.coPct, e.coSet = f, 100*c/fw, true
 			}
 		}
 	}
