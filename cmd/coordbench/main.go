@@ -59,6 +59,8 @@ func main() {
 	flag.BoolVar(&pf.self, "plan-self", true, "with -plan: also replay the history of the git repository of the working directory (the newest 200 commits as tasks)")
 	flag.BoolVar(&pf.contents, "plan-contents", true, "with -plan-self: look the identifiers the tasks name up in the repository's files as they were before the first task, as coord plan does")
 	flag.StringVar(&pf.agents, "plan-agents", "", "with -plan: numbers of agents (comma-separated; default 4,8)")
+	flag.StringVar(&pf.cpuprofile, "plan-cpuprofile", "", "with -plan: write a CPU profile of the whole run to this file (go tool pprof)")
+	flag.BoolVar(&pf.why, "plan-why", false, "with -plan: print the files behind each re-planned run's conflicts, and whether the tasks had them predicted")
 	flag.StringVar(&pf.repos, "plan-repos", "", "with -plan: also replay these git repositories' histories (NAME=DIR,…; bare copies will do), read at run time")
 	claimsDir := flag.String("replay-claims", "", "instead: replay the histories in this directory as work for 4 and 8 agents with and without write claims (make bench-claims)")
 	floor := flag.Bool("floor", false, "instead: the edit hook and a claim at 1,000 tasks against the floor programs of cmd/coordbench/floor, interleaved, as ratios (-only hook or claim)")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/rotd/coordination/cmd/coordbench/replay"
@@ -28,12 +29,26 @@ type planFlags struct {
 	self     bool   // also replay the repository coordbench runs in
 	contents bool   // and look identifiers up in its files
 	repos    string // more git repositories to replay: NAME=DIR,…
+
+	cpuprofile string // write a CPU profile of the run here
+	why        bool   // print the files behind the re-planned runs' conflicts
 }
 
 // runPlan replays the histories as work and prints the
 // figures. It reports a skip, not an error, when the data is absent (a
 // user's clone has none).
 func runPlan(pf planFlags) error {
+	if pf.cpuprofile != "" {
+		f, err := os.Create(pf.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	p := plan.DefaultParams
 	if pf.params != "" {
 		dec := json.NewDecoder(strings.NewReader(pf.params))
@@ -43,6 +58,9 @@ func runPlan(pf planFlags) error {
 		}
 	}
 	opt := replay.BenchOptions{Dir: pf.dir, ReplanEvery: pf.replan, Direct: pf.direct, Skip: pf.skip, Params: p}
+	if pf.why {
+		opt.Why = printBlame
+	}
 	if pf.only != "" {
 		opt.Histories = strings.Split(pf.only, ",")
 	}
@@ -242,6 +260,33 @@ func ablate(ctx context.Context, opt replay.BenchOptions) error {
 			once.Conflicts, once.WorstConflicts, once.Makespan, once.WorstMakespan, rs, rm, 100*rec/n, 100*prec/n)
 	}
 	return nil
+}
+
+// printBlame prints the files behind a re-planned run's conflicts
+// (-plan-why), the most pairs first.
+func printBlame(agents int, work []replay.Work, r replay.Result, atClaim []replay.Predicted) {
+	bs := replay.Blame(work, r.Pairs, atClaim)
+	fmt.Printf("\nre-planned, %d agents: the files the conflicting pairs met in (predicted at the claim for both tasks / one / neither; mean probability; tasks of the replay that changed it, of them in its second half)\n\n", agents)
+	fmt.Printf("| file | pairs | of them one adds, deletes or renames it | both | one | neither | mean P | tasks (late) |\n|---|---|---|---|---|---|---|---|\n")
+	var t replay.Blamed
+	for i, b := range bs {
+		if i < 15 {
+			fmt.Printf("| %s | %d | %d | %d | %d | %d | %.2f | %d (%d) |\n", b.Path, b.Pairs, b.Whole, b.Both, b.One, b.Neither, b.MeanP, b.Touched, b.TouchedLate)
+		}
+		t.Pairs += b.Pairs
+		t.Whole += b.Whole
+		t.Both += b.Both
+		t.One += b.One
+		t.Neither += b.Neither
+	}
+	fmt.Printf("| all %d files | %d | %d | %d | %d | %d | | |\n", len(bs), t.Pairs, t.Whole, t.Both, t.One, t.Neither)
+	fmt.Printf("\nthe tasks in most conflicting pairs (pairs, task, subject, files it changed):\n\n")
+	for i, l := range replay.TaskBlame(work, r.Pairs) {
+		if i == 10 {
+			break
+		}
+		fmt.Println("    " + l)
+	}
 }
 
 func abs(p string) string {

@@ -93,9 +93,10 @@ func (m *Model) calibrate() {
 	h := min(CalSample, len(inf)/4)
 	type obs struct{ s, hit float64 }
 	var os []obs
+	sc := m.newScratch()
 	for _, d := range inf[len(inf)-h:] {
 		doc := &m.docs[d]
-		ev := m.gatherHistory(doc.vec, doc.scopes, d)
+		ev := m.gatherHistory(doc.vec, doc.scopes, d, sc)
 		for f, e := range ev {
 			s := e.histScore(m.p)
 			if s < 0.01 {

@@ -102,6 +102,7 @@ func NewModel(in Input, p Params) *Model {
 	m.indexIdents(in.Idents)
 
 	files := resolve(in.Commits, m.ids)
+	var ts textScratch
 	n := len(in.Commits)
 	for i := range in.Commits {
 		c := &in.Commits[i]
@@ -113,7 +114,7 @@ func NewModel(in Input, p Params) *Model {
 		}
 		_, d.scopes = scopes(c.Subject)
 		m.docs = append(m.docs, d)
-		m.addText(len(m.docs)-1, c.Subject, c.Body)
+		m.addText(len(m.docs)-1, c.Subject, c.Body, &ts)
 	}
 	for _, f := range in.Finished {
 		d := doc{subject: f.Title, weight: p.FinishedWeight, kind: kindOf(f.Title)}
@@ -124,7 +125,7 @@ func NewModel(in Input, p Params) *Model {
 		}
 		_, d.scopes = scopes(f.Title)
 		m.docs = append(m.docs, d)
-		m.addText(len(m.docs)-1, f.Title, f.Description)
+		m.addText(len(m.docs)-1, f.Title, f.Description, &ts)
 	}
 	m.finishVectors()
 	m.countFiles()
@@ -137,32 +138,51 @@ func NewModel(in Input, p Params) *Model {
 
 // addText counts the words of a doc's text: the subject's words weigh
 // SubjectWeight each, the body's 1, and the scopes of its prefix are
-// words of their own ("scope:printer").
-func (m *Model) addText(i int, subject, body string) {
-	counts := map[int]float64{}
+// words of their own ("scope:printer"). b is the build's scratch.
+func (m *Model) addText(i int, subject, body string, b *textScratch) {
 	add := func(w string, c float64) {
 		id, ok := m.vocab[w]
 		if !ok {
 			id = len(m.vocab)
 			m.vocab[w] = id
 			m.post = append(m.post, nil)
+			b.counts = append(b.counts, 0)
+			b.in = append(b.in, false)
 		}
-		counts[id] += c
+		if !b.in[id] {
+			b.in[id] = true
+			b.ids = append(b.ids, id)
+		}
+		b.counts[id] += c
 	}
-	for _, w := range words(subject, nil) {
+	b.words = words(subject, b.words[:0])
+	for _, w := range b.words {
 		add(w, m.p.SubjectWeight)
 	}
-	for _, w := range words(body, nil) {
+	b.words = words(body, b.words[:0])
+	for _, w := range b.words {
 		add(w, 1)
 	}
 	d := &m.docs[i]
 	for _, s := range d.scopes {
 		add("scope:"+s, m.p.SubjectWeight)
 	}
-	for id, c := range counts {
-		d.vec = append(d.vec, term{id, c})
+	slices.Sort(b.ids)
+	d.vec = make([]term, 0, len(b.ids))
+	for _, id := range b.ids {
+		d.vec = append(d.vec, term{id, b.counts[id]})
+		b.counts[id], b.in[id] = 0, false
 	}
-	slices.SortFunc(d.vec, func(a, b term) int { return a.w - b.w })
+	b.ids = b.ids[:0]
+}
+
+// textScratch is addText's working memory: word counts by word id
+// (in: counted), the ids counted, the words of a text.
+type textScratch struct {
+	counts []float64
+	in     []bool
+	ids    []int
+	words  []string
 }
 
 // finishVectors turns the docs' word counts into normalised tf-idf

@@ -79,7 +79,7 @@ func slug(title string) string {
 // newFiles predicts the files each task of the batch adds (see the top
 // of this file), appended to its paths while it has room; the paths of
 // the tree are never among them.
-func (m *Model) newFiles(tasks []Task, out []Prediction) {
+func (m *Model) newFiles(tasks []Task, out []Prediction, sc *simScratch) {
 	type np struct {
 		path, why string
 		p         float64
@@ -95,34 +95,7 @@ func (m *Model) newFiles(tasks []Task, out []Prediction) {
 		if s == "" || len(q) == 0 {
 			continue
 		}
-		sim := map[int]float64{}
-		for _, x := range q {
-			for _, pst := range m.post[x.w] {
-				sim[pst.doc] += x.v * pst.v
-			}
-		}
-		type ds struct {
-			d int
-			s float64
-		}
-		var top []ds
-		for d, v := range sim {
-			if len(m.docs[d].adds) > 0 || len(m.docs[d].files) > 0 {
-				top = append(top, ds{d, v})
-			}
-		}
-		slices.SortFunc(top, func(a, b ds) int {
-			if a.s != b.s {
-				if a.s > b.s {
-					return -1
-				}
-				return 1
-			}
-			return b.d - a.d
-		})
-		if len(top) > m.p.Neighbours {
-			top = top[:m.p.Neighbours]
-		}
+		top := m.similar(q, sc, m.p.Neighbours, func(d int) bool { return len(m.docs[d].adds) > 0 || len(m.docs[d].files) > 0 })
 		total := m.p.TextPrior
 		share := map[addition]float64{}
 		n := map[addition]int{}

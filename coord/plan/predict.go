@@ -59,8 +59,18 @@ func (p Prediction) Files() []string {
 type evidence struct {
 	text, scope, name, ident, co float64
 	base, score                  float64
-	textWhy, scopeWhy, nameWhy   string
-	identWhy, coWhy              string
+	nameWhy, identWhy            string
+	// What the reasons of the history's signals are made of, put in
+	// words only for the paths chosen (why): the most similar change
+	// (textDoc) of textN that touched the file; scopeN of scopeOf
+	// changes prefixed scopeName; changed together with coFile in coPct%
+	// of its changes (coSet).
+	textN, textDoc  int
+	scopeN, scopeOf int
+	scopeName       string
+	coFile          int
+	coPct           float64
+	coSet           bool
 	// paired: chosen because a task of the batch with a nearly
 	// identical text has it (pairWhy says which).
 	paired  bool
@@ -95,12 +105,13 @@ func (m *Model) Predict(t Task) Prediction { return m.Plan([]Task{t})[0] }
 // It is deterministic.
 func (m *Model) Plan(tasks []Task) []Prediction {
 	ev := make([]map[int]*evidence, len(tasks))
+	sc := m.newScratch()
 	for i, t := range tasks {
 		if len(t.Files) > 0 {
 			ev[i] = map[int]*evidence{}
 			continue
 		}
-		ev[i] = m.gather(t)
+		ev[i] = m.gather(t, sc)
 	}
 	if m.p.PairSim > 0 && len(tasks) > 1 {
 		m.pairUp(tasks, ev)
@@ -116,22 +127,22 @@ func (m *Model) Plan(tasks []Task) []Prediction {
 		out[i] = m.choose(t, ev[i])
 	}
 	if m.p.WNew > 0 {
-		m.newFiles(tasks, out)
+		m.newFiles(tasks, out, sc)
 	}
 	return out
 }
 
 // gather collects the evidence for every file that anything speaks for.
-func (m *Model) gather(t Task) map[int]*evidence {
+func (m *Model) gather(t Task, sc *simScratch) map[int]*evidence {
 	p := m.p
 	ev := map[int]*evidence{}
 	get := getter(ev)
-	_, sc := scopes(t.Title)
+	_, scs := scopes(t.Title)
 	if p.WText > 0 {
-		m.textVote(m.query(t), -1, get)
+		m.textVote(m.query(t), -1, sc, get)
 	}
 	if p.WScope > 0 {
-		m.scopeVote(sc, -1, get)
+		m.scopeVote(scs, -1, get)
 	}
 	if p.WName > 0 {
 		m.nameVote(t, get)
@@ -152,17 +163,17 @@ func (m *Model) gather(t Task) map[int]*evidence {
 }
 
 // gatherHistory is gather's history part for the doc vector q with
-// scopes sc, doc exclude left out of the history: what calibration
+// scopes scs, doc exclude left out of the history: what calibration
 // measures.
-func (m *Model) gatherHistory(q []term, sc []string, exclude int) map[int]*evidence {
+func (m *Model) gatherHistory(q []term, scs []string, exclude int, sc *simScratch) map[int]*evidence {
 	p := m.p
 	ev := map[int]*evidence{}
 	get := getter(ev)
 	if p.WText > 0 {
-		m.textVote(q, exclude, get)
+		m.textVote(q, exclude, sc, get)
 	}
 	if p.WScope > 0 {
-		m.scopeVote(sc, exclude, get)
+		m.scopeVote(scs, exclude, get)
 	}
 	for _, e := range ev {
 		e.base = 1 - (1-p.WText*e.text)*(1-p.WScope*e.scope)
@@ -271,7 +282,7 @@ func (m *Model) choose(t Task, ev map[int]*evidence) Prediction {
 	}
 	for _, f := range cand {
 		e := ev[f]
-		out.Paths = append(out.Paths, Path{Path: m.paths[f], Score: round3(e.score), P: round2(e.p), Why: e.why()})
+		out.Paths = append(out.Paths, Path{Path: m.paths[f], Score: round3(e.score), P: round2(e.p), Why: e.why(m)})
 	}
 	return out
 }
@@ -280,7 +291,7 @@ func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-func (e *evidence) why() []string {
+func (e *evidence) why(m *Model) []string {
 	type r struct {
 		v float64
 		s string
@@ -289,7 +300,20 @@ func (e *evidence) why() []string {
 	if e.paired {
 		rs = append(rs, r{1.5, e.pairWhy})
 	}
-	for _, x := range []r{{e.name, e.nameWhy}, {e.ident, e.identWhy}, {e.scope, e.scopeWhy}, {e.text, e.textWhy}, {e.co, e.coWhy}, {e.kind, e.kindWhy}} {
+	var textWhy, scopeWhy, coWhy string
+	switch {
+	case e.textN == 1:
+		textWhy = fmt.Sprintf("a change like %s touched it", quote(m.docs[e.textDoc].subject))
+	case e.textN > 1:
+		textWhy = fmt.Sprintf("%d changes like %s touched it", e.textN, quote(m.docs[e.textDoc].subject))
+	}
+	if e.scopeN > 0 {
+		scopeWhy = fmt.Sprintf("%d of %d changes prefixed %q touched it", e.scopeN, e.scopeOf, e.scopeName+":")
+	}
+	if e.coSet {
+		coWhy = fmt.Sprintf("changed together with %s in %.0f%% of its changes", m.paths[e.coFile], e.coPct)
+	}
+	for _, x := range []r{{e.name, e.nameWhy}, {e.ident, e.identWhy}, {e.scope, scopeWhy}, {e.text, textWhy}, {e.co, coWhy}, {e.kind, e.kindWhy}} {
 		if x.v > 0 && x.s != "" {
 			rs = append(rs, x)
 		}
@@ -359,38 +383,11 @@ func (m *Model) query(t Task) []term {
 // (a task's text, or a change's own when calibrating, with that change
 // excluded) vote for the files they touched, each by its similarity and
 // recency, a change of many files less for each.
-func (m *Model) textVote(q []term, exclude int, get func(int) *evidence) {
+func (m *Model) textVote(q []term, exclude int, sc *simScratch, get func(int) *evidence) {
 	if len(q) == 0 {
 		return
 	}
-	sim := map[int]float64{}
-	for _, x := range q {
-		for _, pst := range m.post[x.w] {
-			sim[pst.doc] += x.v * pst.v
-		}
-	}
-	type ds struct {
-		d int
-		s float64
-	}
-	var top []ds
-	for d, s := range sim {
-		if len(m.docs[d].files) > 0 && d != exclude {
-			top = append(top, ds{d, s})
-		}
-	}
-	slices.SortFunc(top, func(a, b ds) int {
-		if a.s != b.s {
-			if a.s > b.s {
-				return -1
-			}
-			return 1
-		}
-		return b.d - a.d // the newer first
-	})
-	if len(top) > m.p.Neighbours {
-		top = top[:m.p.Neighbours]
-	}
+	top := m.similar(q, sc, m.p.Neighbours, func(d int) bool { return len(m.docs[d].files) > 0 && d != exclude })
 	total := m.p.TextPrior
 	for _, x := range top {
 		total += x.s * m.docs[x.d].weight
@@ -417,12 +414,7 @@ func (m *Model) textVote(q []term, exclude int, get func(int) *evidence) {
 	for f, v := range votes {
 		e := get(f)
 		e.text = v.v / total
-		like := quote(m.docs[v.best].subject)
-		if v.n == 1 {
-			e.textWhy = fmt.Sprintf("a change like %s touched it", like)
-		} else {
-			e.textWhy = fmt.Sprintf("%d changes like %s touched it", v.n, like)
-		}
+		e.textN, e.textDoc = v.n, v.best
 	}
 }
 
@@ -453,7 +445,7 @@ func (m *Model) scopeVote(sc []string, exclude int, get func(int) *evidence) {
 			v := c / total
 			if v > e.scope {
 				e.scope = v
-				e.scopeWhy = fmt.Sprintf("%d of %d changes prefixed %q touched it", n[f], len(docs), s+":")
+				e.scopeN, e.scopeOf, e.scopeName = n[f], len(docs), s
 			}
 		}
 	}
@@ -561,7 +553,7 @@ func (m *Model) coVote(ev map[int]*evidence, get func(int) *evidence, exclude in
 			// the seeds go best first, so an equal vote keeps the first
 			if v > e.co {
 				e.co = v
-				e.coWhy = fmt.Sprintf("changed together with %s in %.0f%% of its changes", m.paths[f], 100*c/fw)
+				e.coFile, e.coPct, e.coSet = f, 100*c/fw, true
 			}
 		}
 	}

@@ -44,6 +44,11 @@ type BenchOptions struct {
 	// batch and gives the model what it finds. Its time counts in the
 	// plan's.
 	Contents func(ctx context.Context, names []string) (map[string][]string, error)
+	// Why, when set, receives for each number of agents the re-planned
+	// run with the predictions each task had when it was claimed (by
+	// task index), to say what its conflicts came from (Blame,
+	// TaskBlame).
+	Why func(agents int, work []Work, r Result, atClaim []Predicted)
 }
 
 // Figures are one history's replay for one number of agents.
@@ -194,6 +199,12 @@ func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) 
 				*p.index = *p0.index
 				p.index.Commits = append([]plan.Commit(nil), p0.index.Commits...)
 			}
+			// The predictions each task had when it was claimed: the
+			// newest made while it was unclaimed.
+			atClaim := make([]Predicted, len(work))
+			for i := range work {
+				atClaim[i] = Predicted{Files: onceFiles[i], P: onceProbs[i]}
+			}
 			sim := Options{Agents: n, ReplanEvery: opt.ReplanEvery, Predicted: true, Probs: onceProbs, Replan: func(landed, unclaimed []int) (map[int]Predicted, error) {
 				if err := p.land(ctx, landed); err != nil {
 					return nil, err
@@ -204,10 +215,18 @@ func BenchCommits(ctx context.Context, opt BenchOptions, h string, cs []Commit) 
 					f.ReplanMax = d
 				}
 				f.Replans++
+				for _, i := range unclaimed {
+					if pr, ok := fs[i]; ok {
+						atClaim[i] = pr
+					}
+				}
 				return fs, err
 			}}
 			if f.Replan, err = Simulate(work, onceFiles, sim); err != nil {
 				return nil, err
+			}
+			if opt.Why != nil {
+				opt.Why(n, work, f.Replan, atClaim)
 			}
 		}
 		out = append(out, f)
