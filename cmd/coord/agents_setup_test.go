@@ -13,6 +13,7 @@ import (
 // call, a warning the agent shows and goes past), and every event the
 // hooks handle is installed.
 func TestSetupInstallsWhatHooksHandle(t *testing.T) {
+	t.Parallel()
 	if !slices.Equal(setup.Agents, hooks.Agents) {
 		t.Fatalf("setup knows %v, hooks %v", setup.Agents, hooks.Agents)
 	}

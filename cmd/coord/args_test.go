@@ -140,6 +140,7 @@ func TestArgumentsAreDataWork(t *testing.T) {
 }
 
 func TestArgCount(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		usage  string
 		lo, hi int
@@ -162,6 +163,7 @@ func TestArgCount(t *testing.T) {
 }
 
 func TestIsHelpExitCodes(t *testing.T) {
+	t.Parallel()
 	app := newApp(&env{})
 	for _, c := range []struct {
 		argv []string
@@ -181,6 +183,7 @@ func TestIsHelpExitCodes(t *testing.T) {
 }
 
 func TestDotQuote(t *testing.T) {
+	t.Parallel()
 	if got := dotLabel(`a"b\`, "done"); got != `"a\"b\\\ndone"` {
 		t.Errorf("dotLabel = %s", got)
 	}
@@ -192,6 +195,7 @@ func TestDotQuote(t *testing.T) {
 // TestWatchIntervalForPeople: the default rescan interval (timeout/3) is
 // rounded for people: "6.7s", not "6.666666666s".
 func TestWatchIntervalForPeople(t *testing.T) {
+	t.Parallel()
 	root := seedTree(t, []string{`{"id":"w1","title":"x"}`})
 	_, lines := startWatch(t, root, "--timeout", "20s", "--poll")
 	for {
@@ -271,6 +275,7 @@ func TestSubcommandFlagsAnywhere(t *testing.T) {
 // which is sound only while a flag name takes a value in all of them or
 // in none, and where a global flag of the same name does too.
 func TestFlagArityAgreesAcrossCommands(t *testing.T) {
+	t.Parallel()
 	app := newApp(&env{})
 	seen := flagArity(app.Flags)
 	where := map[string]string{}
@@ -300,6 +305,7 @@ func TestFlagArityAgreesAcrossCommands(t *testing.T) {
 // just after it, each with its value; everything else stays where it
 // stands.
 func TestHoistFlags(t *testing.T) {
+	t.Parallel()
 	app := newApp(&env{})
 	for _, c := range []struct{ in, want string }{
 		{"coord --task ls claim", "coord claim --task ls"},
@@ -329,6 +335,7 @@ func TestHoistFlags(t *testing.T) {
 // create race is lost by all but one, and the losers read the winner's id
 // (within agentIDTries rounds, never by recursion).
 func TestAgentIDCreateRace(t *testing.T) {
+	t.Parallel()
 	const procs, rounds = 8, 4
 	var lines []string
 	for i := 0; i < procs*rounds; i++ {

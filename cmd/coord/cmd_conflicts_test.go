@@ -42,6 +42,7 @@ func gitAt(t *testing.T, dir string, args ...string) {
 // Broken build this fails against: watch.go without the conflict poll
 // (no "conflict:" line within the bound).
 func TestWatchReportsConflicts(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

@@ -91,6 +91,7 @@ func cmdHubStop(ts *testscript.TestScript, neg bool, args []string) {
 // at once, stdout empty, one line naming the first one's pid; once the
 // first has stopped, the directory serves a hub again.
 func TestHubDirLocked(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "hub")
 	ready := filepath.Join(t.TempDir(), "ready")
 	first := exec.Command(os.Args[0], "hub", "--dir", dir, "--listen", "127.0.0.1:0")

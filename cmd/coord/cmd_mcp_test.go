@@ -153,6 +153,7 @@ func lsEntry(t testing.TB, dir string, env []string, id string) string {
 // the matching CLI command prints with --json on the same registry; the
 // server takes CLAUDE_PROJECT_DIR as its working directory.
 func TestMCPMatchesCLI(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	env := []string{"COORD_AGENT=mcp-a"}
 	runCoord(t, root, env, "", "init")
@@ -208,6 +209,7 @@ func TestMCPMatchesCLI(t *testing.T) {
 
 // TestMCPToolsAll: --tools all serves the seven more tools.
 func TestMCPToolsAll(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	runCoord(t, root, nil, "", "init")
 	cs, _, _ := mcpSession(t, root, []string{"COORD_AGENT=x"}, "--tools", "all")
@@ -236,6 +238,7 @@ func withoutAges(s string) string {
 // JSON-RPC on the wire) and through the CLI (coord prime, claim,
 // release): the README's figures.
 func TestAgentCost(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	env := []string{"COORD_AGENT=agent-a"}
 	seed := `{"id":"4.2","title":"Preamble Editor Modal","priority":"high","files":["src/editor/*.ts"]}` + "\n"

@@ -36,6 +36,7 @@ func (w *frameWriter) Write(p []byte) (int, error) {
 // Broken build this fails against: top writing its cursor and clear-screen
 // sequences whatever stdout is.
 func TestTopNotATerminal(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if code, _, errs := coordIn("--root", root, "init"); code != 0 {
 		t.Fatalf("init: %s", errs)
@@ -65,6 +66,7 @@ func TestTopNotATerminal(t *testing.T) {
 
 // TestIsTerminal: a pseudo-terminal is one, a pipe is not.
 func TestIsTerminal(t *testing.T) {
+	t.Parallel()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +89,7 @@ func TestIsTerminal(t *testing.T) {
 // TestDemoPlainWhenPiped: make demo's headings carry no escape sequence
 // when its output is piped (the demo itself runs in 'make demo').
 func TestDemoPlainWhenPiped(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}

@@ -46,6 +46,7 @@ func gitProject(t *testing.T, agent string) (string, []string, func(dir string, 
 // commit released (an edit committed after the check) are refused with exit code 3's name; a
 // receipt that passed on the tree released lets it through.
 func TestMCPRequireVerified(t *testing.T) {
+	t.Parallel()
 	root, env, git := gitProject(t, "mcp-v")
 	runCoord(t, root, env, `{"id":"v1","title":"checked"}`+"\n", "seed-tasks", "--stdin")
 	runCoord(t, root, env, "", "config", "set", "require_verified", "true")
@@ -85,6 +86,7 @@ func TestMCPRequireVerified(t *testing.T) {
 // TestWatchVoidsMovedReview: a running watch sends a task in review back
 // to its owner once its branch gets a commit after the review.
 func TestWatchVoidsMovedReview(t *testing.T) {
+	t.Parallel()
 	root, env, git := gitProject(t, "alice")
 	runCoord(t, root, env, "", "config", "set", "review_gate", "true")
 	runCoord(t, root, env, `{"id":"r1","title":"reviewed"}`+"\n", "seed-tasks", "--stdin")

@@ -67,6 +67,7 @@ func expectLine(t *testing.T, lines <-chan string, substr string, within time.Du
 // schedule (with notification, the lock is freed only at the rescan an
 // hour later: no line within the test's bound).
 func TestWatchSweepsDeadAgent(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"notify", "poll"} {
 		t.Run(mode, func(t *testing.T) {
 			root := seedTree(t, []string{`{"id":"w1","title":"x"}`})
@@ -94,6 +95,7 @@ func TestWatchSweepsDeadAgent(t *testing.T) {
 // SIGCONT it reports the overflow once, rescans, and still frees the
 // stale lock it was never told about.
 func TestWatchOverflow(t *testing.T) {
+	t.Parallel()
 	limit := 16384
 	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
@@ -141,6 +143,7 @@ func drain(lines <-chan string) []string {
 // agent's path locks go with its task (the maintenance step is one
 // rule, shared by both).
 func TestWatchFreesDeadAgentsPathLocks(t *testing.T) {
+	t.Parallel()
 	root := seedTree(t, []string{`{"id":"w1","title":"x"}`})
 	_, lines := startWatch(t, root, "--timeout", "1s", "--interval", "1h")
 	expectLine(t, lines, "watching", 10*time.Second)

@@ -52,6 +52,7 @@ rm -f /tmp/coord-df-seed.$$ /tmp/coord-df-err.$$
 // Broken build this fails against: fsops.Tree.WriteFile without the
 // temp-file cleanup on a failed write (full-temps > 0).
 func TestDiskFullAndReadOnly(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("unshare not available; the fault-seam tests in registry cover ENOSPC and EROFS")
 	}

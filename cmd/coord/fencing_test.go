@@ -42,6 +42,7 @@ func lockedBy(t *testing.T, root, agent string) *exec.Cmd {
 // Broken build this fails against: fsops.Tree.Lock ignoring its wait (a
 // blocking flock) hangs until the test's deadline instead of exiting 4.
 func TestStoppedFlockHolder(t *testing.T) {
+	t.Parallel()
 	root := seedTree(t, []string{`{"id":"a","title":"a"}`})
 	holder := lockedBy(t, root, "frozen-agent")
 	if err := holder.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -94,6 +95,7 @@ func TestStoppedFlockHolder(t *testing.T) {
 // (release by the old holder succeeds once the new holder is the same
 // agent id) and clean-stale without re-checking the heartbeat.
 func TestPausedHolderIsFenced(t *testing.T) {
+	t.Parallel()
 	cycles := stressScale(4, 200)
 	var lines []string
 	for i := range cycles {

@@ -130,6 +130,7 @@ func (p *landProject) checkTrain(start string) []string {
 // TestLandTrain: twelve tasks, four checks at once, all passing: all
 // land in the queue's order, each landing's tree one the check passed on.
 func TestLandTrain(t *testing.T) {
+	t.Parallel()
 	p := newTrainProject(t, 12, nil)
 	start := p.git("rev-parse", "main")
 	out, _ := p.landTrain(4, "0.3")
@@ -144,6 +145,7 @@ func TestLandTrain(t *testing.T) {
 // it goes back to its owner; every other lands, checked without it
 // (each landing's tree passed the check, which fails on t5's work).
 func TestLandTrainFailure(t *testing.T) {
+	t.Parallel()
 	p := newTrainProject(t, 12, map[int]bool{5: true})
 	start := p.git("rev-parse", "main")
 	out, _ := p.landTrain(4, "0.3")
@@ -221,6 +223,7 @@ func (p *landProject) checksRun() int {
 // every other lands on a tree the check passed on, also when the train
 // reorders the tasks that share the failed files.
 func TestLandTrainSharedFiles(t *testing.T) {
+	t.Parallel()
 	p := newSharedProject(t, 10, 5, map[int]bool{4: true, 9: true})
 	start := p.git("rev-parse", "main")
 	out, _ := p.landTrain(4, "0.2")

@@ -24,6 +24,7 @@ import (
 // writes the mark (the check outlived its lander, side effects
 // included, while the next lander removes its worktree).
 func TestLandCheckDiesWithLander(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}

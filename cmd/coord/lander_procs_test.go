@@ -27,6 +27,7 @@ import (
 // other namespace's lease is freed and the task lands beside its live
 // lander.
 func TestLandLeaseOtherNamespace(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}

@@ -29,6 +29,7 @@ func deadPid(t *testing.T) int {
 // Against the build that judged by the host and a missing pid alone, the
 // other namespace's lander is judged dead.
 func TestLanderGone(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("pid namespaces are Linux's")
 	}

@@ -25,6 +25,7 @@ const opener = "github.com/rotd/coordination/registry/backend"
 // are reached through coord/app and registry/backend. It names the file,
 // the line and the import.
 func TestFrontEndNamesOnlyTheOpener(t *testing.T) {
+	t.Parallel()
 	const storage = "github.com/rotd/coordination/registry"
 	var found []string
 	scanned := 0

@@ -284,6 +284,7 @@ func replayLog(t *testing.T, root string) int {
 // registry flock (double grants and, from lost updates, a claim logged
 // while the task is held).
 func TestMutualExclusionUnderLoad(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name          string
 		tasks, claims int
@@ -331,6 +332,7 @@ func TestMutualExclusionUnderLoad(t *testing.T) {
 // orphaned by a kill before the commit is never removed, and doctor
 // finds it).
 func TestSIGKILLStorm(t *testing.T) {
+	t.Parallel()
 	secs := time.Duration(tierScale(4, 15, 60)) * time.Second
 	var calm *loadRun
 	if os.Getenv("COORD_BENCH") != "" || os.Getenv("COORD_STRESS") != "" {

@@ -29,6 +29,7 @@ func natsProject(t *testing.T, ns string) string {
 // wait woken by a task another process seeds, a release; the CLI (other
 // processes, COORD_BACKEND) sees what the tools did.
 func TestMCPOnNATS(t *testing.T) {
+	t.Parallel()
 	url := natsProject(t, "mcp")
 	env := []string{"COORD_BACKEND=" + url}
 	dir := t.TempDir() // no coordination tree: the URL names the project

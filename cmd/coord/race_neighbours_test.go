@@ -22,6 +22,7 @@ import (
 // Broken build this fails against: updateDoc reading the document before
 // taking its flock (several processes see the lease free and all win).
 func TestRacingLeaseLockAndCAS(t *testing.T) {
+	t.Parallel()
 	root := seedTree(t, []string{`{"id":"x","title":"x"}`})
 	race := func(args func(i int) []string) (wins, losses int) {
 		var wg sync.WaitGroup

@@ -17,6 +17,7 @@ import (
 // validator. ROTD's example registry and dependency map are read as they
 // are, too.
 func TestFilesValidateAgainstROTDSchemas(t *testing.T) {
+	t.Parallel()
 	// ROTD's files, vendored unchanged with their MIT licence.
 	schemaDir := filepath.Join("..", "..", "registry", "format", "testdata", "rotd")
 	shared := filepath.Join(schemaDir, "schema")

@@ -58,6 +58,7 @@ import (
 // $README_HOOK_LINE is the README's pre-commit hook install line, as
 // written there.
 func TestScript(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,

@@ -115,6 +115,7 @@ func (p *proc) exitCode(t *testing.T) int {
 // (the process dies of the signal), and log -f, top, beat --every and
 // watch returning nil when stopped (exit 0).
 func TestSignalStopsWaitingCommands(t *testing.T) {
+	t.Parallel()
 	root := seedTree(t, []string{`{"id":"held","title":"h"}`, `{"id":"next","title":"n","deps":["held"]}`})
 	mustCoord(t, "--root", root, "--agent", "holder", "claim", "--task", "held")
 	for _, c := range []struct {
@@ -153,6 +154,7 @@ func TestSignalStopsWaitingCommands(t *testing.T) {
 // (seed-tasks --stdin blocks in read(2) past every signal) and a signal
 // set without SIGHUP.
 func TestSignalStopsLockWaitAndStdin(t *testing.T) {
+	t.Parallel()
 	root := seedTree(t, []string{`{"id":"a","title":"a"}`})
 	regPath := filepath.Join(root, ".rotd", "coordination", "active_work_registry.json")
 	before, err := os.ReadFile(regPath)
@@ -288,6 +290,7 @@ func jobState(t *testing.T, root string) (status, owner, reason string) {
 // without the guard (the escaped process and, for a CMD that is not a
 // group leader's only process, the grandchild outlive it).
 func TestRunSignalHandsBack(t *testing.T) {
+	t.Parallel()
 	for _, sig := range stopSigs {
 		for _, policy := range []string{"requeue", "block-if-progress"} {
 			t.Run(signalName(sig)+"/"+policy, func(t *testing.T) {
@@ -326,6 +329,7 @@ func TestRunSignalHandsBack(t *testing.T) {
 // Broken build this fails against: run starting CMD directly with only
 // Setpgid (all three survive a SIGKILL of run).
 func TestRunKilledTakesCommandAlong(t *testing.T) {
+	t.Parallel()
 	root, dir, env := runFixture(t, "")
 	p := startCLI(t, env, "--root", root, "--agent", "runner", "run", "--", "sh", "-c", runScript)
 	p.awaitFile(t, filepath.Join(dir, "ready"))
@@ -356,6 +360,7 @@ func TestRunKilledTakesCommandAlong(t *testing.T) {
 // generous one of every test, and the time taken is logged). The SDK
 // alone waited for the wait to end, up to ten minutes.
 func TestSignalStopsMCPWithAWaitInFlight(t *testing.T) {
+	t.Parallel()
 	root := seedTree(t, []string{`{"id":"held","title":"h"}`, `{"id":"next","title":"n","deps":["held"]}`})
 	mustCoord(t, "--root", root, "--agent", "holder", "claim", "--task", "held")
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {

@@ -186,6 +186,7 @@ func copyTree(t *testing.T, src, dst string) {
 }
 
 func TestSpecialFilesNeverBlock(t *testing.T) {
+	t.Parallel()
 	tmpl := specialTemplate(t)
 	month := time.Now().UTC().Format("2006-01")
 	pathLock := file.PathLockName("src/x")
@@ -308,6 +309,7 @@ func commandName(args []string) string {
 // Directories of the tree that are not directories: every command
 // refuses at once (exit 2 naming it), and doctor puts the directory back.
 func TestSpecialDirsNeverBlock(t *testing.T) {
+	t.Parallel()
 	tmpl := specialTemplate(t)
 	kinds := []specialKind{kFIFO, kSocket}
 	if canMknod(t) {

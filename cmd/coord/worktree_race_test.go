@@ -21,6 +21,7 @@ import (
 // and its worktree stands on it (a loser's clean-up once deleted the
 // branch the winner had just made, 3 rounds in 5).
 func TestWorktreeAddRace(t *testing.T) {
+	t.Parallel()
 	backendtest.NeedGit(t)
 	for round := 0; round < 5; round++ {
 		base := t.TempDir()
