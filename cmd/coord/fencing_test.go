@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,6 +194,34 @@ func cliProcess(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// boundedCoord runs the coord CLI as a separate process with a bound: a
+// command still running after it is killed, and the test fails saying it
+// hung.
+func boundedCoord(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	const bound = 60 * time.Second // generous: a loaded 2-core machine; a hang is forever
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), workerEnv+"=cli")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("coord %s hung: killed after %s (stderr: %s)", strings.Join(args, " "), bound, errb.String())
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("coord %s: %v", strings.Join(args, " "), err)
+	}
+	return code, out.String(), errb.String()
+}
+
 // stressScale picks a scenario's size: short in CI, long under
 // 'make stress' (COORD_STRESS=1).
 func stressScale(short, long int) int {
@@ -199,6 +230,21 @@ func stressScale(short, long int) int {
 	}
 	return short
 }
+
+// longTier skips t in the default loop (go test -short): its kind (a
+// storm, a load, a crash enumeration; what) is the long tier's alone
+// (make test-long), where it runs at full size; the default loop keeps
+// a smaller test of the same promise, named where longTier is called.
+func longTier(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s: the long tier's (make test-long)", what)
+	}
+}
+
+// longScale is the size of a test the default loop skips (longTier): full
+// in the long tier, stress under make stress.
+func longScale(full, stress int) int { return tierScale(full, full, stress) }
 
 // tierScale picks a scenario's size by tier: quick in the default test
 // loop (go test -short, make test), full in the long tier (make

@@ -46,7 +46,11 @@ func TestLandCrash(t *testing.T) { t.Parallel(); landCrash(t, 1) }
 // TestLandCrashParallel is TestLandCrash with a train of four checks at
 // once (land --parallel 4); after each kill, also: no check the killed
 // lander started still runs.
-func TestLandCrashParallel(t *testing.T) { t.Parallel(); landCrash(t, 4) }
+func TestLandCrashParallel(t *testing.T) {
+	t.Parallel()
+	longTier(t, "a crash enumeration") // the default loop: TestLandCrash
+	landCrash(t, 4)
+}
 
 func landCrash(t *testing.T, parallel int) {
 	if _, err := exec.LookPath("git"); err != nil {

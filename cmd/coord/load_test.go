@@ -285,12 +285,13 @@ func replayLog(t *testing.T, root string) int {
 // while the task is held).
 func TestMutualExclusionUnderLoad(t *testing.T) {
 	t.Parallel()
+	longTier(t, "a load") // the default loop: TestMultiProcessDrain
 	for _, c := range []struct {
 		name          string
 		tasks, claims int
 	}{
-		{"hot-100", 100, tierScale(800, 8000, 1000000)},
-		{"wide-10000", 10000, tierScale(32, 160, 20000)},
+		{"hot-100", 100, longScale(8000, 1000000)},
+		{"wide-10000", 10000, longScale(160, 20000)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := loadTree(t, fastDir(t), c.tasks)
@@ -333,7 +334,8 @@ func TestMutualExclusionUnderLoad(t *testing.T) {
 // finds it).
 func TestSIGKILLStorm(t *testing.T) {
 	t.Parallel()
-	secs := time.Duration(tierScale(4, 15, 60)) * time.Second
+	longTier(t, "a storm") // the default loop: TestMultiProcessSIGKILL
+	secs := time.Duration(longScale(15, 60)) * time.Second
 	var calm *loadRun
 	if os.Getenv("COORD_BENCH") != "" || os.Getenv("COORD_STRESS") != "" {
 		base := loadTree(t, fastDir(t), 200)

@@ -1,13 +1,11 @@
+//go:build !race
+
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,7 +22,11 @@ import (
 // (ignoring signals) while it held the registry lock. Every command that
 // reads or writes a name is run as a separate process with a bound: it
 // must refuse with exit 2 naming the file and the fix, never hang. Then
-// doctor reports the file (exit 3) and doctor --repair clears it.
+// doctor reports the file (exit 3) and doctor --repair clears it. The
+// processes are single-threaded where it matters (one open, one check),
+// so this file is built only without the race detector, which would
+// only slow each of its hundreds of processes (make test's procs pass
+// runs it).
 //
 // Broken build this fails against: fsops without O_NONBLOCK and the
 // fstat check (the log FIFO case hangs until the bound fires; the
@@ -99,34 +101,6 @@ func canMknod(t *testing.T) bool {
 		deviceOK = unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))) == nil
 	})
 	return deviceOK
-}
-
-// boundedCoord runs the coord CLI as a separate process with a bound: a
-// command still running after it is killed, and the test fails saying it
-// hung.
-func boundedCoord(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	const bound = 60 * time.Second // generous: a loaded 2-core machine; a hang is forever
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), workerEnv+"=cli")
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("coord %s hung: killed after %s (stderr: %s)", strings.Join(args, " "), bound, errb.String())
-	}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("coord %s: %v", strings.Join(args, " "), err)
-	}
-	return code, out.String(), errb.String()
 }
 
 // specialTemplate builds, once, a tree in which every file coord reads or
