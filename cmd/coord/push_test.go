@@ -87,72 +87,13 @@ func conflicting(a, b pushTask) bool {
 	return a.group != "" && a.group == b.group || coord.AnyOverlap(a.files, b.files)
 }
 
-// replayPush checks the log of a push-mode run: what is out (assigned,
-// or claimed) never conflicts, a task is never assigned while already
-// assigned, and no claimer approves its own task. It returns the last
-// claimer of each task.
+// replayPush checks the log of a push-mode run (backendtest.ReplayPush)
+// and returns the last claimer of each task.
 func replayPush(t *testing.T, lines []string, info map[string]pushTask) map[string]string {
 	t.Helper()
-	out := map[string]bool{}          // assigned or claimed, occupying its group and files
-	assignedTo := map[string]string{} // current unconsumed assignment
-	claimer := map[string]string{}
-	occupy := func(id, line string) {
-		for o := range out {
-			if o != id && conflicting(info[id], info[o]) {
-				t.Errorf("tasks %s and %s conflict and were out at once: %s", id, o, line)
-			}
-		}
-		out[id] = true
-	}
-	for _, l := range lines {
-		_, rest, ok := strings.Cut(l, "] ")
-		if !ok {
-			continue
-		}
-		agent, msg, ok := strings.Cut(rest, " ▶ ")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(msg)
-		k := -1 // the id follows the first word "task"
-		for i, w := range f {
-			if w == "task" {
-				k = i + 1
-				break
-			}
-		}
-		if k < 1 || k >= len(f) {
-			continue
-		}
-		id, after := f[k], f[k+1:]
-		switch f[0] {
-		case "assigned": // assigned task X to A (…)
-			if prev := assignedTo[id]; prev != "" {
-				t.Errorf("task %s assigned to %s while assigned to %s: %s", id, after[1], prev, l)
-			}
-			assignedTo[id] = after[1]
-			occupy(id, l)
-		case "moved": // moved task X from A to B (work stealing)
-			if assignedTo[id] != after[1] {
-				t.Errorf("task %s moved from %s, assigned to %q: %s", id, after[1], assignedTo[id], l)
-			}
-			assignedTo[id] = after[3]
-		case "returned": // returned task X from A to the queue: … (only ever an unclaimed task or a review)
-			delete(assignedTo, id)
-			delete(out, id)
-		case "claimed":
-			delete(assignedTo, id)
-			claimer[id] = agent
-			occupy(id, l)
-		case "rejected": // back to its owner, claimed
-			occupy(id, l)
-		case "submitted", "released", "handed", "freed":
-			delete(out, id)
-		case "approved":
-			if claimer[id] == agent {
-				t.Errorf("task %s approved by its claimer %s: %s", id, agent, l)
-			}
-		}
+	claimer, problems := backendtest.ReplayPush(lines, func(a, b string) bool { return conflicting(info[a], info[b]) })
+	for _, p := range problems {
+		t.Error(p)
 	}
 	return claimer
 }
@@ -249,7 +190,7 @@ func (r *pushRun) finish(t *testing.T, agents []string, skip string) (map[string
 }
 
 // TestPushScenario: a scheduler, 6 registered agents (one reviewer)
-// working through 60 tasks with conflict groups and files by `run
+// working through 60 tasks (20 in the default loop) with conflict groups and files by `run
 // --inbox`, the review gate on; one agent is SIGKILLed while it holds a
 // task and has another waiting. Every task ends done, approved by someone
 // other than its claimer; the log shows no two conflicting tasks out at
@@ -263,7 +204,9 @@ func (r *pushRun) finish(t *testing.T, agents []string, skip string) (map[string
 func TestPushScenario(t *testing.T) {
 	t.Parallel()
 	agents := []string{"victim", "a1", "a2", "a3", "a4", "rev"}
-	r := startPush(t, 60, agents, 1, func(a string) string {
+	// 60 tasks in the long tier; the default loop's smoke has 20 (the
+	// scenario at full size runs on the injected clock in coord/app).
+	r := startPush(t, tierScale(20, 60, 60), agents, 1, func(a string) string {
 		if a == "victim" {
 			return "sleep 120" // holds its first task until killed
 		}
@@ -312,7 +255,7 @@ func TestPushScenario(t *testing.T) {
 func TestPushTwoSchedulers(t *testing.T) {
 	t.Parallel()
 	agents := []string{"a1", "a2", "a3", "a4", "rev"}
-	r := startPush(t, 40, agents, 2, func(string) string { return "true" })
+	r := startPush(t, tierScale(12, 40, 40), agents, 2, func(string) string { return "true" })
 	_, tasks := r.finish(t, agents, "")
 	log := mustCoord(t, "--root", r.root, "log", "-n", "0")
 	if n := strings.Count(log, "▶ assigned task "); n < len(tasks) {
