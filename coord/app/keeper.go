@@ -235,7 +235,9 @@ func (k *Keeper) run(stop <-chan struct{}, done chan<- struct{}) {
 				waiting = k.now().Sub(sent)
 			}
 			k.fence(waiting)
-			arm()
+			// Not armed again here: until a beat succeeds the limit stays
+			// passed, and a fence armed at zero would fire at once,
+			// forever. The next beat's result or a new Hold arms it.
 		}
 		k.mu.Lock()
 		if !k.busy() && !inFlight {

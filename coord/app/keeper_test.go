@@ -3,6 +3,7 @@ package app_test
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,6 +80,38 @@ func TestKeeperFences(t *testing.T) {
 	k.Hold(app.TaskRef{Agent: a, TaskID: "t1", Epoch: res.Task.Epoch}, res.Since)
 	if err := k.Check("t1"); err != nil {
 		t.Fatalf("a task claimed again: %v", err)
+	}
+}
+
+// TestKeeperFencesOnce: once a fence has fired, the keeper waits for the
+// next beat's result (or a new hold) before it looks again. It once
+// re-armed the fence at zero while beats kept failing and spun on it,
+// a core's worth of CPU in every run whose heartbeat store could not be
+// written; here it looked at the clock some 10^5 times between two
+// beats, against a few now.
+func TestKeeperFencesOnce(t *testing.T) {
+	p, c := newCounted(t, `"stale_after": "1s"`)
+	p.seed(&coord.Task{ID: "t1"})
+	a := coord.Agent{ID: "a"}
+	var lost lostLog
+	k := p.s.Keep(a, app.KeepOptions{OnLost: lost.add})
+	defer k.Close()
+	var looks atomic.Int64
+	app.SetKeeperClock(k, func() time.Time { looks.Add(1); return time.Now() })
+	res, err := p.s.Claim(p.ctx, app.ClaimRequest{Agent: a, TaskID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Hold(app.TaskRef{Agent: a, TaskID: "t1", Epoch: res.Task.Epoch}, res.Since)
+	c.failBeats.Store(true)
+	backendtest.Wait(t, "the fence", func() bool { return len(lost.all()) > 0 })
+	before, beats := looks.Load(), c.attempts.Load()
+	backendtest.Wait(t, "three more beats", func() bool { return c.attempts.Load()-beats >= 3 })
+	if n := looks.Load() - before; n > 100 {
+		t.Fatalf("the keeper looked at the clock %d times over three failed beats after its fence: it spins", n)
+	}
+	if got := lost.all(); len(got) != 1 {
+		t.Fatalf("reported lost %d times: %q", len(got), got)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 type counted struct {
 	coord.Backend
 	updates, views, beats atomic.Int64
+	attempts              atomic.Int64 // every beat, failed or not
 	failBeats             atomic.Bool
 }
 
@@ -47,6 +48,7 @@ type countedBeats struct {
 var errNoSpace = errors.New("write heartbeat: no space left on device")
 
 func (b countedBeats) Beat(ctx context.Context, agent string, info *coord.BeatInfo) error {
+	b.c.attempts.Add(1)
 	if b.c.failBeats.Load() {
 		return coord.Wrap(coord.CodeIO, errNoSpace, "beat")
 	}
