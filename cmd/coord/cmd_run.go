@@ -150,7 +150,12 @@ func (e *env) cmdRun(_ context.Context, c *cli.Command) error {
 	}})
 	defer r.keeper.Close()
 	w := r.svc.NewWorker(app.NextRequest{Agent: a, TaskID: c.String("task"), Any: c.Bool("any"), Inbox: inbox, Timeout: timeout,
-		OnWait: func(why string) { fmt.Fprintf(e.stderr, "coord: run: waiting for %s\n", coord.OneLine(why)) }})
+		OnWait: func(why string) {
+			fmt.Fprintf(e.stderr, "coord: run: waiting for %s\n", coord.OneLine(why))
+			if runWaitsHook != nil {
+				runWaitsHook()
+			}
+		}})
 	for {
 		if sig := pendingSignal(e.ctx, r.sigs); sig != nil {
 			return &coord.Error{Code: coord.CodeInterrupted, Msg: "run: interrupted by " + signalName(sig)}

@@ -35,7 +35,8 @@ func TestMain(m *testing.M) {
 // instead of after a sleep: COORD_TEST_SIGNALS=FILE is created once the
 // stop-signal handler is installed, COORD_TEST_WAITING=FILE once a
 // waiting command (wait, kv watch, log -f, top, beat --every, watch)
-// waits, COORD_TEST_HOLD=NAME:FILE once a write of the file NAME holds
+// waits, COORD_TEST_RUN_WAITS=FILE each time run says it waits for work,
+// COORD_TEST_HOLD=NAME:FILE once a write of the file NAME holds
 // its temp file (it then waits for FILE.go). Only this wrapper reads
 // them; the production binary never does.
 func installTestHooks() {
@@ -79,6 +80,7 @@ func installTestHooks() {
 	}
 	signalsHook = touch(os.Getenv("COORD_TEST_SIGNALS"))
 	waitingHook = touch(os.Getenv("COORD_TEST_WAITING"))
+	runWaitsHook = touch(os.Getenv("COORD_TEST_RUN_WAITS"))
 }
 
 func dropEnv(vars []string, names ...string) []string {

@@ -89,3 +89,9 @@ func markWaiting() {
 		waitingHook()
 	}
 }
+
+// runWaitsHook, when set, is called each time run has said that it waits
+// for work ("coord: run: waiting for …"). Only the test wrapper sets it
+// (COORD_TEST_RUN_WAITS names a file to create), so a script acts once
+// the loop waits, not before.
+var runWaitsHook func()
