@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/rotd/coordination/coord"
-	"github.com/rotd/coordination/fsops"
 )
 
 // claimRelease commits twice: free claimed by a, then released.
@@ -197,60 +196,6 @@ func TestOldTreeWithoutBackups(t *testing.T) {
 type errFixed string
 
 func (e errFixed) Error() string { return "not fixed: " + string(e) }
-
-// TestCrashKeepsBackupsOlder: a crash at any step of a commit that keeps
-// backups leaves every backup a whole registry that was in place before
-// or is in place now: none is torn, and none is newer than the registry.
-func TestCrashKeepsBackupsOlder(t *testing.T) {
-	ctx := context.Background()
-	warm := func(s *Backend) {
-		s.update(ctx, func(*coord.Txn) error { return nil })
-		if err := s.update(ctx, func(tx *coord.Txn) error { _, err := tx.Progress("old", "held", coord.NoEpoch, 10, ""); return err }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Count the steps of the commit under test.
-	s := freshStore(t, crashSeed)
-	warm(s)
-	steps := 0
-	fsops.SetFaultHook(func(fsops.Op, string) error { steps++; return nil })
-	err := s.update(ctx, claimAndRelease)
-	fsops.SetFaultHook(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := range steps {
-		s := freshStore(t, crashSeed)
-		seed, _ := os.ReadFile(s.tree.Path(RegistryFile))
-		warm(s)
-		warmed, _ := os.ReadFile(s.tree.Path(RegistryFile))
-		n := 0
-		fsops.SetFaultHook(func(fsops.Op, string) error {
-			if n++; n > k {
-				return errCrash
-			}
-			return nil
-		})
-		s.update(ctx, claimAndRelease)
-		fsops.SetFaultHook(nil)
-		reg, err := os.ReadFile(s.tree.Path(RegistryFile))
-		if err != nil {
-			t.Fatalf("crash before step %d: %v", k, err)
-		}
-		// Allowed: the registries in place before (the seed, the warmed
-		// one) and the registry as it is now, whichever it is; the new
-		// registry of a commit the crash stopped is not allowed.
-		for b := 0; b <= Backups; b++ {
-			data, err := os.ReadFile(s.tree.Path(BackupName(b)))
-			if os.IsNotExist(err) {
-				continue
-			}
-			if got := string(data); got != string(seed) && got != string(warmed) && got != string(reg) {
-				t.Errorf("crash before step %d: backup %d is neither an earlier registry nor the registry", k, b)
-			}
-		}
-	}
-}
 
 // TestRestoreKeepsEpochs: the registry restored from before the last
 // commit, a claim, does not know that claim's epoch; the next claim still

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	rotdtemplate "github.com/rotd/coordination"
@@ -73,111 +72,6 @@ const (
 	after  = "free=claimed/a held=done/old"
 )
 
-// TestCrashAtEveryStep: a crash (the step and everything after it never
-// happen) at each mutating step of a commit leaves the old state or the new
-// one, never a mix, and every file parses.
-//
-// Broken build this fails against: Store.updateLocked without the
-// reconcile step (a lock created before a crash, or a lock removal the
-// crash prevented, is never repaired: every crash point fails).
-func TestCrashAtEveryStep(t *testing.T) {
-	// Count the steps of one commit.
-	s := freshStore(t, crashSeed)
-	s.update(context.Background(), func(*coord.Txn) error { return nil }) // create lock sidecars
-	var steps []string
-	fsops.SetFaultHook(func(op fsops.Op, path string) error {
-		steps = append(steps, string(op)+" "+path)
-		return nil
-	})
-	err := s.update(context.Background(), claimAndRelease)
-	fsops.SetFaultHook(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(steps) < 5 {
-		t.Fatalf("only %d steps seen: %v", len(steps), steps)
-	}
-	sawBefore, sawAfter := false, false
-	for k := range steps {
-		t.Run(fmt.Sprintf("%02d_%s", k, strings.ReplaceAll(steps[k], "/", "_")), func(t *testing.T) {
-			s := freshStore(t, crashSeed)
-			s.update(context.Background(), func(*coord.Txn) error { return nil })
-			n := 0
-			fsops.SetFaultHook(func(op fsops.Op, path string) error {
-				n++
-				if n > k {
-					return errCrash // dead: nothing from here on reaches the disk
-				}
-				return nil
-			})
-			s.update(context.Background(), claimAndRelease)
-			fsops.SetFaultHook(nil)
-			got := state(t, s)
-			switch got {
-			case before:
-				sawBefore = true
-			case after:
-				sawAfter = true
-			default:
-				t.Fatalf("crash before step %d (%s) left a mixed state: %s", k, steps[k], got)
-			}
-		})
-	}
-	if !sawBefore || !sawAfter {
-		t.Fatalf("expected both outcomes across crash points (before %v, after %v)", sawBefore, sawAfter)
-	}
-}
-
-// TestFaultAtEveryStep: an I/O error (EIO, ENOSPC, EROFS) at any step is
-// reported as exit code 2 with nothing changed, or as success with the
-// change made; the next command works and no temp file remains.
-//
-// Broken builds this failed against: before the NotDurableError change, a
-// directory-fsync failure after the rename reported exit 2 although the
-// claim was visible; without the reconcile step, faults at steps 3-5
-// leave unbacked locks.
-func TestFaultAtEveryStep(t *testing.T) {
-	for _, errno := range []syscall.Errno{syscall.EIO, syscall.ENOSPC, syscall.EROFS} {
-		for k := 0; k < 24; k++ { // a claim+release commit has up to 22 steps (see TestPowerLossAtEveryStep)
-			t.Run(fmt.Sprintf("%s_at_%d", errno, k), func(t *testing.T) {
-				s := freshStore(t, crashSeed)
-				s.update(context.Background(), func(*coord.Txn) error { return nil })
-				n := 0
-				fsops.SetFaultHook(func(op fsops.Op, path string) error {
-					n++
-					if n == k+1 {
-						return errno
-					}
-					return nil
-				})
-				var warned []string
-				s.warnFn = func(m string) { warned = append(warned, m) }
-				err := s.update(context.Background(), claimAndRelease)
-				fsops.SetFaultHook(nil)
-				if err != nil && coord.CodeOf(err) != coord.CodeIO {
-					t.Fatalf("fault gave exit code %d: %v", coord.CodeOf(err), err)
-				}
-				got := state(t, s)
-				// An error means nothing changed; success means the change
-				// is made (possibly with a warning about durability or the log).
-				if err != nil && got != before {
-					t.Fatalf("reported %v but the change was made: %s", err, got)
-				}
-				if err == nil && got != after {
-					t.Fatalf("reported success but the state is %s (warnings %v)", got, warned)
-				}
-				// No temp file is left behind by a failed write.
-				ents, _ := s.tree.ReadDir(".")
-				for _, e := range ents {
-					if IsTempName(e.Name()) {
-						t.Errorf("temp file %s left behind", e.Name())
-					}
-				}
-			})
-		}
-	}
-}
-
 // powerModel follows the steps of a commit and decides what a power loss
 // right after the last completed step would leave of the registry: the
 // new version only once it was written, fsynced, renamed into place and
@@ -206,56 +100,4 @@ func (m *powerModel) hook(op fsops.Op, path string) error {
 		m.durable = true
 	}
 	return nil
-}
-
-// TestPowerLossAtEveryStep: cut the power after each step of a claim's
-// commit. The registry on "disk" is always the old or the new version,
-// and a claim that returned success always survives.
-//
-// Deliberately broken build this fails against: removing the directory
-// fsync from fsops.Tree.WriteFile (the claim then returns success while
-// the rename is not yet durable, and the restarted tree has lost it).
-func TestPowerLossAtEveryStep(t *testing.T) {
-	sawOK := false
-	defer func() {
-		if !t.Failed() && !sawOK {
-			t.Error("no run completed: raise the step count")
-		}
-	}()
-	for k := 0; k < 25; k++ { // a claim+release commit has up to 22 steps (the epoch mark, the lock, the registry with the copy kept as its newest backup and the older ones moved on, the unlink, the log)
-		t.Run(fmt.Sprintf("after_%d_steps", k), func(t *testing.T) {
-			s := freshStore(t, crashSeed)
-			s.update(context.Background(), func(*coord.Txn) error { return nil })
-			old, err := s.tree.ReadFile(RegistryFile, MaxRegistrySize)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := &powerModel{stopAt: k}
-			fsops.SetFaultHook(m.hook)
-			uerr := s.update(context.Background(), claimAndRelease)
-			fsops.SetFaultHook(nil)
-			// Power comes back: what was not durable is gone.
-			if !m.durable {
-				if err := s.tree.WriteFile(RegistryFile, old, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			ents, _ := s.tree.ReadDir(LocksDir)
-			for _, e := range ents {
-				s.tree.Remove(LocksDir + "/" + e.Name()) // never fsynced
-			}
-			got := state(t, s)
-			// Only a run the power cut did not stop returned to its caller.
-			exitedOK := uerr == nil && !m.stopped
-			switch {
-			case exitedOK && got != after:
-				t.Fatalf("claim returned success but after power loss the tree is %s", got)
-			case got != before && got != after:
-				t.Fatalf("mixed state %s", got)
-			case m.durable && got != after:
-				t.Fatalf("durable commit lost: %s", got)
-			}
-			sawOK = sawOK || exitedOK
-		})
-	}
 }

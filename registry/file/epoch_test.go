@@ -148,61 +148,6 @@ func TestEpochNeverReissued(t *testing.T) {
 	}
 }
 
-// TestEpochCrashPoints: every crash point of a claim on a restored tree
-// (the mark missing, or rolled back with the registry) leaves a tree whose
-// next claim still gets an epoch above every epoch it records, also when
-// a power cut then empties the mark; doctor finds nothing to repair.
-//
-// Broken build this fails against: the counter taken from the registry
-// alone (every crash point: the next claim gets epoch 3, t4's).
-func TestEpochCrashPoints(t *testing.T) {
-	restored := `{"version":1,"last_epoch":2,"tasks":[
-{"id":"t1","status":"claimed","claimed_by":"a","claimed_at":"2026-11-22T10:00:00Z","epoch":1},
-{"id":"t2","status":"claimed","claimed_by":"a","claimed_at":"2026-11-22T10:00:00Z","epoch":2},
-{"id":"t3"},{"id":"t4"},{"id":"t5"},{"id":"t6"}
-]}
-`
-	for _, mark := range []string{"missing", "rolled back", "emptied after"} {
-		eachCrashPoint(t, crashCase{
-			name: "claim/mark_" + strings.ReplaceAll(mark, " ", "_"),
-			setup: func(t *testing.T, s *Backend) {
-				writeTreeFile(t, s, RegistryFile, []byte(restored))
-				// t4 was claimed at epoch 4 after the backup was taken.
-				writeTreeFile(t, s, LocksDir+"/t4.c.lock", []byte(`{"holder":"c","since":"2026-11-22T10:00:00Z","task_id":"t4","epoch":4,"pid":1,"host":"h"}`+"\n"))
-				writeTreeFile(t, s, LogFile, []byte("[2026-11-22T10:00:00Z] c ▶ claimed task t4 (epoch 4)\n"))
-				if mark == "missing" {
-					os.Remove(s.tree.Path(EpochFile))
-				} else {
-					writeTreeFile(t, s, EpochFile, []byte("2\n"))
-				}
-			},
-			op: func(s *Backend) error {
-				return s.update(context.Background(), func(tx *coord.Txn) error {
-					_, err := tx.Claim(coord.Agent{ID: "d"}, coord.ClaimOptions{TaskID: "t5"})
-					return err
-				})
-			},
-			check: func(t *testing.T, s *Backend) {
-				if mark == "emptied after" {
-					writeTreeFile(t, s, EpochFile, nil)
-				}
-				e := claimAs(t, s, "e", "t6")
-				var t5 int64
-				s.view(context.Background(), func(tx *coord.Txn) error {
-					t5 = tx.Task("t5").Epoch
-					return nil
-				})
-				if e <= 4 || e == t5 {
-					t.Fatalf("next claim got epoch %d (t4 had 4, t5 has %d)", e, t5)
-				}
-				if probs := s.diagnose(); len(probs) > 0 {
-					t.Fatalf("doctor after the crash: %v", probs)
-				}
-			},
-		})
-	}
-}
-
 // TestDoctorEpochBehind: doctor reports a counter behind the highest epoch
 // recorded anywhere (here only the archive remembers it) and --repair
 // raises the mark and the registry's last_epoch; a damaged mark is
