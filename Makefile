@@ -38,10 +38,11 @@ demo-many: build
 # returns at once. The tests make thousands of them and none depends on
 # one reaching a disk (durability is proven by injected faults and power
 # cuts, docs/RELIABILITY.md); on a disk they took a third of make test's
-# system time. TEST_TMPDIR= (empty) keeps $TMPDIR. go's own work files
-# (the test binaries) stay where they were (GOTMPDIR).
+# system time. TEST_TMPDIR= (empty) keeps $TMPDIR. Only the test
+# binaries get it (go test -exec): go's own work files, the linked test
+# binaries, stay where they were.
 TEST_TMPDIR ?= $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && [ "$$(df -Pk $$d 2>/dev/null | awk 'NR==2 {print $$4}')" -ge 2097152 ] 2>/dev/null && echo $$d)
-TEST_ENV := $(if $(TEST_TMPDIR),GOTMPDIR="$${GOTMPDIR:-$${TMPDIR:-/tmp}}" TMPDIR=$(TEST_TMPDIR))
+TEST_EXEC := $(if $(TEST_TMPDIR),-exec 'env TMPDIR=$(TEST_TMPDIR)')
 
 # The default test loop: vet, gofmt, then two passes side by side (they
 # share nothing: each test makes its own temporary trees, hubs and
@@ -57,7 +58,7 @@ test: vet fmt-check
 # many-process tests run too), then every fuzz target for FUZZTIME.
 # CI runs it after `make test`.
 test-long:
-	$(TEST_ENV) $(GO) test -count=1 -timeout 30m ./...
+	$(GO) test $(TEST_EXEC) -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz
 
 vet:
@@ -74,7 +75,7 @@ fmt-check:
 # without it (//go:build !race): the detector cannot see across
 # processes and only slows each. `procs` runs them.
 unit:
-	$(TEST_ENV) GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -short -count=1 ./...
+	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test $(TEST_EXEC) -race -short -count=1 ./...
 
 # Exactly the tests `unit` does not build: every Test function of the
 # test files marked //go:build !race, in their packages, without -race,
@@ -89,7 +90,7 @@ procs:
 	tests=$$(sed -n 's/^func \(Test[A-Za-z0-9_]*\)([a-z_]* \*testing\.T).*/\1/p' $$files | sort -u | paste -sd'|' -); \
 	[ -n "$$tests" ] || { echo "procs: no test in a //go:build !race file"; exit 1; }; \
 	log=$$(mktemp "$${TMPDIR:-/tmp}/coord-procs.XXXXXX") || exit 1; \
-	$(TEST_ENV) $(GO) test -short -count=1 -parallel 6 -v -run "^($$tests)$$" $$pkgs >"$$log" 2>&1; s=$$?; \
+	$(GO) test $(TEST_EXEC) -short -count=1 -parallel 6 -v -run "^($$tests)$$" $$pkgs >"$$log" 2>&1; s=$$?; \
 	grep -aE '^(--- FAIL|ok|FAIL|backend |\s+load_test\.go)' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 

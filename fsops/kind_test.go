@@ -30,7 +30,9 @@ func plantKind(t *testing.T, path, kind string) bool {
 	case "socket":
 		var fd int
 		if fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0); err == nil {
-			dir, _ := os.MkdirTemp("", "s") // sun_path is short
+			// sun_path is short; made where t.TempDir is (GOTMPDIR, as
+			// package testing does), so the rename stays on one file system.
+			dir, _ := os.MkdirTemp(os.Getenv("GOTMPDIR"), "s")
 			defer os.RemoveAll(dir)
 			if err = unix.Bind(fd, &unix.SockaddrUnix{Name: filepath.Join(dir, "s")}); err == nil {
 				err = os.Rename(filepath.Join(dir, "s"), path)

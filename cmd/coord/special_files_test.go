@@ -71,7 +71,9 @@ func plant(t *testing.T, path string, kind specialKind) {
 // 108 bytes) and renames it into place; the listener is closed, the
 // socket file stays.
 func plantSocket(path string) error {
-	dir, err := os.MkdirTemp("", "s")
+	// Where t.TempDir is (GOTMPDIR, as package testing does), so the
+	// rename stays on one file system.
+	dir, err := os.MkdirTemp(os.Getenv("GOTMPDIR"), "s")
 	if err != nil {
 		return err
 	}
