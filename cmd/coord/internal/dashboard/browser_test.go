@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard/dashboardtest"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/registry/backend"
@@ -323,7 +324,7 @@ func TestBrowserLoad10k(t *testing.T) {
 	if browser == "" {
 		t.Skip("skipped: no chromium")
 	}
-	f := newFixture(t, dashboard.Options{}, benchTasks(10000)...)
+	f := newFixture(t, dashboard.Options{}, dashboardtest.Tasks(10000)...)
 	for i := 0; i < 20; i++ {
 		res, err := f.s.Claim(f.ctx, app.ClaimRequest{Agent: coord.Agent{ID: fmt.Sprintf("agent%d", i), Caps: []string{"go"}}})
 		if err != nil || res.Task == nil {

@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard/dashboardtest"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/internal/gitrepo"
@@ -62,21 +62,8 @@ func newInFlight(t *testing.T) *inFlight {
 		t.Fatal(err)
 	}
 	p := backendtest.NewProject(t, backendtest.Options{Root: root})
-	ctx, cancel := context.WithCancel(context.Background())
-	d := dashboard.New(dashboard.Options{Reader: p.Service.Reader(), TaskJSON: p.Service.TaskJSON})
-	if err := d.Build(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); d.Run(ctx) }()
-	srv := httptest.NewServer(d.Handler())
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		cancel()
-		<-done
-	})
-	f := &fixture{t: t, ctx: ctx, s: p.Service, dir: filepath.Join(root, coord.TreeDir), d: d, srv: srv}
+	d := dashboardtest.Serve(t, dashboardtest.Options(dashboard.Options{}, p.Service, false))
+	f := &fixture{t: t, ctx: d.Ctx, s: p.Service, dir: filepath.Join(root, coord.TreeDir), d: d.Server, srv: d.HTTP}
 	return &inFlight{fixture: f, repo: repo}
 }
 
