@@ -19,7 +19,8 @@ FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText
 # ./... does not reach into them, so every target that vets or tests the
 # tree runs them too, with go -C.
 #   cmd/coordbench: the benchmark harness, its replay package, the floor programs
-MODULES := cmd/coordbench
+#   cmd/coord/internal/dashboard/browser: the dashboard in headless Chromium (chromedp)
+MODULES := cmd/coordbench cmd/coord/internal/dashboard/browser
 
 # The nested modules, one a line (.ci/run downloads each one's dependencies).
 print-modules:
@@ -168,7 +169,7 @@ bench: build bench-tools
 	@echo "--- landing in parallel: landings per minute with a 3 s check, N = 1, 2, 4, 8, all passing and 1 in 10 failing"
 	COORD_BENCH=1 $(GO) test -count=1 -timeout 30m -v -run 'TestLandTrainFigures' ./cmd/coord | grep -E 'train|^(ok|FAIL|--- FAIL)'
 	@echo "--- dashboard: Chromium loading the page of a 10,000-task project (a figure; skipped without chromium)"
-	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestBrowserLoad10k' ./cmd/coord/internal/dashboard | grep -E '10,000 tasks|skipped|^(ok|FAIL|--- FAIL)'
+	COORD_BENCH=1 $(GO) -C cmd/coord/internal/dashboard/browser test -count=1 -v -run 'TestBrowserLoad10k' ./... | grep -E '10,000 tasks|skipped|^(ok|FAIL|--- FAIL)'
 	@echo "--- multi-process suite: coord against the naive reference, same run"
 	$(BIN)/coordbench -suite -bin $(BIN)/coord
 	@echo "--- NATS beside files, same run: a coord hub on loopback, then a 3-node cluster of hubs"

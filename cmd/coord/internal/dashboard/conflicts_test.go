@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard/dashboardtest"
 	"github.com/rotd/coordination/coord"
@@ -105,30 +103,5 @@ func TestConflictsShown(t *testing.T) {
 	}
 	if got := string(st.Conflicts); got != `[{"task":"a","with":"b","files":["f.txt"]}]` {
 		t.Errorf("state.json conflicts %s", got)
-	}
-}
-
-// TestBrowserConflicts: a page open in a real browser shows a conflict
-// a scan finds after the page loaded, without a reload.
-func TestBrowserConflicts(t *testing.T) {
-	if findBrowser() == "" {
-		t.Skip("skipped: no chromium (looked for chromium, chromium-browser, google-chrome, chromium-headless-shell on PATH)")
-	}
-	f := newInFlight(t)
-	ctx := newBrowser(t)
-	if err := chromedp.Do(ctx,
-		chromedp.Navigate(f.srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS("#p-conflicts")),
-		chromedp.Poll[chromedp.Void](`document.getElementById('conn').classList.contains('live') && document.body.dataset.seq !== undefined`, chromedp.WithPollingTimeout(bound)),
-		chromedp.Evaluate[chromedp.Void](`window.coordNoReload = 1`),
-	); err != nil {
-		t.Fatalf("the page did not load and go live: %v", err)
-	}
-	pollText(t, ctx, "p-conflicts", `s.indexOf('No conflict found') >= 0`, "the empty conflicts panel")
-	f.scan()
-	pollText(t, ctx, "p-conflicts", `s.indexOf('a (alice) × b (bob)') >= 0 && s.indexOf('f.txt') >= 0`, "the conflict of a and b")
-	pollText(t, ctx, "p-agents", `s.indexOf('conflicts') >= 0`, "the held tasks marked")
-	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.coordNoReload === 1`)); err != nil || !same {
-		t.Fatalf("the page was reloaded to show the conflict (%v)", err)
 	}
 }
