@@ -12,7 +12,21 @@ FUZZTIME ?= 50000x
 # their seed corpora by every `go test`).
 FUZZ := ./registry/format:FuzzParse ./registry/format:FuzzScannerMatchesJSONText ./registry/format:FuzzParseSeedLine ./coord:FuzzPatternsOverlap ./coord:FuzzLockCovers ./registry/format:FuzzParseLockInfo ./coord:FuzzOneLine ./coord:FuzzParseDuration ./cmd/coord/internal/hooks:FuzzPatchFiles ./cmd/coord/internal/setup:FuzzReconcile ./cmd/coord/internal/setup:FuzzCodexConfig ./cmd/coord/internal/mcpserver:FuzzToolArguments ./registry/format:FuzzSettingValue ./internal/gitrepo:FuzzParse ./internal/gitrepo:FuzzParseDiffs ./coord/plan:FuzzLoad ./internal/gitrepo:FuzzParseWorktrees ./internal/gitrepo:FuzzParseMergeTree
 
-.PHONY: build demo demo-hub demo-land demo-many test test-long test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
+# The nested modules: code of this repository that the product does not
+# link, kept out of the root go.mod so that it requires only what coord
+# needs (docs/decisions/2026-12-06-nested-modules.md). Each has its own
+# go.mod (replace github.com/rotd/coordination => the root); the root's
+# ./... does not reach into them, so every target that vets or tests the
+# tree runs them too, with go -C.
+#   cmd/coordbench: the benchmark harness, its replay package, the floor programs
+#   cmd/coord/internal/dashboard/browser: the dashboard in headless Chromium (chromedp)
+MODULES := cmd/coordbench cmd/coord/internal/dashboard/browser
+
+# The nested modules, one a line (.ci/run downloads each one's dependencies).
+print-modules:
+	@printf '%s\n' $(MODULES)
+
+.PHONY: print-modules build demo demo-hub demo-land demo-many test test-long test-agents vet fmt-check unit procs conformance fuzz bench bench-plan bench-claims bench-tools bench-hook bench-compare stress install-rotd clean mcp-smoke
 
 build:
 	$(GO) build -o $(BIN)/coord ./cmd/coord
@@ -59,10 +73,12 @@ test: vet fmt-check
 # CI runs it after `make test`.
 test-long:
 	$(GO) test $(TEST_EXEC) -count=1 -timeout 30m ./...
+	@for m in $(MODULES); do echo "$(GO) -C $$m test $(TEST_EXEC) -count=1 -timeout 30m ./..."; $(GO) -C $$m test $(TEST_EXEC) -count=1 -timeout 30m ./... || exit 1; done
 	@$(MAKE) --no-print-directory fuzz
 
 vet:
 	$(GO) vet ./...
+	@for m in $(MODULES); do echo "$(GO) -C $$m vet ./..."; $(GO) -C $$m vet ./... || exit 1; done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -76,6 +92,7 @@ fmt-check:
 # processes and only slows each. `procs` runs them.
 unit:
 	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test $(TEST_EXEC) -race -short -count=1 ./...
+	@for m in $(MODULES); do echo "$(GO) -C $$m test $(TEST_EXEC) -race -short -count=1 ./..."; GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) -C $$m test $(TEST_EXEC) -race -short -count=1 ./... || exit 1; done
 
 # Exactly the tests `unit` does not build: every Test function of the
 # test files marked //go:build !race, in their packages, without -race,
@@ -85,7 +102,7 @@ unit:
 # (mktemp: concurrent runs share nothing); the figures and any failure
 # are printed.
 procs:
-	@files=$$(grep -rl --include='*_test.go' '^//go:build !race$$' .); \
+	@files=$$(grep -rl --include='*_test.go' '^//go:build !race$$' . | grep -v $(foreach m,$(MODULES),-e '^./$(m)/')); \
 	pkgs=$$(for f in $$files; do echo "$${f%/*}"; done | sort -u); \
 	tests=$$(sed -n 's/^func \(Test[A-Za-z0-9_]*\)([a-z_]* \*testing\.T).*/\1/p' $$files | sort -u | paste -sd'|' -); \
 	[ -n "$$tests" ] || { echo "procs: no test in a //go:build !race file"; exit 1; }; \
@@ -139,9 +156,9 @@ fuzz:
 # (cmd/coordbench/floor: a minimal Go program that prints JSON, and a
 # minimal durable claim on one JSON file).
 bench-tools:
-	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
-	$(GO) build -o $(BIN)/floor-hello ./cmd/coordbench/floor/hello
-	$(GO) build -o $(BIN)/floor-claim ./cmd/coordbench/floor/claim
+	$(GO) -C cmd/coordbench build -o $(CURDIR)/$(BIN)/coordbench .
+	$(GO) -C cmd/coordbench build -o $(CURDIR)/$(BIN)/floor-hello ./floor/hello
+	$(GO) -C cmd/coordbench build -o $(CURDIR)/$(BIN)/floor-claim ./floor/claim
 
 # The edit hook an agent runs before every write, and a fresh claim at
 # 1,000 tasks (tmpfs and disk), each against its floor program,
@@ -163,7 +180,7 @@ bench: build bench-tools
 	@echo "--- landing in parallel: landings per minute with a 3 s check, N = 1, 2, 4, 8, all passing and 1 in 10 failing"
 	COORD_BENCH=1 $(GO) test -count=1 -timeout 30m -v -run 'TestLandTrainFigures' ./cmd/coord | grep -E 'train|^(ok|FAIL|--- FAIL)'
 	@echo "--- dashboard: Chromium loading the page of a 10,000-task project (a figure; skipped without chromium)"
-	COORD_BENCH=1 $(GO) test -count=1 -v -run 'TestBrowserLoad10k' ./cmd/coord/internal/dashboard | grep -E '10,000 tasks|skipped|^(ok|FAIL|--- FAIL)'
+	COORD_BENCH=1 $(GO) -C cmd/coord/internal/dashboard/browser test -count=1 -v -run 'TestBrowserLoad10k' ./... | grep -E '10,000 tasks|skipped|^(ok|FAIL|--- FAIL)'
 	@echo "--- multi-process suite: coord against the naive reference, same run"
 	$(BIN)/coordbench -suite -bin $(BIN)/coord
 	@echo "--- NATS beside files, same run: a coord hub on loopback, then a 3-node cluster of hubs"
@@ -195,7 +212,7 @@ bench: build bench-tools
 PLAN_DATA ?= $(shell d=$$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) && echo "$$(dirname "$$d")/../shared/data/histories" || echo ../shared/data/histories)
 PLAN_REPOS ?=
 bench-plan:
-	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
+	$(GO) -C cmd/coordbench build -o $(CURDIR)/$(BIN)/coordbench .
 	$(BIN)/coordbench -plan "$(PLAN_DATA)" -plan-repos "$(PLAN_REPOS)"
 
 # Write claims (docs/GIT.md) measured on the same histories: the newest 200
@@ -203,7 +220,7 @@ bench-plan:
 # served, without claims, with claims recorded only (warn) and enforced
 # (exclusive): merge conflicts, refused edits, waits, makespan. Seconds.
 bench-claims:
-	$(GO) build -o $(BIN)/coordbench ./cmd/coordbench
+	$(GO) -C cmd/coordbench build -o $(CURDIR)/$(BIN)/coordbench .
 	$(BIN)/coordbench -replay-claims "$(PLAN_DATA)"
 
 # The current coord against the binaries of earlier revisions, interleaved

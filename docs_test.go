@@ -228,8 +228,8 @@ func testFuncs(t *testing.T) map[string][]string {
 // TestDocReliabilityNamesExist holds docs/RELIABILITY.md to the code: every
 // test it names is defined (in the _test.go file named before it in the
 // same table cell, when one is), every script it names is in
-// testdata/script, and every `go test -run` it gives names tests of the
-// packages it runs.
+// testdata/script, and every `go test -run` (or `go -C DIR test -run`,
+// in a nested module) it gives names tests of the packages it runs.
 func TestDocReliabilityNamesExist(t *testing.T) {
 	const doc = "docs/RELIABILITY.md"
 	b, err := os.ReadFile(doc)
@@ -249,7 +249,7 @@ func TestDocReliabilityNamesExist(t *testing.T) {
 			for _, span := range codeSpan.FindAllString(cell, -1) {
 				span = strings.Trim(span, "`")
 				switch {
-				case strings.HasPrefix(span, "go test "):
+				case strings.HasPrefix(span, "go test ") || strings.HasPrefix(span, "go -C "):
 					checkRun(t, where, span, funcs, script)
 				case strings.HasSuffix(span, "_test.go") || strings.HasSuffix(span, ".txtar"):
 					if _, err := os.Stat(filepath.FromSlash(span)); err != nil {
@@ -274,15 +274,26 @@ func TestDocReliabilityNamesExist(t *testing.T) {
 	}
 }
 
-// checkRun checks a `go test -run 'RE' PKG…` command: each test name in
-// RE is defined in one of the packages (a ./dir/... pattern counts every
-// package under dir), and each TestScript/ alternative is a script.
+// checkRun checks a `go test -run 'RE' PKG…` command, or `go -C DIR test
+// -run 'RE' PKG…` (a nested module's tests, its packages read from DIR):
+// each test name in RE is defined in one of the packages (a ./dir/...
+// pattern counts every package under dir), and each TestScript/
+// alternative is a script.
 func checkRun(t *testing.T, where, cmd string, funcs map[string][]string, script func(string) bool) {
 	t.Helper()
+	base := "."
+	fields := strings.Fields(cmd)
+	if len(fields) > 3 && fields[1] == "-C" {
+		base = fields[2]
+		if _, err := os.Stat(filepath.Join(filepath.FromSlash(base), "go.mod")); err != nil {
+			t.Errorf("%s: %q: -C names no module: %v", where, cmd, err)
+		}
+		fields = fields[3:]
+	}
 	var dirs []string
-	for _, f := range strings.Fields(cmd) {
+	for _, f := range fields {
 		if strings.HasPrefix(f, "./") {
-			dirs = append(dirs, strings.TrimPrefix(f, "./"))
+			dirs = append(dirs, path.Join(base, strings.TrimPrefix(f, "./")))
 		}
 	}
 	m := runFlag.FindStringSubmatch(cmd)

@@ -33,7 +33,7 @@ var onlyHere = []string{"github.com/google/renameio/v2", "io/ioutil"}
 // among them.
 var exempt = map[string]string{
 	"fsops/": "the safe file layer itself",
-	"cmd/coordbench/": "a benchmark tool, not part of coord: it models a naive registry " +
+	"cmd/coordbench/": "a benchmark tool, not part of coord (a module of its own): it models a naive registry " +
 		"on purpose (os.OpenFile with O_EXCL, a temp file and rename) and writes its own scratch trees",
 	"registry/conformance/": "test support linked only into the engines' tests: " +
 		"scratch files of its own under t.TempDir",

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard/dashboardtest"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/registry/backend/backendtest"
@@ -27,30 +28,12 @@ const token = "s3cret-token"
 // another tool's fields kept) seeded before the tasks.
 func newActsFixture(t *testing.T, opt dashboard.Options, acts bool, config, seed string, tasks ...*coord.Task) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	if config != "" {
 		config = "{" + config + "}\n"
 	}
 	p := backendtest.NewProject(t, backendtest.Options{Config: config, Seed: seed, Tasks: tasks})
-	s := p.Service
-	opt.Reader, opt.TaskJSON = s.Reader(), s.TaskJSON
-	if acts {
-		opt.Acts = s.Supervisor()
-	}
-	d := dashboard.New(opt)
-	if err := d.Build(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); d.Run(ctx) }()
-	srv := httptest.NewServer(d.Handler())
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		cancel()
-		<-done
-	})
-	return &fixture{t: t, ctx: ctx, s: s, dir: filepath.Join(p.Root, coord.TreeDir), d: d, srv: srv}
+	d := dashboardtest.Serve(t, dashboardtest.Options(opt, p.Service, acts))
+	return &fixture{t: t, ctx: d.Ctx, s: p.Service, dir: filepath.Join(p.Root, coord.TreeDir), d: d.Server, srv: d.HTTP}
 }
 
 // post sends one write: path, a body, and header pairs (Host and Cookie

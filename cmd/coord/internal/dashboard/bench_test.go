@@ -7,30 +7,10 @@ import (
 	"testing"
 
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard/dashboardtest"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 )
-
-// benchTasks is a large project: chains of dependencies, conflict groups,
-// capabilities, a spread of priorities.
-func benchTasks(n int) []*coord.Task {
-	prio := []coord.Priority{coord.Low, coord.Medium, coord.High, coord.Urgent}
-	tasks := make([]*coord.Task, n)
-	for i := range tasks {
-		t := &coord.Task{ID: fmt.Sprintf("t%05d", i), Title: fmt.Sprintf("task number %d of the big project", i), Priority: prio[i%4]}
-		if i%3 == 1 {
-			t.Deps = []string{fmt.Sprintf("t%05d", i-1)}
-		}
-		if i%10 == 0 {
-			t.ConflictGroup = fmt.Sprintf("g%d", i%50)
-		}
-		if i%7 == 0 {
-			t.Capability = "go"
-		}
-		tasks[i] = t
-	}
-	return tasks
-}
 
 // BenchmarkDashboard measures, at 1,000 and 10,000 tasks: build (what
 // every change costs the dashboard: read the state through app.Reader,
@@ -40,7 +20,7 @@ func benchTasks(n int) []*coord.Task {
 // its JSON: what a script asking right after a change waits for).
 func BenchmarkDashboard(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		f := newFixture(b, dashboard.Options{}, benchTasks(n)...)
+		f := newFixture(b, dashboard.Options{}, dashboardtest.Tasks(n)...)
 		for i := 0; i < 20; i++ { // some agents at work, some finished
 			agent := fmt.Sprintf("agent%d", i)
 			res, err := f.s.Claim(f.ctx, app.ClaimRequest{Agent: coord.Agent{ID: agent, Caps: []string{"go"}}})

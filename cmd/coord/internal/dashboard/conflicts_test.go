@@ -3,16 +3,14 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard/dashboardtest"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/internal/gitrepo"
@@ -62,21 +60,8 @@ func newInFlight(t *testing.T) *inFlight {
 		t.Fatal(err)
 	}
 	p := backendtest.NewProject(t, backendtest.Options{Root: root})
-	ctx, cancel := context.WithCancel(context.Background())
-	d := dashboard.New(dashboard.Options{Reader: p.Service.Reader(), TaskJSON: p.Service.TaskJSON})
-	if err := d.Build(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); d.Run(ctx) }()
-	srv := httptest.NewServer(d.Handler())
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		cancel()
-		<-done
-	})
-	f := &fixture{t: t, ctx: ctx, s: p.Service, dir: filepath.Join(root, coord.TreeDir), d: d, srv: srv}
+	d := dashboardtest.Serve(t, dashboardtest.Options(dashboard.Options{}, p.Service, false))
+	f := &fixture{t: t, ctx: d.Ctx, s: p.Service, dir: filepath.Join(root, coord.TreeDir), d: d.Server, srv: d.HTTP}
 	return &inFlight{fixture: f, repo: repo}
 }
 
@@ -118,30 +103,5 @@ func TestConflictsShown(t *testing.T) {
 	}
 	if got := string(st.Conflicts); got != `[{"task":"a","with":"b","files":["f.txt"]}]` {
 		t.Errorf("state.json conflicts %s", got)
-	}
-}
-
-// TestBrowserConflicts: a page open in a real browser shows a conflict
-// a scan finds after the page loaded, without a reload.
-func TestBrowserConflicts(t *testing.T) {
-	if findBrowser() == "" {
-		t.Skip("skipped: no chromium (looked for chromium, chromium-browser, google-chrome, chromium-headless-shell on PATH)")
-	}
-	f := newInFlight(t)
-	ctx := newBrowser(t)
-	if err := chromedp.Do(ctx,
-		chromedp.Navigate(f.srv.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS("#p-conflicts")),
-		chromedp.Poll[chromedp.Void](`document.getElementById('conn').classList.contains('live') && document.body.dataset.seq !== undefined`, chromedp.WithPollingTimeout(bound)),
-		chromedp.Evaluate[chromedp.Void](`window.coordNoReload = 1`),
-	); err != nil {
-		t.Fatalf("the page did not load and go live: %v", err)
-	}
-	pollText(t, ctx, "p-conflicts", `s.indexOf('No conflict found') >= 0`, "the empty conflicts panel")
-	f.scan()
-	pollText(t, ctx, "p-conflicts", `s.indexOf('a (alice) × b (bob)') >= 0 && s.indexOf('f.txt') >= 0`, "the conflict of a and b")
-	pollText(t, ctx, "p-agents", `s.indexOf('conflicts') >= 0`, "the held tasks marked")
-	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.coordNoReload === 1`)); err != nil || !same {
-		t.Fatalf("the page was reloaded to show the conflict (%v)", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard/dashboardtest"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/registry/backend/backendtest"
@@ -52,32 +53,12 @@ func newFixture(t testing.TB, opt dashboard.Options, tasks ...*coord.Task) *fixt
 // (its members, without braces) when config is not "".
 func newFixtureConfig(t testing.TB, opt dashboard.Options, config string, tasks ...*coord.Task) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	if config != "" {
 		config = "{" + config + "}\n"
 	}
 	p := backendtest.NewProject(t, backendtest.Options{Config: config, Tasks: tasks})
-	s, dir := p.Service, filepath.Join(p.Root, coord.TreeDir)
-	opt.Reader = s.Reader()
-	opt.TaskJSON = s.TaskJSON
-	d := dashboard.New(opt)
-	if err := d.Build(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	if _, bench := t.(*testing.B); bench {
-		close(done) // benchmarks build when they mean to
-	} else {
-		go func() { defer close(done); d.Run(ctx) }()
-	}
-	srv := httptest.NewServer(d.Handler())
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		cancel()
-		<-done
-	})
-	return &fixture{t: t, ctx: ctx, s: s, dir: dir, d: d, srv: srv}
+	d := dashboardtest.Serve(t, dashboardtest.Options(opt, p.Service, false))
+	return &fixture{t: t, ctx: d.Ctx, s: p.Service, dir: filepath.Join(p.Root, coord.TreeDir), d: d.Server, srv: d.HTTP}
 }
 
 func (f *fixture) claim(agent, id string) *coord.Task {

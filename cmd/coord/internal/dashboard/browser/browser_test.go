@@ -1,9 +1,8 @@
-package dashboard_test
+package browser_test
 
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +13,11 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
+	"github.com/rotd/coordination/cmd/coord/internal/dashboard/dashboardtest"
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
 	"github.com/rotd/coordination/registry/backend"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 	"github.com/rotd/coordination/registry/nats/hubtest"
 )
 
@@ -103,7 +104,7 @@ func TestBrowser(t *testing.T) {
 	if findBrowser() == "" {
 		t.Skip("skipped: no chromium (looked for chromium, chromium-browser, google-chrome, chromium-headless-shell on PATH)")
 	}
-	f := newFixtureConfig(t, dashboard.Options{DoctorEvery: time.Minute}, `"review_gate": true, "stale_after": "15m", "sweep_on_claim": false`,
+	f := newFixture(t, dashboard.Options{DoctorEvery: time.Minute}, false, `"review_gate": true, "stale_after": "15m", "sweep_on_claim": false`, "",
 		&coord.Task{ID: "1.1", Title: "Parse the config file strictly", Priority: coord.High},
 		&coord.Task{ID: "1.2", Title: "Lexer for the query language", Deps: []string{"1.1"}},
 		&coord.Task{ID: "1.3", Title: "Write the user guide", ConflictGroup: "docs"},
@@ -161,7 +162,7 @@ func TestBrowser(t *testing.T) {
 
 	ctx := newBrowser(t)
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(f.srv.URL+"/"),
+		chromedp.Navigate(f.url("/")),
 		chromedp.WaitVisible(chromedp.CSS("#p-agents")),
 		// the event stream is open and its first event arrived
 		chromedp.Poll[chromedp.Void](`document.getElementById('conn').classList.contains('live') && document.body.dataset.seq !== undefined`, chromedp.WithPollingTimeout(bound)),
@@ -206,7 +207,7 @@ func TestBrowser(t *testing.T) {
 
 	// The connection drops (a laptop sleeps, a proxy restarts): the page
 	// says so, reconnects by itself and shows what happened meanwhile.
-	f.srv.CloseClientConnections()
+	f.srv.HTTP.CloseClientConnections()
 	dropped := time.Now()
 	f.claim("frank", "2.4")
 	if err := chromedp.Do(ctx,
@@ -264,13 +265,9 @@ func TestBrowserBackendDown(t *testing.T) {
 	if _, _, err := backend.Init(bctx, backend.Options{URL: url}); err != nil {
 		t.Fatal(err)
 	}
-	reader, _ := openNATS(t, url)
-	_, agent := openNATS(t, url) // an agent's own connection
-	d := dashboard.New(dashboard.Options{Reader: reader.Reader(), TaskJSON: reader.TaskJSON, DoctorEvery: 200 * time.Millisecond, StallAfter: time.Second})
-	done := make(chan struct{})
-	go func() { defer close(done); d.Run(bctx) }()
-	srv := httptest.NewServer(d.Handler())
-	defer func() { srv.CloseClientConnections(); srv.Close(); cancel(); <-done }()
+	f := serve(t, backendtest.NewProject(t, backendtest.Options{URL: url}), dashboard.Options{DoctorEvery: 200 * time.Millisecond, StallAfter: time.Second}, false)
+	srv := f.srv.HTTP
+	agent := backendtest.NewProject(t, backendtest.Options{URL: url}).Backend // an agent's own connection
 
 	ctx := newBrowser(t)
 	if err := chromedp.Do(ctx,
@@ -323,7 +320,7 @@ func TestBrowserLoad10k(t *testing.T) {
 	if browser == "" {
 		t.Skip("skipped: no chromium")
 	}
-	f := newFixture(t, dashboard.Options{}, benchTasks(10000)...)
+	f := newFixture(t, dashboard.Options{}, false, "", "", dashboardtest.Tasks(10000)...)
 	for i := 0; i < 20; i++ {
 		res, err := f.s.Claim(f.ctx, app.ClaimRequest{Agent: coord.Agent{ID: fmt.Sprintf("agent%d", i), Caps: []string{"go"}}})
 		if err != nil || res.Task == nil {
@@ -340,7 +337,7 @@ func TestBrowserLoad10k(t *testing.T) {
 	startBrowser(t, ctx, browser)
 	for round := 0; round < 3; round++ {
 		if err := chromedp.Do(ctx,
-			chromedp.Navigate(f.srv.URL+"/"),
+			chromedp.Navigate(f.url("/")),
 			chromedp.Poll[chromedp.Void](`document.body.dataset.seq !== undefined`, chromedp.WithPollingTimeout(bound), chromedp.WithPollingInterval(5*time.Millisecond)),
 		); err != nil {
 			t.Fatal(err)

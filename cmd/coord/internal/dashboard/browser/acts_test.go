@@ -1,4 +1,4 @@
-package dashboard_test
+package browser_test
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func TestBrowserActs(t *testing.T) {
 	if findBrowser() == "" {
 		t.Skip("skipped: no chromium (looked for chromium, chromium-browser, google-chrome, chromium-headless-shell on PATH)")
 	}
-	f := newActsFixture(t, dashboard.Options{Token: token, User: "pat", DoctorEvery: time.Minute}, true,
+	f := newFixture(t, dashboard.Options{Token: token, User: "pat", DoctorEvery: time.Minute}, true,
 		`"review_gate": true, "stale_after": "15m", "sweep_on_claim": false`, "",
 		&coord.Task{ID: "2.1", Title: "Parse the config " + xssScript, Priority: coord.High},
 		&coord.Task{ID: "2.2", Title: "Retry with backoff " + xssAttr},
@@ -172,7 +172,7 @@ func TestBrowserActs(t *testing.T) {
 	}
 
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(f.srv.URL+"/?token="+token),
+		chromedp.Navigate(f.url("/?token="+token)),
 		chromedp.Poll[chromedp.Void](`document.getElementById('conn').classList.contains('live') && document.body.dataset.seq !== undefined`, chromedp.WithPollingTimeout(bound)),
 		chromedp.Evaluate[chromedp.Void](`window.coordNoReload = 1`),
 	); err != nil {
@@ -247,7 +247,7 @@ func TestBrowserActs(t *testing.T) {
 
 	// The task page: opened from its link, acted on (it reloads).
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(f.srv.URL+"/task?id=2.4&token="+token),
+		chromedp.Navigate(f.url("/task?id=2.4&token="+token)),
 		chromedp.WaitVisible(chromedp.CSS(".taskpage")),
 	); err != nil {
 		t.Fatal(err)
