@@ -57,6 +57,12 @@ demo-many: build
 # binaries, stay where they were.
 TEST_TMPDIR ?= $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && [ "$$(df -Pk $$d 2>/dev/null | awk 'NR==2 {print $$4}')" -ge 2097152 ] 2>/dev/null && echo $$d)
 TEST_EXEC := $(if $(TEST_TMPDIR),-exec 'env TMPDIR=$(TEST_TMPDIR)')
+# The default loop's flags: -trimpath keys the build cache without the
+# checkout's path, so a fresh clone on a machine that has run the tests
+# reuses the compiled packages and linked test binaries (without it a new
+# clone recompiled everything: 195 s instead of 115 s beside a busy
+# process).
+TEST_FLAGS := -trimpath $(TEST_EXEC)
 
 # The default test loop: vet, gofmt, then two passes side by side (they
 # share nothing: each test makes its own temporary trees, hubs and
@@ -91,8 +97,8 @@ fmt-check:
 # without it (//go:build !race): the detector cannot see across
 # processes and only slows each. `procs` runs them.
 unit:
-	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test $(TEST_EXEC) -race -short -count=1 ./...
-	@for m in $(MODULES); do echo "$(GO) -C $$m test $(TEST_EXEC) -race -short -count=1 ./..."; GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) -C $$m test $(TEST_EXEC) -race -short -count=1 ./... || exit 1; done
+	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test $(TEST_FLAGS) -race -short -count=1 ./...
+	@for m in $(MODULES); do echo "$(GO) -C $$m test $(TEST_FLAGS) -race -short -count=1 ./..."; GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) -C $$m test $(TEST_EXEC) -race -short -count=1 ./... || exit 1; done
 
 # Exactly the tests `unit` does not build: every Test function of the
 # test files marked //go:build !race, in their packages, without -race,
@@ -107,7 +113,7 @@ procs:
 	tests=$$(sed -n 's/^func \(Test[A-Za-z0-9_]*\)([a-z_]* \*testing\.T).*/\1/p' $$files | sort -u | paste -sd'|' -); \
 	[ -n "$$tests" ] || { echo "procs: no test in a //go:build !race file"; exit 1; }; \
 	log=$$(mktemp "$${TMPDIR:-/tmp}/coord-procs.XXXXXX") || exit 1; \
-	$(GO) test $(TEST_EXEC) -short -count=1 -parallel 6 -v -run "^($$tests)$$" $$pkgs >"$$log" 2>&1; s=$$?; \
+	$(GO) test $(TEST_FLAGS) -short -count=1 -parallel 6 -v -run "^($$tests)$$" $$pkgs >"$$log" 2>&1; s=$$?; \
 	grep -aE '^(--- FAIL|ok|FAIL|backend |\s+load_test\.go)' "$$log"; \
 	[ $$s = 0 ] || cat "$$log"; rm -f "$$log"; exit $$s
 
