@@ -83,8 +83,8 @@ test-long:
 	@$(MAKE) --no-print-directory fuzz
 
 vet:
-	$(GO) vet ./...
-	@for m in $(MODULES); do echo "$(GO) -C $$m vet ./..."; $(GO) -C $$m vet ./... || exit 1; done
+	$(GO) vet -trimpath ./...
+	@for m in $(MODULES); do echo "$(GO) -C $$m vet -trimpath ./..."; $(GO) -C $$m vet -trimpath ./... || exit 1; done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
