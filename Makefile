@@ -66,11 +66,10 @@ TEST_FLAGS := -trimpath $(TEST_EXEC)
 
 # The default test loop: vet, gofmt, then two passes side by side (they
 # share nothing: each test makes its own temporary trees, hubs and
-# ports, and no test asserts on timing). Both run with -short: the load,
-# storm and crash scenarios at their quick size (the same claims on
-# fewer rounds), the 3-node cluster and fuzzing left to `make test-long`.
-# Its budget is two minutes on two cores beside a busy process; it takes
-# longer today (docs/TESTING.md says how long and why).
+# ports, and no test asserts on timing). Both run with -short: storms,
+# loads, the parallel lander's crash enumeration, the 3-node cluster and
+# fuzzing are left to `make test-long`. Its budget is two minutes on two
+# cores beside a busy process (docs/TESTING.md: how long it takes).
 test: vet fmt-check
 	@$(MAKE) --no-print-directory -j2 unit procs
 
