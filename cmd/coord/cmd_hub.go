@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/rotd/coordination/coord"
-	"github.com/rotd/coordination/registry/backend"
+	"github.com/rotd/coordination/registry/nats/hub"
 )
 
 func hubCommand(e *env) *cli.Command {
@@ -18,7 +18,7 @@ func hubCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "namespace", Usage: "the project namespace to name in the printed URL (COORD_BACKEND=nats://HOST:PORT/NAMESPACE); without it the URL names none, and clients that follow it use \"default\""},
 			&cli.StringFlag{Name: "dir", Usage: "where the hub keeps its data, locked while it runs (default: $XDG_DATA_HOME/coord/hub, or ~/.local/share/coord/hub)"},
-			&cli.StringFlag{Name: "listen", Value: backend.DefaultHubListen, Usage: "HOST:PORT for clients (port 0: a free one; 0.0.0.0 for other machines)"},
+			&cli.StringFlag{Name: "listen", Value: hub.DefaultListen, Usage: "HOST:PORT for clients (port 0: a free one; 0.0.0.0 for other machines)"},
 			&cli.StringFlag{Name: "cluster", Usage: "cluster name: this hub is one node of a 3-node cluster (replicated storage)"},
 			&cli.StringFlag{Name: "routes", Usage: "the other nodes' route URLs, comma-separated (nats-route://host:6222)"},
 			&cli.StringFlag{Name: "cluster-listen", Usage: "HOST:PORT for routes (default: --listen's host, port 6222)"},
@@ -50,12 +50,12 @@ func (e *env) cmdHub(_ context.Context, c *cli.Command) error {
 	}
 	ns := c.String("namespace")
 	if c.IsSet("namespace") {
-		if err := backend.ValidNamespace(ns); err != nil {
+		if err := hub.ValidNamespace(ns); err != nil {
 			return strErr("hub: --namespace: %v", coord.OneLine(err.Error()))
 		}
 	}
 	verbose := c.Bool("verbose")
-	o := backend.HubOptions{
+	o := hub.Options{
 		Dir:              dir,
 		Listen:           c.String("listen"),
 		Cluster:          c.String("cluster"),
@@ -71,7 +71,7 @@ func (e *env) cmdHub(_ context.Context, c *cli.Command) error {
 	if r := c.String("routes"); r != "" {
 		o.Routes = strings.Split(r, ",")
 	}
-	h, err := backend.StartHub(o)
+	h, err := hub.Start(o)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (e *env) cmdHub(_ context.Context, c *cli.Command) error {
 	if ns != "" {
 		fmt.Fprintf(e.stderr, "coord hub: project namespace %s: COORD_BACKEND=%s/%s (create it once with 'coord init')\n", ns, h.URL(), ns)
 	} else {
-		fmt.Fprintf(e.stderr, "coord hub: the URL names no project namespace, so clients that follow it use %q; give each project its own: COORD_BACKEND=%s/NAME (or start the hub with --namespace NAME)\n", backend.DefaultNamespace, h.URL())
+		fmt.Fprintf(e.stderr, "coord hub: the URL names no project namespace, so clients that follow it use %q; give each project its own: COORD_BACKEND=%s/NAME (or start the hub with --namespace NAME)\n", hub.DefaultNamespace, h.URL())
 	}
 	markWaiting()
 	<-e.ctx.Done()

@@ -11,13 +11,11 @@
 // nats://[user:pass@]host:port[,host:port…][/NAMESPACE]. Any other scheme
 // is refused (exit 1, naming the URL with its password masked).
 //
-// Beside opening, it is the front ends' one way into the storage layer:
-// StartHub runs the NATS server that keeps projects shared across
-// machines (coord hub), ValidNamespace checks a project namespace, and
-// Formats hands the application (app.Options.Formats) the file formats of
-// docs/FORMATS.md: seed batches in coord's and ROTD's dialects, a task as the
-// registry holds it, the settings of config.json. So front ends pass
-// bytes and name no storage package but this one.
+// Beside opening, Formats hands the application (app.Options.Formats)
+// the file formats of docs/FORMATS.md: seed batches in coord's and ROTD's
+// dialects, a task as the registry holds it, the settings of config.json.
+// So front ends pass bytes and name no storage package but this one and,
+// for `coord hub`, which runs the NATS server itself, registry/nats/hub.
 //
 // Before it opens a tree, Open refuses what the engine cannot be trusted
 // on: a tree on a network or user-space file system (NFS, 9p, FUSE, SMB,
