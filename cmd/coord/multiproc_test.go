@@ -35,7 +35,8 @@ import (
 
 var logRE = regexp.MustCompile(`^\[[^\]]+\] (\S+) ▶ (claimed|released) task ([^\s:]+)`)
 
-// TestMultiProcessDrain: eight worker processes drain 240 tasks with
+// TestMultiProcessDrain: eight worker processes drain 240 tasks (120 in
+// the default loop) with
 // conflict groups, overlapping file patterns and capabilities. Every task is claimed exactly once,
 // epochs never repeat, and replaying the log shows no conflict group with
 // two claimed tasks, and no two overlapping file sets, at any moment.
@@ -44,7 +45,8 @@ var logRE = regexp.MustCompile(`^\[[^\]]+\] (\S+) ▶ (claimed|released) task ([
 // overlap rule (35 overlapping claims seen in the log replay).
 func TestMultiProcessDrain(t *testing.T) {
 	t.Parallel()
-	const nTasks, nWorkers = 240, 8
+	// 240 tasks in the long tier, 120 in the default loop.
+	nTasks, nWorkers := tierScale(120, 240, 240), 8
 	group := map[string]string{}
 	capOf := map[string]string{}
 	files := map[string][]string{}
@@ -258,7 +260,7 @@ func TestMultiProcessSIGKILL(t *testing.T) {
 }
 
 // TestMultiProcessLog, scenario 8: sixteen processes append 150 messages
-// each (100 B to 4 KiB, half of the lines longer than PIPE_BUF) while
+// each (eight of 80 in the default loop) (100 B to 4 KiB, half of the lines longer than PIPE_BUF) while
 // this process forces a rotation every few milliseconds. Every line
 // arrives whole, exactly once, in each writer's order, across all the
 // rotated files.
@@ -268,12 +270,14 @@ func TestMultiProcessSIGKILL(t *testing.T) {
 // copy-and-truncate (lines lost between the copy and the truncate).
 func TestMultiProcessLog(t *testing.T) {
 	t.Parallel()
-	const writers, each = 16, 150
+	// 16 writers of 150 in the long tier, 8 of 80 in the default loop
+	// (still half of the lines longer than PIPE_BUF, rotations among them).
+	writers, each := tierScale(8, 16, 16), tierScale(80, 150, 150)
 	root := seedTree(t, []string{`{"id":"x","title":"x"}`})
 	var cmds []*exec.Cmd
 	var errs []*bytes.Buffer
 	for i := range writers {
-		cmd, _, errb := startWorker(t, root, "log", fmt.Sprintf("L%02d", i), "")
+		cmd, _, errb := startWorker(t, root, fmt.Sprintf("log:%d", each), fmt.Sprintf("L%02d", i), "")
 		cmds = append(cmds, cmd)
 		errs = append(errs, errb)
 	}

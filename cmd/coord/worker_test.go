@@ -85,10 +85,15 @@ func workerMain(mode, agent, root string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 4
 	}
-	if mode == "log" {
-		// Messages of 100 B up to the 4 KiB bound, half of them making
-		// lines beyond PIPE_BUF (4 KiB).
-		for i := range 150 {
+	if count, ok := strings.CutPrefix(mode, "log:"); ok {
+		// "log:N": N messages of 100 B up to the 4 KiB bound, half of
+		// them making lines beyond PIPE_BUF (4 KiB).
+		n, err := strconv.Atoi(count)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "worker mode %q: %v\n", mode, err)
+			return 99
+		}
+		for i := range n {
 			msg := fmt.Sprintf("%s-%03d %s end", agent, i, strings.Repeat("x", logMsgLen(i)))
 			if code, _, errs := coordIn("--root", root, "--agent", agent, "msg", msg); code != 0 {
 				fmt.Fprint(os.Stderr, errs)
