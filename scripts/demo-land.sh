@@ -10,29 +10,8 @@
 # go as said.
 set -euo pipefail
 
-COORD=${COORD:-"$(cd "$(dirname "$0")/.." && pwd)/bin/coord"}
-[ -x "$COORD" ] || { echo "demo-land: $COORD not built; run 'make demo-land'" >&2; exit 1; }
-DIR=$(mktemp -d "${TMPDIR:-/tmp}/coord-demo-land.XXXXXX")
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	[ -n "${KEEP:-}" ] || rm -rf "$DIR" "$DIR"-*
-}
-trap cleanup EXIT
-c() { "$COORD" "$@"; }
-if [ -t 1 ]; then
-	say() { printf '\033[1m== %s\033[0m\n' "$*"; }
-else
-	say() { printf '== %s\n' "$*"; }
-fi
-fail() { echo "demo-land: $*" >&2; exit 1; }
-export GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-demo} GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL:-demo@example.com}
-export GIT_COMMITTER_NAME=${GIT_COMMITTER_NAME:-demo} GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL:-demo@example.com}
-unset COORD_AGENT COORD_TASK COORD_ROOT COORD_BACKEND
-g() { git -c core.hooksPath=/dev/null "$@"; }
-# until CMD…: wait (at most a minute) until CMD succeeds
-until_ok() { for _ in $(seq 600); do "$@" && return 0; sleep 0.1; done; return 1; }
+DEMO=demo-land
+. "$(dirname "$0")/demo-lib.sh"
 
 say "repository: $DIR/app (main), a coord project in it"
 g init -q -b main "$DIR/app"
