@@ -3,8 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,37 +26,7 @@ type inFlight struct {
 
 func newInFlight(t *testing.T) *inFlight {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	if err := gitrepo.CheckMergeTree(context.Background()); err != nil {
-		t.Skip(err)
-	}
-	repo := t.TempDir()
-	git := func(args ...string) string { t.Helper(); return backendtest.Git(t, repo, args...) }
-	write := func(content string) {
-		if err := os.WriteFile(filepath.Join(repo, "f.txt"), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	git("init", "-q", "-b", "main")
-	write("1\n2\n3\n4\n5\n")
-	git("add", ".")
-	git("commit", "-qm", "init")
-	for _, who := range []string{"alice", "bob"} {
-		git("checkout", "-q", "-b", "coord/"+who, "main")
-		write("1\n2\n" + who + "\n4\n5\n")
-		git("commit", "-qam", who)
-	}
-	git("checkout", "-q", "main")
-
-	root := backendtest.Init(t, backendtest.Options{}).Root
-	reg := `{"version": 1, "tasks": [
-		{"id": "a", "title": "Parse the flags", "status": "claimed", "claimed_by": "alice", "epoch": 1, "branch": "coord/alice"},
-		{"id": "b", "title": "Flags from the environment", "status": "claimed", "claimed_by": "bob", "epoch": 2, "branch": "coord/bob"}]}`
-	if err := os.WriteFile(filepath.Join(root, coord.TreeDir, "active_work_registry.json"), []byte(reg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	repo, root := backendtest.InFlightConflict(t)
 	p := backendtest.NewProject(t, backendtest.Options{Root: root})
 	d := dashboardtest.Serve(t, dashboardtest.Options(dashboard.Options{}, p.Service, false))
 	f := &fixture{t: t, ctx: d.Ctx, s: p.Service, dir: filepath.Join(root, coord.TreeDir), d: d.Server, srv: d.HTTP}

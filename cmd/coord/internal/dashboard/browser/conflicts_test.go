@@ -1,16 +1,11 @@
 package browser_test
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/rotd/coordination/cmd/coord/internal/dashboard"
-	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/internal/gitrepo"
 	"github.com/rotd/coordination/registry/backend/backendtest"
 )
@@ -23,37 +18,7 @@ import (
 // the same scenario through the event stream and state.json.)
 func newInFlight(t *testing.T) (f *fixture, scan func()) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	if err := gitrepo.CheckMergeTree(context.Background()); err != nil {
-		t.Skip(err)
-	}
-	repo := t.TempDir()
-	git := func(args ...string) string { t.Helper(); return backendtest.Git(t, repo, args...) }
-	write := func(content string) {
-		if err := os.WriteFile(filepath.Join(repo, "f.txt"), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	git("init", "-q", "-b", "main")
-	write("1\n2\n3\n4\n5\n")
-	git("add", ".")
-	git("commit", "-qm", "init")
-	for _, who := range []string{"alice", "bob"} {
-		git("checkout", "-q", "-b", "coord/"+who, "main")
-		write("1\n2\n" + who + "\n4\n5\n")
-		git("commit", "-qam", who)
-	}
-	git("checkout", "-q", "main")
-
-	root := backendtest.Init(t, backendtest.Options{}).Root
-	reg := `{"version": 1, "tasks": [
-		{"id": "a", "title": "Parse the flags", "status": "claimed", "claimed_by": "alice", "epoch": 1, "branch": "coord/alice"},
-		{"id": "b", "title": "Flags from the environment", "status": "claimed", "claimed_by": "bob", "epoch": 2, "branch": "coord/bob"}]}`
-	if err := os.WriteFile(filepath.Join(root, coord.TreeDir, "active_work_registry.json"), []byte(reg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	repo, root := backendtest.InFlightConflict(t)
 	f = serve(t, backendtest.NewProject(t, backendtest.Options{Root: root}), dashboard.Options{}, false)
 	return f, func() {
 		t.Helper()
