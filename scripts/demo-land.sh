@@ -36,30 +36,7 @@ c config set write_claims warn
 say "a worktree per agent (coord worktree add: the worktree is the agent)"
 for a in alice bob carol; do c worktree add "$a"; done
 
-# The stand-in agent: it works on the branch run checked out, and names
-# the task in every commit. Sent back (COORD_REVIEW_NOTES), it merges main
-# and keeps both greetings.
-cat >"$DIR/agent.sh" <<'EOF'
-set -e
-t=$COORD_TASK
-if [ -n "$COORD_REVIEW_NOTES" ]; then
-	echo "  $COORD_AGENT: task $t came back: $COORD_REVIEW_NOTES" >&2
-	git merge -q -m "task $t: merge main" main >/dev/null 2>&1 || {
-		printf 'greeting = "good day, hi there"\nfarewell = "bye"\n' >config.txt
-		git add config.txt
-		git commit -q -m "task $t: merge main, keep both greetings"
-	}
-	exit 0
-fi
-case $t in
-1) printf 'greeting = "hi there"\nfarewell = "bye"\n' >config.txt ;;
-2) printf 'greeting = "good day"\nfarewell = "bye"\n' >config.txt ;;
-3) echo "The app." >README.md ;;
-4) echo "- first release" >CHANGELOG.md ;;
-esac
-git add -A
-git commit -q -m "task $t: the work"
-EOF
+standin_agent "$DIR/agent.sh" main
 
 say "three agents: coord run --loop -- sh agent.sh, each in its worktree"
 for a in alice bob carol; do

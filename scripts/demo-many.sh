@@ -66,31 +66,7 @@ cd "$DIR/m2/app"
 c worktree add carol >/dev/null && c worktree add dave >/dev/null
 git worktree list
 
-# The stand-in agent: it works on the branch run checked out. Sent back
-# (COORD_REVIEW_NOTES), it merges the remote's main and keeps both
-# greetings.
-cat >"$DIR/agent.sh" <<'EOF'
-set -e
-t=$COORD_TASK
-if [ -n "$COORD_REVIEW_NOTES" ]; then
-	echo "  $COORD_AGENT: task $t came back: $COORD_REVIEW_NOTES" >&2
-	git fetch -q origin
-	git merge -q -m "task $t: merge origin/main" origin/main >/dev/null 2>&1 || {
-		printf 'greeting = "good day, hi there"\nfarewell = "bye"\n' >config.txt
-		git add config.txt
-		git commit -q -m "task $t: merge origin/main, keep both greetings"
-	}
-	exit 0
-fi
-case $t in
-1) printf 'greeting = "hi there"\nfarewell = "bye"\n' >config.txt ;;
-2) printf 'greeting = "good day"\nfarewell = "bye"\n' >config.txt ;;
-3) echo "The app." >README.md ;;
-4) echo "- first release" >CHANGELOG.md ;;
-esac
-git add -A
-git commit -q -m "task $t: the work"
-EOF
+standin_agent "$DIR/agent.sh" origin/main
 
 say "four agents, two per machine: coord run --loop (each release pushes its task's branch)"
 loops=()
