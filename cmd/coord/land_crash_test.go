@@ -232,27 +232,20 @@ func landCrash(t *testing.T, parallel int) {
 	t.Logf("%d runs, %d killed mid-landing (a whole landing took %v)", runs, kills, est)
 }
 
-// checksEnd waits (generously) until no check a killed lander started
-// runs: each check's shell left its pid in its mark.
+// checksEnd waits (backendtest.Wait's generous bound) until no check a
+// killed lander started runs: each check's shell left its pid in its mark.
 func checksEnd(t *testing.T, label, marks string) {
 	t.Helper()
 	ms, _ := filepath.Glob(filepath.Join(marks, "t*.*"))
-	end := time.Now().Add(30 * time.Second)
 	for _, m := range ms {
 		pid, err := strconv.Atoi(m[strings.LastIndexByte(m, '.')+1:])
 		if err != nil {
 			continue
 		}
-		for {
+		backendtest.Wait(t, fmt.Sprintf("%s: the end of the check %s (pid %d) after its lander was killed", label, filepath.Base(m), pid), func() bool {
 			state, _ := procStat(pid)
-			if syscall.Kill(pid, 0) == syscall.ESRCH || state == "Z" || state == "X" {
-				break
-			}
-			if time.Now().After(end) {
-				t.Fatalf("%s: the check %s (pid %d) still runs after its lander was killed", label, filepath.Base(m), pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return syscall.Kill(pid, 0) == syscall.ESRCH || state == "Z" || state == "X"
+		})
 	}
 }
 

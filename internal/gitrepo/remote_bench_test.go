@@ -34,8 +34,8 @@ func gitDaemon(tb testing.TB, base string) string {
 		if exec.Command("git", "ls-remote", url+"/r.git").Run() == nil {
 			return url
 		}
-		if i == 300 {
-			tb.Fatal("git daemon did not answer")
+		if i == 600 { // a minute: generous on a loaded machine
+			tb.Fatal("git daemon did not answer in a minute")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
