@@ -91,7 +91,7 @@ test-long:
 
 vet:
 	$(NOCGO) $(GO) vet -trimpath ./...
-	@for m in $(MODULES); do echo "$(GO) -C $$m vet -trimpath ./..."; $(NOCGO) $(GO) -C $$m vet -trimpath ./... || exit 1; done
+	@for m in $(MODULES); do echo "$(NOCGO) $(GO) -C $$m vet -trimpath ./..."; $(NOCGO) $(GO) -C $$m vet -trimpath ./... || exit 1; done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

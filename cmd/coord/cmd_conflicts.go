@@ -34,6 +34,11 @@ func (e *env) cmdConflicts(_ context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	// Said up front, even with nothing in flight to merge: a git too old
+	// for trial merges is a fact about the machine the caller asked about.
+	if err := gitrepo.CheckMergeTree(e.ctx); err != nil {
+		return err
+	}
 	res, err := s.Conflicts(e.ctx, m)
 	if err != nil {
 		return err
@@ -75,7 +80,9 @@ func conflictLine(p coord.ConflictPair, target string) string {
 // linked worktree sees the same; on a hub the root is the caller's own
 // checkout), with conflicted paths mapped to project paths as every
 // command maps them. Outside a git working tree it is a conflict (exit
-// 3) naming the directory.
+// 3) naming the directory. A git too old for trial merges is said by the
+// first merge (the edit hook and the watchers, which often have none to
+// make, start no `git version` for it).
 func (e *env) merger() (app.Merger, error) {
 	dir := e.root
 	if dir == "" {
@@ -85,9 +92,6 @@ func (e *env) merger() (app.Merger, error) {
 	if top == "" {
 		return nil, coord.Wrap(coord.CodeConflict, errNoRepo, "%s is not in a git repository: there is no work in flight to merge", dir).
 			WithHint("run coord in the project's repository (any of its worktrees), or point --root at it")
-	}
-	if err := gitrepo.CheckMergeTree(e.ctx); err != nil {
-		return nil, err
 	}
 	return gitrepo.NewMerger(gitrepo.New(dir), e.paths().FromGit), nil
 }

@@ -370,3 +370,55 @@ func logFiles(dir string) ([]string, error) {
 	}
 	return append(out, file.LogFile), nil
 }
+
+// TestAgentIDCreateRace: processes that all need an identity at once,
+// with no .rotd/agent_id yet, end up with one id between them: the
+// create race is lost by all but one, and the losers read the winner's id
+// (within agentIDTries rounds, never by recursion).
+func TestAgentIDCreateRace(t *testing.T) {
+	t.Parallel()
+	const procs, rounds = 8, 4
+	var lines []string
+	for i := 0; i < procs*rounds; i++ {
+		lines = append(lines, fmt.Sprintf(`{"id":"t%d"}`, i))
+	}
+	root := seedTree(t, lines)
+	idFile := filepath.Join(root, ".rotd", "agent_id")
+	env := []string{}
+	for _, v := range os.Environ() {
+		if !strings.HasPrefix(v, "COORD_AGENT=") && !strings.HasPrefix(v, "ROTD_AGENT_ID=") {
+			env = append(env, v)
+		}
+	}
+	for round := 0; round < rounds; round++ {
+		os.Remove(idFile)
+		var cmds []*exec.Cmd
+		var outs []*bytes.Buffer
+		for p := 0; p < procs; p++ {
+			cmd := cliProcess("--root", root, "claim")
+			cmd.Env = append(append([]string(nil), env...), workerEnv+"=cli")
+			cmd.Dir = root
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds, outs = append(cmds, cmd), append(outs, &out)
+		}
+		for p, cmd := range cmds {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("round %d: claim %d: %v: %s", round, p, err, outs[p])
+			}
+		}
+		b, err := os.ReadFile(idFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := strings.TrimSpace(string(b))
+		for p, out := range outs {
+			if !strings.Contains(out.String(), `"claimed_by":"`+id+`"`) {
+				t.Fatalf("round %d: claim %d was not made as %s: %s", round, p, id, out)
+			}
+		}
+	}
+}

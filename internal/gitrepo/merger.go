@@ -35,12 +35,8 @@ var _ app.Merger = (*Merger)(nil)
 
 func (m *Merger) load(ctx context.Context) error {
 	m.once.Do(func() {
-		if m.top, m.err = m.r.Top(ctx); m.err != nil {
-			return
-		}
-		common, err := m.r.CommonDir(ctx)
-		if err != nil {
-			m.err = err
+		var common string
+		if m.top, common, m.err = m.r.TopAndCommonDir(ctx); m.err != nil {
 			return
 		}
 		// An unreadable cache is replaced at the next save.

@@ -2,7 +2,6 @@ package gitrepo
 
 import (
 	"context"
-	"sync"
 
 	"github.com/rotd/coordination/coord/app"
 )
@@ -16,10 +15,6 @@ type Project struct {
 	// top to project paths, leaving out those outside the project (nil:
 	// the project is the repository: paths are kept as they are).
 	toProject func(top string, paths []string) []string
-
-	once sync.Once
-	top  string
-	err  error
 }
 
 var _ app.Repo = (*Project)(nil)
@@ -75,11 +70,11 @@ func (p *Project) ChangedPaths(ctx context.Context, base, head string) ([]string
 	if err != nil || p.toProject == nil {
 		return changed, err
 	}
-	p.once.Do(func() { p.top, p.err = p.r.Top(ctx) })
-	if p.err != nil {
-		return nil, p.err
+	top, err := p.r.Top(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return p.toProject(p.top, changed), nil
+	return p.toProject(top, changed), nil
 }
 
 // Worktrees is Repo.Worktrees without bare entries.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rotd/coordination/coord"
@@ -26,6 +27,32 @@ type Repo struct {
 	dir string
 	// Timeout bounds each git run (0: Timeout).
 	Timeout time.Duration
+
+	// The top of dir's worktree and the common git dir once git has
+	// named them (neither moves under a running command): Top,
+	// CommonDir, Place and TopAndCommonDir answer from them or fill them.
+	mu     sync.Mutex
+	top    string
+	common string
+}
+
+// known is what git named before ("" when not yet).
+func (r *Repo) known() (top, common string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.top, r.common
+}
+
+// learn keeps what git named ("" leaves a value as it was).
+func (r *Repo) learn(top, common string) {
+	r.mu.Lock()
+	if top != "" {
+		r.top = top
+	}
+	if common != "" {
+		r.common = common
+	}
+	r.mu.Unlock()
 }
 
 // New returns the repository around dir. It runs nothing.
@@ -94,20 +121,45 @@ func nulList(out []byte) []string {
 // Top is the top directory of the working tree around the Repo's
 // directory (its own worktree, for a linked one).
 func (r *Repo) Top(ctx context.Context) (string, error) {
+	if top, _ := r.known(); top != "" {
+		return top, nil
+	}
 	out, err := r.run(ctx, r.dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return "", err
 	}
+	r.learn(line(out), "")
 	return line(out), nil
+}
+
+// TopAndCommonDir is Top and CommonDir from one git process.
+func (r *Repo) TopAndCommonDir(ctx context.Context) (top, common string, err error) {
+	if top, common := r.known(); top != "" && common != "" {
+		return top, common, nil
+	}
+	out, err := r.run(ctx, r.dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
+	if err != nil {
+		return "", "", err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 2 {
+		return "", "", fmt.Errorf("gitrepo: rev-parse gave %q", out)
+	}
+	r.learn(lines[0], lines[1])
+	return lines[0], lines[1], nil
 }
 
 // CommonDir is the repository's common git directory (shared by all its
 // worktrees), absolute.
 func (r *Repo) CommonDir(ctx context.Context) (string, error) {
+	if _, common := r.known(); common != "" {
+		return common, nil
+	}
 	out, err := r.run(ctx, r.dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return "", err
 	}
+	r.learn("", line(out))
 	return line(out), nil
 }
 
@@ -256,9 +308,14 @@ type Place struct {
 	Head   string
 }
 
-// Place reads where the Repo's worktree stands, in one git process.
+// Place reads where the Repo's worktree stands, in two git processes
+// (three on an unborn branch).
 func (r *Repo) Place(ctx context.Context) (Place, error) {
-	out, err := r.run(ctx, r.dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir")
+	where := []string{"rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"}
+	out, err := r.run(ctx, r.dir, append(where, "--verify", "--quiet", "HEAD^{commit}")...)
+	if exitCode(err) == 1 { // HEAD names no commit yet
+		out, err = r.run(ctx, r.dir, where...)
+	}
 	if err != nil {
 		return Place{}, err
 	}
@@ -267,6 +324,10 @@ func (r *Repo) Place(ctx context.Context) (Place, error) {
 		return Place{}, fmt.Errorf("gitrepo: rev-parse gave %q", out)
 	}
 	p := Place{Top: lines[0], Linked: lines[1] != lines[2]}
+	r.learn(p.Top, lines[2])
+	if len(lines) > 3 {
+		p.Head = lines[3]
+	}
 	out, err = r.run(ctx, r.dir, "symbolic-ref", "-q", "HEAD")
 	switch {
 	case err == nil:
@@ -275,9 +336,6 @@ func (r *Repo) Place(ctx context.Context) (Place, error) {
 		}
 	case exitCode(err) != 1: // 1: detached
 		return Place{}, err
-	}
-	if head, err := r.Head(ctx, "HEAD"); err == nil {
-		p.Head = head
 	}
 	return p, nil
 }

@@ -353,3 +353,47 @@ func TestAddWorktreeFailedLeavesNoBranch(t *testing.T) {
 		t.Fatal("a failed add deleted a branch it did not make")
 	}
 }
+
+// TestPlace: where a worktree stands, on a branch, detached, in a linked
+// worktree, on an unborn branch, and with a file named HEAD beside the
+// ref of that name; TopAndCommonDir agrees with Top and CommonDir.
+func TestPlace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := testRepo(t)
+	head := git(t, dir, "rev-parse", "HEAD")
+	r := New(dir)
+	p, err := r.Place(ctx)
+	if err != nil || !sameDir(t, p.Top, dir) || p.Linked || p.Branch != "refs/heads/main" || p.Head != head {
+		t.Fatalf("on main: %+v, %v", p, err)
+	}
+	top, common, err := r.TopAndCommonDir(ctx)
+	wantTop, _ := r.Top(ctx)
+	wantCommon, _ := r.CommonDir(ctx)
+	if err != nil || top != wantTop || common != wantCommon {
+		t.Fatalf("TopAndCommonDir = %q, %q, %v; Top and CommonDir say %q, %q", top, common, err, wantTop, wantCommon)
+	}
+
+	write(t, dir, "HEAD", "a file named like the ref\n")
+	git(t, dir, "switch", "-q", "--detach")
+	if p, err := r.Place(ctx); err != nil || p.Branch != "" || p.Head != head {
+		t.Fatalf("detached, a file HEAD beside: %+v, %v", p, err)
+	}
+	os.Remove(filepath.Join(dir, "HEAD"))
+	git(t, dir, "switch", "-q", "main")
+
+	linked := filepath.Join(t.TempDir(), "linked")
+	git(t, dir, "worktree", "add", "-q", "-b", "side", linked)
+	if p, err := New(linked).Place(ctx); err != nil || !sameDir(t, p.Top, linked) || !p.Linked || p.Branch != "refs/heads/side" || p.Head != head {
+		t.Fatalf("linked: %+v, %v", p, err)
+	}
+
+	git(t, dir, "switch", "-q", "--orphan", "fresh")
+	if p, err := r.Place(ctx); err != nil || !sameDir(t, p.Top, dir) || p.Branch != "refs/heads/fresh" || p.Head != "" {
+		t.Fatalf("unborn: %+v, %v", p, err)
+	}
+
+	if _, err := New(t.TempDir()).Place(ctx); err == nil {
+		t.Fatal("Place outside a repository did not fail")
+	}
+}

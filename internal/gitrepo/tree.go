@@ -3,9 +3,11 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,15 +32,15 @@ const TreeTimeout = 2 * time.Minute
 // them). A split index (core.splitIndex) is not copied with its shared
 // part: git then hashes the whole worktree, slower but the same tree.
 func (r *Repo) WorktreeTree(ctx context.Context) (string, error) {
-	top, err := r.Top(ctx)
+	out, err := r.run(ctx, r.dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index")
 	if err != nil {
 		return "", err
 	}
-	out, err := r.run(ctx, top, "rev-parse", "--path-format=absolute", "--git-path", "index")
-	if err != nil {
-		return "", err
+	top, index, ok := strings.Cut(strings.TrimRight(string(out), "\n"), "\n")
+	if !ok || top == "" || index == "" {
+		return "", fmt.Errorf("gitrepo: rev-parse gave %q", out)
 	}
-	index := line(out)
+	r.learn(top, "")
 	tmp, err := os.MkdirTemp("", "coord-tree-")
 	if err != nil {
 		return "", err
