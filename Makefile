@@ -64,8 +64,9 @@ TEST_EXEC := $(if $(TEST_TMPDIR),-exec 'env TMPDIR=$(TEST_TMPDIR)')
 # links every test binary again on every run; -ldflags=-w leaves out the
 # debugger's tables (DWARF), which takes a third off each link (cmd/coord
 # under -race: 4.1 to 2.8 CPU-s). Stack traces and race reports do not
-# use them.
-TEST_FLAGS := -trimpath -ldflags=-w $(TEST_EXEC)
+# use them. -vet=off: `make test` has run the whole of go vet first, so
+# go test's own subset of it is not run again per package and pass.
+TEST_FLAGS := -trimpath -ldflags=-w -vet=off $(TEST_EXEC)
 # The passes without the race detector (vet, procs) build without cgo:
 # a static binary, which the end-to-end tests start as coord thousands
 # of times, starts with 13% less CPU than one the dynamic loader sets up
