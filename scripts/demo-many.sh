@@ -38,7 +38,9 @@ done
 echo "remote: $URL"
 
 say "the hub: coord hub carries the claims"
-c hub --dir "$DIR/hub" --listen 127.0.0.1:0 >"$DIR/hub.out" 2>"$DIR/hub.err" &
+# "$COORD", not c: $! must be the hub itself, or the clean-up stops only
+# the shell around it and the hub outlives the demo.
+"$COORD" hub --dir "$DIR/hub" --listen 127.0.0.1:0 >"$DIR/hub.out" 2>"$DIR/hub.err" &
 pids+=($!)
 until_ok grep -q '^COORD_BACKEND=' "$DIR/hub.out" || { cat "$DIR/hub.err" >&2; fail "the hub did not start"; }
 export COORD_BACKEND="$(sed -n 's/^COORD_BACKEND=//p' "$DIR/hub.out")/demo"
