@@ -313,7 +313,7 @@ type Place struct {
 func (r *Repo) Place(ctx context.Context) (Place, error) {
 	where := []string{"rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"}
 	out, err := r.run(ctx, r.dir, append(where, "--verify", "--quiet", "HEAD^{commit}")...)
-	if exitCode(err) == 1 { // HEAD names no commit yet
+	if exitCode(err) > 0 { // HEAD names no commit (yet): where it stands all the same
 		out, err = r.run(ctx, r.dir, where...)
 	}
 	if err != nil {
