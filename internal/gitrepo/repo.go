@@ -107,6 +107,9 @@ func exitCode(err error) int {
 
 func line(out []byte) string { return strings.TrimSpace(string(out)) }
 
+// outLines is git's output a line each (rev-parse answers one per question).
+func outLines(out []byte) []string { return strings.Split(strings.TrimRight(string(out), "\n"), "\n") }
+
 // nulList splits -z output into its non-empty entries.
 func nulList(out []byte) []string {
 	var list []string
@@ -141,12 +144,12 @@ func (r *Repo) TopAndCommonDir(ctx context.Context) (top, common string, err err
 	if err != nil {
 		return "", "", err
 	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != 2 {
+	ls := outLines(out)
+	if len(ls) != 2 {
 		return "", "", fmt.Errorf("gitrepo: rev-parse gave %q", out)
 	}
-	r.learn(lines[0], lines[1])
-	return lines[0], lines[1], nil
+	r.learn(ls[0], ls[1])
+	return ls[0], ls[1], nil
 }
 
 // CommonDir is the repository's common git directory (shared by all its
@@ -319,14 +322,14 @@ func (r *Repo) Place(ctx context.Context) (Place, error) {
 	if err != nil {
 		return Place{}, err
 	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) < 3 {
+	ls := outLines(out)
+	if len(ls) < 3 {
 		return Place{}, fmt.Errorf("gitrepo: rev-parse gave %q", out)
 	}
-	p := Place{Top: lines[0], Linked: lines[1] != lines[2]}
-	r.learn(p.Top, lines[2])
-	if len(lines) > 3 {
-		p.Head = lines[3]
+	p := Place{Top: ls[0], Linked: ls[1] != ls[2]}
+	r.learn(p.Top, ls[2])
+	if len(ls) > 3 {
+		p.Head = ls[3]
 	}
 	out, err = r.run(ctx, r.dir, "symbolic-ref", "-q", "HEAD")
 	switch {

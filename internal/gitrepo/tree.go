@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,10 +35,11 @@ func (r *Repo) WorktreeTree(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	top, index, ok := strings.Cut(strings.TrimRight(string(out), "\n"), "\n")
-	if !ok || top == "" || index == "" {
+	ls := outLines(out)
+	if len(ls) != 2 || ls[0] == "" || ls[1] == "" {
 		return "", fmt.Errorf("gitrepo: rev-parse gave %q", out)
 	}
+	top, index := ls[0], ls[1]
 	r.learn(top, "")
 	tmp, err := os.MkdirTemp("", "coord-tree-")
 	if err != nil {
