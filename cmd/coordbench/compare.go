@@ -15,8 +15,8 @@ import (
 
 // compare measures several coord binaries side by side on the figures a
 // change must not make worse: process start, a claim as a fresh process at
-// 1k, 10k and 100k tasks, ls and ready at 1k, and the 8- and 16-process
-// drains. The binaries are interleaved run by run (the order rotating each
+// 1k, 10k and 100k tasks, ls and ready at 1k, the 8- and 16-process
+// drains, and the after-tool hook's conflict scan (git included). The binaries are interleaved run by run (the order rotating each
 // round), so the load of a shared machine falls on all of them alike;
 // every ratio is to the first binary. Besides wall time it reports each
 // process's CPU time (user + system, from its rusage), which load moves
@@ -34,7 +34,16 @@ type sample struct{ wall, cpu float64 }
 // procRun runs bin with args and returns its wall and CPU time and its
 // standard output.
 func procRun(bin string, args ...string) (sample, []byte, error) {
+	return procRunIn("", nil, bin, args...)
+}
+
+// procRunIn is procRun in dir ("" : here) with stdin.
+func procRunIn(dir string, stdin []byte, bin string, args ...string) (sample, []byte, error) {
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	t0 := time.Now()
@@ -175,6 +184,76 @@ func (c *compare) start(k int) ([]string, error) {
 	return c.latencyRow(fmt.Sprintf("coord --version, process start (%d each)", k), res), nil
 }
 
+// hookScan: the after-tool hook in a worktree whose HEAD moved (its
+// marker removed before each run), with two tasks in flight whose trial
+// merge is cached: the conflict scan every commit of an agent costs,
+// git processes included (the CPU is the hook's and its children's). One
+// repository serves every binary: a warm-up run merges the pair first.
+func (c *compare) hookScan(base string, k int) ([]string, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return []string{"hook scan: skipped (no git)"}, nil
+	}
+	dir, err := os.MkdirTemp(base, "coordbench-hookscan-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	env := append(os.Environ(), "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com",
+		"GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	bin := c.bins[len(c.bins)-1]
+	repo := filepath.Join(dir, "repo")
+	steps := []struct {
+		dir  string
+		argv []string
+		file string // written before the step ("": none), a line changed for a task
+	}{
+		{dir, []string{"git", "init", "-q", "-b", "main", repo}, ""},
+		{repo, []string{"git", "add", "."}, "1\n2\n3\n4\n5\n"},
+		{repo, []string{"git", "commit", "-q", "-m", "init"}, ""},
+		{repo, []string{bin, "init"}, ""},
+		{repo, []string{bin, "seed-tasks", "--stdin"}, ""},
+		{repo, []string{"git", "worktree", "add", "-q", "-b", "coord/alice", "../alice"}, ""},
+		{repo, []string{"git", "worktree", "add", "-q", "-b", "coord/bob", "../bob"}, ""},
+		{filepath.Join(dir, "alice"), []string{bin, "--agent", "alice", "claim", "--task", "a"}, ""},
+		{filepath.Join(dir, "alice"), []string{"git", "commit", "-q", "-a", "-m", "a"}, "1\n2\nthree (alice)\n4\n5\n"},
+		{filepath.Join(dir, "bob"), []string{bin, "--agent", "bob", "claim", "--task", "b"}, ""},
+		{filepath.Join(dir, "bob"), []string{"git", "commit", "-q", "-a", "-m", "b"}, "1\n2\nthree (bob)\n4\n5\n"},
+	}
+	for _, st := range steps {
+		if st.file != "" {
+			if err := os.WriteFile(filepath.Join(st.dir, "f.txt"), []byte(st.file), 0o644); err != nil {
+				return nil, err
+			}
+		}
+		cmd := exec.Command(st.argv[0], st.argv[1:]...)
+		cmd.Dir, cmd.Env = st.dir, env
+		if st.argv[len(st.argv)-1] == "--stdin" {
+			cmd.Stdin = strings.NewReader("{\"id\":\"a\"}\n{\"id\":\"b\"}\n")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("hook scan fixture: %s: %v: %s", strings.Join(st.argv, " "), err, out)
+		}
+	}
+	bob := filepath.Join(dir, "bob")
+	marker := filepath.Join(repo, ".git", "worktrees", "bob", "coord-hook-head")
+	post := []byte(`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"git commit -a"}}`)
+	hook := func(b int) (sample, error) {
+		if err := os.Remove(marker); err != nil && !os.IsNotExist(err) {
+			return sample{}, err
+		}
+		s, _, err := procRunIn(bob, post, c.bins[b], "--agent", "bob", "hook", "codex", "PostToolUse")
+		return s, err
+	}
+	if _, err := hook(len(c.bins) - 1); err != nil { // the warm-up: the pair merged and cached
+		return nil, err
+	}
+	res, err := c.interleave(k, hook)
+	if err != nil {
+		return nil, err
+	}
+	return c.latencyRow(fmt.Sprintf("after-tool hook, conflict scan, merges cached (%d each)", k), res), nil
+}
+
 // drainRate: procs processes of bin claim until nothing is left in a
 // fresh tree of n tasks; claims per second, and CPU ms per claim.
 func drainRate(bin, base string, n, procs int) (rate, cpuPer float64, err error) {
@@ -267,6 +346,7 @@ func runCompare(befores, after, name, disk, shm string, quick bool, only string,
 		{"read", func() ([]string, error) { return c.reads(shm, 1000, k, "ready", "--json") }},
 		{"drain8", func() ([]string, error) { return c.drains(disk, 1000, 8, rounds) }},
 		{"drain16", func() ([]string, error) { return c.drains(disk, 1000, 16, rounds) }},
+		{"hook", func() ([]string, error) { return c.hookScan(shm, k) }},
 	}
 	var steps []func() ([]string, error)
 	for _, st := range all {
@@ -275,7 +355,7 @@ func runCompare(befores, after, name, disk, shm string, quick bool, only string,
 		}
 	}
 	if len(steps) == 0 {
-		return fmt.Errorf("-only %q: no such measurement (start, claim, read, drain8, drain16)", only)
+		return fmt.Errorf("-only %q: no such measurement (start, claim, read, drain8, drain16, hook)", only)
 	}
 	head := append([]string{"what"}, c.names...)
 	for _, n := range c.names[1:] {
