@@ -12,7 +12,7 @@ import (
 
 	"github.com/rotd/coordination/coord"
 	"github.com/rotd/coordination/coord/app"
-	"github.com/rotd/coordination/registry/backend"
+	"github.com/rotd/coordination/registry/backend/backendtest"
 )
 
 // TestFilesValidateAgainstROTDSchemas runs a realistic session (seeding,
@@ -82,37 +82,17 @@ func TestFilesValidateAgainstROTDSchemas(t *testing.T) {
 		t.Fatal("the validator does not assert date-time formats")
 	}
 
-	// open opens the application over root as the CLI does (config.json
-	// is read then).
-	open := func(root string) *app.Service {
-		t.Helper()
-		b, err := backend.Open(ctx, backend.Options{Root: root})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		s, err := app.New(ctx, b, app.Options{Formats: backend.Formats{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	must := func(what string, err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	initRoot := func() (root, dir string) {
-		t.Helper()
-		root = t.TempDir()
-		_, _, err := backend.Init(ctx, backend.Options{Root: root})
-		must("init", err)
-		return root, filepath.Join(root, ".rotd", "coordination")
-	}
+	coordDir := func(root string) string { return filepath.Join(root, ".rotd", "coordination") }
 
 	// ROTD's own examples, read and re-written by coord.
-	root, dir := initRoot()
+	root := backendtest.Init(t, backendtest.Options{}).Root
+	dir := coordDir(root)
 	for _, f := range []string{"active_work_registry.json", "dependency_map.json"} {
 		data, err := os.ReadFile(filepath.Join(schemaDir, f))
 		if err != nil {
@@ -120,7 +100,7 @@ func TestFilesValidateAgainstROTDSchemas(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(dir, f), data, 0o644)
 	}
-	s := open(root)
+	s := backendtest.NewProject(t, backendtest.Options{Root: root}).Service
 	probs, err := s.Doctor(ctx, false)
 	must("doctor", err)
 	found := false
@@ -134,8 +114,7 @@ func TestFilesValidateAgainstROTDSchemas(t *testing.T) {
 	must("doctor --repair", err)
 	// The example's agents have been silent since 2025: keep the claim
 	// from sweeping their locks, which are validated below.
-	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"sweep_on_claim": false}`), 0o644)
-	s = open(root)
+	s = backendtest.NewProject(t, backendtest.Options{Root: root, Config: `{"sweep_on_claim": false}`}).Service
 	// Nothing there is eligible (the example's open tasks wait on
 	// others): the claim reads the whole example and writes the agent's
 	// beat.
@@ -143,10 +122,10 @@ func TestFilesValidateAgainstROTDSchemas(t *testing.T) {
 	must("claim on ROTD's example", err)
 
 	// A session of coord's own.
-	root2, dir2 := initRoot()
-	os.WriteFile(filepath.Join(dir2, "config.json"), []byte(`{"review_gate": true}`), 0o644)
+	root2 := backendtest.Init(t, backendtest.Options{Config: `{"review_gate": true}`}).Root
+	dir2 := coordDir(root2)
 	os.WriteFile(filepath.Join(dir2, "dependency_map.json"), []byte(`{"cross-1":["4.1"]}`), 0o644)
-	s = open(root2)
+	s = backendtest.NewProject(t, backendtest.Options{Root: root2}).Service
 	batch, err := s.ParseSeed(ctx, "", "seed.jsonl", strings.NewReader(`{"id":"4.1","title":"API","priority":"high","capability":"backend_rust","skill_level":"expert"}
 {"id":"4.2","title":"Editor","capability":"frontend_ts","deps":["4.1"],"files":["src/editor/*.ts"]}
 {"id":"4.3","title":"Docs","capability":"docs","priority":"low"}
