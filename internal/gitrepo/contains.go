@@ -22,9 +22,16 @@ func (r *Repo) Contains(ctx context.Context, into, commit string) (bool, error) 
 		return false, err
 	}
 	merged, _, _ := strings.Cut(string(out), "\n")
-	tree, err := r.run(ctx, r.dir, "rev-parse", "--verify", "--quiet", "--end-of-options", into+"^{tree}")
+	return r.isTreeOf(ctx, strings.TrimSpace(merged), into)
+}
+
+// isTreeOf reports whether tree, a clean merge into into, is into's own
+// tree: the merge would change nothing (Contains's rule; the lander's
+// Landing.Contains asks it of a merge it made already).
+func (r *Repo) isTreeOf(ctx context.Context, tree, into string) (bool, error) {
+	out, err := r.run(ctx, r.dir, "rev-parse", "--verify", "--quiet", "--end-of-options", into+"^{tree}")
 	if err != nil {
 		return false, err
 	}
-	return strings.TrimSpace(merged) == line(tree), nil
+	return tree == line(out), nil
 }

@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rotd/coordination/coord"
@@ -376,6 +378,49 @@ type Landing struct {
 	// paths maps the paths git names from the top of r's worktree to
 	// the caller's (nil: as they are).
 	paths func(top string, paths []string) []string
+	// merges keeps the merges made, by their two commits: a landing asks
+	// whether the target already holds a task's work (Contains) and then
+	// merges it (Merge), the same merge of the same two commits, which
+	// git makes once. A merge of two commits is the same merge whenever
+	// it is made, so the answers are kept until maxMerges, then dropped.
+	merges struct {
+		sync.Mutex
+		m map[[2]string]merged
+	}
+}
+
+// merged is what MergeWrite said of a merge.
+type merged struct {
+	tree     string
+	files    []string
+	conflict bool
+}
+
+// maxMerges bounds the merges a Landing keeps (land --watch runs for
+// days): a landing needs the last one.
+const maxMerges = 64
+
+// merge is MergeWrite(a, b), made once per pair of commits.
+func (l *Landing) merge(ctx context.Context, a, b string) (merged, error) {
+	key := [2]string{a, b}
+	l.merges.Lock()
+	m, ok := l.merges.m[key]
+	l.merges.Unlock()
+	if ok {
+		return m, nil
+	}
+	tree, files, conflict, err := l.r.MergeWrite(ctx, a, b)
+	if err != nil {
+		return merged{}, err
+	}
+	m = merged{tree: tree, files: files, conflict: conflict}
+	l.merges.Lock()
+	if l.merges.m == nil || len(l.merges.m) >= maxMerges {
+		l.merges.m = map[[2]string]merged{}
+	}
+	l.merges.m[key] = m
+	l.merges.Unlock()
+	return m, nil
 }
 
 var _ app.Lander = (*Landing)(nil)
@@ -399,19 +444,29 @@ func (l *Landing) OnFirstParents(ctx context.Context, tip, head string) (bool, e
 	return l.r.OnFirstParents(ctx, tip, head)
 }
 
-// Contains is Repo.Contains.
+// Contains is Repo.Contains; between two commit ids the merge it makes
+// is kept for Merge.
 func (l *Landing) Contains(ctx context.Context, into, commit string) (bool, error) {
-	return l.r.Contains(ctx, into, commit)
+	if !isCommitID(into) || !isCommitID(commit) {
+		return l.r.Contains(ctx, into, commit)
+	}
+	m, err := l.merge(ctx, into, commit)
+	if err != nil || m.conflict {
+		return false, err
+	}
+	return l.r.isTreeOf(ctx, m.tree, into)
 }
 
 // Merge is Repo.MergeWrite, the conflicted paths mapped (a conflict
 // only outside the caller's paths still conflicts: the merge cannot be
 // made).
 func (l *Landing) Merge(ctx context.Context, target, head string) (app.LandMerge, error) {
-	tree, files, conflict, err := l.r.MergeWrite(ctx, target, head)
+	m, err := l.merge(ctx, target, head)
 	if err != nil {
 		return app.LandMerge{}, err
 	}
+	tree, conflict := m.tree, m.conflict
+	files := slices.Clone(m.files)
 	if conflict && l.paths != nil {
 		if top, terr := l.r.Top(ctx); terr == nil {
 			if mapped := l.paths(top, files); len(mapped) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -287,5 +288,77 @@ func TestSyncCheckoutsStaleStat(t *testing.T) {
 	}
 	if got := git(t, dir, "status", "--porcelain"); got != "" {
 		t.Fatalf("status after the sync: %q", got)
+	}
+}
+
+// TestLandingMergesOnce: the lander's question "does the target hold
+// this work already?" and the merge that lands it are one merge, made
+// once (one git merge-tree), with the same answers Repo.Contains and
+// Repo.MergeWrite give: not held, held after a squash, a conflict.
+func TestLandingMergesOnce(t *testing.T) {
+	dir := testRepo(t)
+	for _, kv := range [][2]string{{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"}, {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@example.com"}} {
+		t.Setenv(kv[0], kv[1])
+	}
+	ctx := context.Background()
+	base := git(t, dir, "rev-parse", "main")
+	git(t, dir, "checkout", "-q", "-b", "work")
+	head := commit(t, dir, "a.txt", "a\n", "work")
+	git(t, dir, "checkout", "-q", "main")
+	tip := commit(t, dir, "b.txt", "b\n", "main moves")
+	git(t, dir, "checkout", "-q", "-b", "squashed")
+	squashed := commit(t, dir, "a.txt", "a\n", "work, squashed")
+	git(t, dir, "checkout", "-q", "-b", "other", base)
+	other := commit(t, dir, "a.txt", "other\n", "other a")
+	git(t, dir, "checkout", "-q", "main")
+
+	// Every git the package starts from here on is logged.
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	calls := filepath.Join(bin, "calls")
+	wrapper := "#!/bin/sh\necho \"$*\" >> " + calls + "\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	merges := func() int {
+		b, _ := os.ReadFile(calls)
+		return strings.Count(string(b), " merge-tree ")
+	}
+
+	r := New(dir)
+	for _, c := range []struct {
+		name           string
+		into, commit   string
+		held, conflict bool
+	}{
+		{"not held", tip, head, false, false},
+		{"held after a squash", squashed, head, true, false},
+		{"conflict", other, head, false, true},
+	} {
+		l := NewLanding(New(dir), nil)
+		before := merges()
+		held, err := l.Contains(ctx, c.into, c.commit)
+		if err != nil || held != c.held {
+			t.Fatalf("%s: Contains = %v, %v; want %v", c.name, held, err, c.held)
+		}
+		m, err := l.Merge(ctx, c.into, c.commit)
+		if err != nil || m.Conflict != c.conflict {
+			t.Fatalf("%s: Merge = %+v, %v", c.name, m, err)
+		}
+		if n := merges() - before; n != 1 {
+			t.Fatalf("%s: %d git merge-tree for Contains and Merge, want 1", c.name, n)
+		}
+		// The same answers as the Repo's own, each its own merge.
+		if want, err := r.Contains(ctx, c.into, c.commit); err != nil || want != held {
+			t.Fatalf("%s: Repo.Contains = %v, %v; Landing.Contains = %v", c.name, want, err, held)
+		}
+		tree, files, conflict, err := r.MergeWrite(ctx, c.into, c.commit)
+		if err != nil || tree != m.Tree || conflict != m.Conflict || strings.Join(files, ",") != strings.Join(m.Files, ",") {
+			t.Fatalf("%s: Repo.MergeWrite = %s %v %v %v; Landing.Merge = %+v", c.name, tree, files, conflict, err, m)
+		}
 	}
 }
