@@ -16,7 +16,7 @@ import (
 // compare measures several coord binaries side by side on the figures a
 // change must not make worse: process start, a claim as a fresh process at
 // 1k, 10k and 100k tasks, ls and ready at 1k, the 8- and 16-process
-// drains, and the after-tool hook's conflict scan (git included). The binaries are interleaved run by run (the order rotating each
+// drains, the after-tool hook's conflict scan and a landing (git included). The binaries are interleaved run by run (the order rotating each
 // round), so the load of a shared machine falls on all of them alike;
 // every ratio is to the first binary. Besides wall time it reports each
 // process's CPU time (user + system, from its rusage), which load moves
@@ -198,43 +198,26 @@ func (c *compare) hookScan(base string, k int) ([]string, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	env := append(os.Environ(), "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com",
-		"GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	env := fixtureEnv(dir)
 	bin := c.bins[len(c.bins)-1]
 	repo := filepath.Join(dir, "repo")
-	steps := []struct {
-		dir  string
-		argv []string
-		file string // written before the step ("": none), a line changed for a task
-	}{
-		{dir, []string{"git", "init", "-q", "-b", "main", repo}, ""},
-		{repo, []string{"git", "add", "."}, "1\n2\n3\n4\n5\n"},
-		{repo, []string{"git", "commit", "-q", "-m", "init"}, ""},
-		{repo, []string{bin, "init"}, ""},
-		{repo, []string{bin, "seed-tasks", "--stdin"}, ""},
-		{repo, []string{"git", "worktree", "add", "-q", "-b", "coord/alice", "../alice"}, ""},
-		{repo, []string{"git", "worktree", "add", "-q", "-b", "coord/bob", "../bob"}, ""},
-		{filepath.Join(dir, "alice"), []string{bin, "--agent", "alice", "claim", "--task", "a"}, ""},
-		{filepath.Join(dir, "alice"), []string{"git", "commit", "-q", "-a", "-m", "a"}, "1\n2\nthree (alice)\n4\n5\n"},
-		{filepath.Join(dir, "bob"), []string{bin, "--agent", "bob", "claim", "--task", "b"}, ""},
-		{filepath.Join(dir, "bob"), []string{"git", "commit", "-q", "-a", "-m", "b"}, "1\n2\nthree (bob)\n4\n5\n"},
+	alice, bob := filepath.Join(dir, "alice"), filepath.Join(dir, "bob")
+	err = runSteps(env, []step{
+		{dir, []string{"git", "init", "-q", "-b", "main", repo}, "", ""},
+		{repo, []string{"git", "add", "."}, "f.txt", "1\n2\n3\n4\n5\n"},
+		{repo, []string{"git", "commit", "-q", "-m", "init"}, "", ""},
+		{repo, []string{bin, "init"}, "", ""},
+		{repo, []string{bin, "seed-tasks", "--stdin"}, "", "{\"id\":\"a\"}\n{\"id\":\"b\"}\n"},
+		{repo, []string{"git", "worktree", "add", "-q", "-b", "coord/alice", alice}, "", ""},
+		{repo, []string{"git", "worktree", "add", "-q", "-b", "coord/bob", bob}, "", ""},
+		{alice, []string{bin, "--agent", "alice", "claim", "--task", "a"}, "", ""},
+		{alice, []string{"git", "commit", "-q", "-a", "-m", "a"}, "f.txt", "1\n2\nthree (alice)\n4\n5\n"},
+		{bob, []string{bin, "--agent", "bob", "claim", "--task", "b"}, "", ""},
+		{bob, []string{"git", "commit", "-q", "-a", "-m", "b"}, "f.txt", "1\n2\nthree (bob)\n4\n5\n"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hook scan fixture: %w", err)
 	}
-	for _, st := range steps {
-		if st.file != "" {
-			if err := os.WriteFile(filepath.Join(st.dir, "f.txt"), []byte(st.file), 0o644); err != nil {
-				return nil, err
-			}
-		}
-		cmd := exec.Command(st.argv[0], st.argv[1:]...)
-		cmd.Dir, cmd.Env = st.dir, env
-		if st.argv[len(st.argv)-1] == "--stdin" {
-			cmd.Stdin = strings.NewReader("{\"id\":\"a\"}\n{\"id\":\"b\"}\n")
-		}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("hook scan fixture: %s: %v: %s", strings.Join(st.argv, " "), err, out)
-		}
-	}
-	bob := filepath.Join(dir, "bob")
 	marker := filepath.Join(repo, ".git", "worktrees", "bob", "coord-hook-head")
 	post := []byte(`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"git commit -a"}}`)
 	hook := func(b int) (sample, error) {
@@ -252,6 +235,93 @@ func (c *compare) hookScan(base string, k int) ([]string, error) {
 		return nil, err
 	}
 	return c.latencyRow(fmt.Sprintf("after-tool hook, conflict scan, merges cached (%d each)", k), res), nil
+}
+
+// landOne: coord land of one released task whose target moved since
+// the task began (a merge, not a fast-forward), no check: the lander's
+// own work for a landing, git included (the CPU is the land process's
+// and its children's). Each run lands on a repository of its own, made
+// alike (by the last binary) before the clock starts.
+func (c *compare) landOne(base string, k int) ([]string, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return []string{"land: skipped (no git)"}, nil
+	}
+	dir, err := os.MkdirTemp(base, "coordbench-land-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	env := fixtureEnv(dir)
+	bin := c.bins[len(c.bins)-1]
+	n := 0
+	land := func(b int) (sample, error) {
+		n++
+		repo, alice := filepath.Join(dir, fmt.Sprintf("repo%d", n)), filepath.Join(dir, fmt.Sprintf("alice%d", n))
+		defer os.RemoveAll(repo)
+		defer os.RemoveAll(alice)
+		err := runSteps(env, []step{
+			{dir, []string{"git", "init", "-q", "-b", "main", repo}, "", ""},
+			{repo, []string{"git", "add", "."}, "f.txt", "1\n2\n3\n"},
+			{repo, []string{"git", "commit", "-q", "-m", "init"}, "", ""},
+			{repo, []string{bin, "init"}, "", ""},
+			{repo, []string{bin, "seed-tasks", "--stdin"}, "", "{\"id\":\"a\"}\n"},
+			{repo, []string{"git", "worktree", "add", "-q", "-b", "coord/alice", alice}, "", ""},
+			{alice, []string{bin, "--agent", "alice", "claim", "--task", "a"}, "", ""},
+			{alice, []string{"git", "add", "a.txt"}, "a.txt", "a\n"},
+			{alice, []string{"git", "commit", "-q", "-m", "a"}, "", ""},
+			{alice, []string{bin, "--agent", "alice", "release", "a", "--summary", "a"}, "", ""},
+			{repo, []string{"git", "add", "b.txt"}, "b.txt", "b\n"},
+			{repo, []string{"git", "commit", "-q", "-m", "main moves"}, "", ""},
+		})
+		if err != nil {
+			return sample{}, fmt.Errorf("land fixture: %w", err)
+		}
+		s, out, err := procRunIn(repo, nil, c.bins[b], "--agent", "lander", "land", "--json")
+		if err == nil && (!bytes.Contains(out, []byte(`"outcome":"landed","commit":`)) || !bytes.Contains(out, []byte(`"how":"merge"`))) {
+			err = fmt.Errorf("land: not landed by a merge: %s", bytes.TrimSpace(out))
+		}
+		return s, err
+	}
+	res, err := c.interleave(k, land)
+	if err != nil {
+		return nil, err
+	}
+	return c.latencyRow(fmt.Sprintf("land one task by a merge, no check (%d each)", k), res), nil
+}
+
+// fixtureEnv is the environment a benchmark's git fixture runs in: a
+// fixed identity, no system configuration, HOME in dir.
+func fixtureEnv(dir string) []string {
+	return append(os.Environ(), "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com",
+		"GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+}
+
+// step is one command of a fixture, run in dir; with a file named, data
+// is written to it there first, and without one data is the stdin.
+type step struct {
+	dir        string
+	argv       []string
+	file, data string
+}
+
+// runSteps runs a fixture's steps in order with env; the first that
+// fails is the error, with its output.
+func runSteps(env []string, steps []step) error {
+	for _, st := range steps {
+		cmd := exec.Command(st.argv[0], st.argv[1:]...)
+		cmd.Dir, cmd.Env = st.dir, env
+		if st.file != "" {
+			if err := os.WriteFile(filepath.Join(st.dir, st.file), []byte(st.data), 0o644); err != nil {
+				return err
+			}
+		} else if st.data != "" {
+			cmd.Stdin = strings.NewReader(st.data)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v: %s", strings.Join(st.argv, " "), err, out)
+		}
+	}
+	return nil
 }
 
 // drainRate: procs processes of bin claim until nothing is left in a
@@ -347,6 +417,7 @@ func runCompare(befores, after, name, disk, shm string, quick bool, only string,
 		{"drain8", func() ([]string, error) { return c.drains(disk, 1000, 8, rounds) }},
 		{"drain16", func() ([]string, error) { return c.drains(disk, 1000, 16, rounds) }},
 		{"hook", func() ([]string, error) { return c.hookScan(shm, k) }},
+		{"land", func() ([]string, error) { return c.landOne(shm, k10) }},
 	}
 	var steps []func() ([]string, error)
 	for _, st := range all {
@@ -355,7 +426,7 @@ func runCompare(befores, after, name, disk, shm string, quick bool, only string,
 		}
 	}
 	if len(steps) == 0 {
-		return fmt.Errorf("-only %q: no such measurement (start, claim, read, drain8, drain16, hook)", only)
+		return fmt.Errorf("-only %q: no such measurement (start, claim, read, drain8, drain16, hook, land)", only)
 	}
 	head := append([]string{"what"}, c.names...)
 	for _, n := range c.names[1:] {

@@ -43,7 +43,7 @@ func main() {
 	shm := flag.String("tmpfs", "/dev/shm", "with -suite or -compare: a directory on tmpfs")
 	against := flag.String("compare", "", "instead: measure these binaries (comma-separated, the first the base of the ratios) and then -bin, interleaved (scripts/bench-compare.sh builds them from git revisions)")
 	name := flag.String("name", "now", "with -compare: the column name of -bin")
-	only := flag.String("only", "", "with -compare: only these measurements (comma-separated: start, claim, read, drain8, drain16, hook); with -nats: only claim, drain (a fresh process per claim), live (long-lived 'coord mcp' sessions) or rtt")
+	only := flag.String("only", "", "with -compare: only these measurements (comma-separated: start, claim, read, drain8, drain16, hook, land); with -nats: only claim, drain (a fresh process per claim), live (long-lived 'coord mcp' sessions) or rtt")
 	rounds := flag.Int("rounds", 0, "with -compare: drain rounds per binary (default 2, 1 with -quick)")
 	naive := flag.Bool("naive-claim", false, "internal: run one naive reference claim: -naive-claim ROOT AGENT")
 	natsFlag := flag.Bool("nats", false, "run the NATS figures beside the file engine's (a coord hub on loopback) and print a markdown table")
