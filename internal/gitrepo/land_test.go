@@ -13,15 +13,22 @@ import (
 	"time"
 )
 
+// isolate runs every git of the test, the package's own runs included,
+// as IsolatedEnv says: no user or system configuration, a fixed identity.
+func isolate(t *testing.T) {
+	for _, kv := range IsolatedEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
 // TestLandingOps: a merge written in the object database, a merge
 // commit made without a worktree, the target moved by compare-and-swap
 // (refused, changing nothing, when it moved), and the lander's
 // temporary worktrees made, removed and cleaned up after a crash.
 func TestLandingOps(t *testing.T) {
 	dir := testRepo(t)
-	for _, kv := range [][2]string{{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"}, {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@example.com"}} {
-		t.Setenv(kv[0], kv[1])
-	}
+	isolate(t)
 	ctx := context.Background()
 	r := New(dir)
 	base := git(t, dir, "rev-parse", "main")
@@ -297,9 +304,7 @@ func TestSyncCheckoutsStaleStat(t *testing.T) {
 // Repo.MergeWrite give: not held, held after a squash, a conflict.
 func TestLandingMergesOnce(t *testing.T) {
 	dir := testRepo(t)
-	for _, kv := range [][2]string{{"GIT_AUTHOR_NAME", "t"}, {"GIT_AUTHOR_EMAIL", "t@example.com"}, {"GIT_COMMITTER_NAME", "t"}, {"GIT_COMMITTER_EMAIL", "t@example.com"}} {
-		t.Setenv(kv[0], kv[1])
-	}
+	isolate(t)
 	ctx := context.Background()
 	base := git(t, dir, "rev-parse", "main")
 	git(t, dir, "checkout", "-q", "-b", "work")
