@@ -366,4 +366,21 @@ func TestLandingMergesOnce(t *testing.T) {
 			t.Fatalf("%s: Repo.MergeWrite = %s %v %v %v; Landing.Merge = %+v", c.name, tree, files, conflict, err, m)
 		}
 	}
+
+	// A merge git could not make is an error each time it is asked,
+	// never an answer kept: a commit the repository lacks.
+	l := NewLanding(New(dir), nil)
+	missing := strings.Repeat("0", 39) + "1"
+	for i := range 2 {
+		before := merges()
+		if held, err := l.Contains(ctx, tip, missing); err == nil || held {
+			t.Fatalf("Contains of a missing commit (ask %d) = %v, %v; want an error", i+1, held, err)
+		}
+		if _, err := l.Merge(ctx, tip, missing); err == nil {
+			t.Fatalf("Merge of a missing commit (ask %d): no error", i+1)
+		}
+		if n := merges() - before; n != 2 {
+			t.Fatalf("ask %d: %d git merge-tree for a merge that failed twice, want 2 (nothing kept)", i+1, n)
+		}
+	}
 }
